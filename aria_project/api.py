@@ -1,0 +1,48 @@
+"""The one NinjaAPI. Each app adds its router; domain errors map to one JSON error shape."""
+
+from django.http import HttpRequest, HttpResponse
+from ninja import NinjaAPI
+from ninja.errors import AuthenticationError, ValidationError
+
+from core.api import router as core_router
+from core.auth import api_auth
+from core.errors import DomainError
+
+api = NinjaAPI(title="ARIA API", version="1", auth=api_auth, urls_namespace="api", docs_url="/docs")
+
+
+@api.exception_handler(DomainError)
+def domain_error(request: HttpRequest, exc: DomainError) -> HttpResponse:
+    return api.create_response(request, exc.as_body(), status=exc.status_code)
+
+
+@api.exception_handler(AuthenticationError)
+def authentication_error(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
+    return api.create_response(request, {"detail": "Authentication required.", "code": "not_authenticated"}, status=401)
+
+
+@api.exception_handler(ValidationError)
+def validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
+    errors = exc.errors
+    first = errors[0] if errors else {}
+    loc = [str(p) for p in first.get("loc", ()) if p not in ("body", "payload", "query", "path")]
+    field = ".".join(loc) or None
+    message = f"{field}: {first.get('msg')}" if field else str(first.get("msg", "Invalid input."))
+    body = {"detail": message, "code": "invalid", "field": field, "errors": errors}
+    return api.create_response(request, body, status=422)
+
+
+api.add_router("/", core_router)
+
+
+def _add_app_routers() -> None:
+    from importlib import import_module
+    from importlib.util import find_spec
+
+    for app in ("sentinel", "workorders", "assistant", "orchestrator"):
+        if find_spec(f"{app}.api"):
+            module = import_module(f"{app}.api")
+            api.add_router(getattr(module, "PREFIX", f"/{app}"), module.router)
+
+
+_add_app_routers()

@@ -1,0 +1,198 @@
+"""ARIA settings: everything comes from the environment (django-environ).
+
+With nothing set, ARIA runs embedded: SQLite under var/, the in-memory channel layer and the
+in-memory Celery broker with the worker and beat inside the web process. With DATABASE_URL and
+REDIS_URL set it runs on PostgreSQL + Redis with separate worker and beat processes.
+"""
+
+from pathlib import Path
+
+import environ
+
+from aria_project.secrets import development_secret_key
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(environ.Env().str("ARIA_VAR_DIR", default=str(BASE_DIR / "var")))
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+env = environ.Env()
+environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+
+ARIA_ENV = env.str("ARIA_ENV", default="development")
+PRODUCTION = ARIA_ENV == "production"
+DEBUG = env.bool("DJANGO_DEBUG", default=not PRODUCTION)
+
+if PRODUCTION:
+    SECRET_KEY = env.str("SECRET_KEY")
+    ALLOWED_HOSTS = env.list("ALLOWED_HOSTS")
+else:
+    SECRET_KEY = env.str("SECRET_KEY", default="") or development_secret_key(VAR_DIR)
+    ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "channels",
+    "csp",
+    "core",
+    "sentinel",
+    "workorders",
+    "assistant",
+    "orchestrator",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
+]
+
+ROOT_URLCONF = "aria_project.urls"
+ASGI_APPLICATION = "aria_project.asgi.application"
+WSGI_APPLICATION = None
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "csp.context_processors.nonce",
+            ],
+        },
+    },
+]
+
+# --- Database -------------------------------------------------------------------------------
+DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'aria.sqlite3'}")}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=10000;",
+            "transaction_mode": "IMMEDIATE",
+            "timeout": 20,
+        }
+    )
+else:
+    DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=60)
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Channel layer and Celery broker ---------------------------------------------------------
+REDIS_URL = env.str("REDIS_URL", default="")
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL], "capacity": 5000, "expiry": 30},
+        }
+    }
+    CELERY_BROKER_URL = REDIS_URL
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": 5000}}}
+    CELERY_BROKER_URL = "memory://"
+# Embedded: the web process runs the Celery worker and beat in threads (no broker to share).
+ARIA_EMBEDDED_WORKER = env.bool("ARIA_EMBEDDED_WORKER", default=not REDIS_URL)
+
+CELERY_TASK_ALWAYS_EAGER = env.bool("ARIA_CELERY_EAGER", default=False)
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TIMEZONE = "UTC"
+
+ARIA_SENTINEL_INTERVAL = env.float("ARIA_SENTINEL_INTERVAL", default=5.0)
+ARIA_PLAN_POLL_INTERVAL = env.float("ARIA_PLAN_POLL_INTERVAL", default=10.0)
+# One beat entry per periodic job; the apps own the tasks, the composition root owns the schedule.
+CELERY_BEAT_SCHEDULE = {
+    "sentinel-scan": {"task": "sentinel.scan", "schedule": ARIA_SENTINEL_INTERVAL},
+    "orchestrator-poll-jobs": {"task": "orchestrator.poll_jobs", "schedule": ARIA_PLAN_POLL_INTERVAL},
+}
+
+# --- Engines ----------------------------------------------------------------------------------
+ARIA_ENGINE = env.str("ARIA_ENGINE", default="auto")
+ARIA_MODEL = env.str("ARIA_MODEL", default="")
+ANTHROPIC_API_KEY = env.str("ANTHROPIC_API_KEY", default="")
+ANTHROPIC_BASE_URL = env.str("ANTHROPIC_BASE_URL", default="") or None
+OPENAI_API_KEY = env.str("OPENAI_API_KEY", default="")
+OPENAI_BASE_URL = env.str("OPENAI_BASE_URL", default="") or None
+OLLAMA_HOST = env.str("OLLAMA_HOST", default="")
+ARIA_MODELS = {
+    "extraction": env.str("ARIA_MODEL_EXTRACTION", default="claude-haiku-4-5"),
+    "vision": env.str("ARIA_MODEL_VISION", default="claude-sonnet-4-5"),
+    "reasoning": env.str("ARIA_MODEL_REASONING", default="claude-sonnet-4-5"),
+    "chat": env.str("ARIA_MODEL_CHAT", default="claude-sonnet-4-5"),
+    "opus": env.str("ARIA_MODEL_OPUS", default="claude-opus-4-1"),
+}
+
+# --- Auth, sessions, security -----------------------------------------------------------------
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "control-room"
+LOGOUT_REDIRECT_URL = "login"
+
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+CSP_DIRECTIVES = {
+    "default-src": ["'self'"],
+    "script-src": ["'self'"],
+    "style-src": ["'self'", "'unsafe-inline'"],
+    "img-src": ["'self'", "data:"],
+    "connect-src": ["'self'", "ws:", "wss:"],
+    "frame-ancestors": ["'none'"],
+}
+if PRODUCTION:
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31536000)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+    CSP_DIRECTIVES["connect-src"] = ["'self'", "wss:"]
+
+CONTENT_SECURITY_POLICY = {"DIRECTIVES": CSP_DIRECTIVES}
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = env.str("STATIC_ROOT", default=str(BASE_DIR / "static_collected"))
+MEDIA_ROOT = env.str("MEDIA_ROOT", default=str(VAR_DIR / "media"))
+MEDIA_URL = "media/"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "loggers": {"daphne": {"level": "WARNING"}, "celery": {"level": "WARNING"}},
+}

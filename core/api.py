@@ -1,0 +1,30 @@
+"""Kernel routes: who am I."""
+
+from django.http import HttpRequest
+from ninja import Router, Schema
+
+from core.access import is_service_account, user_scopes
+
+router = Router(tags=["access"])
+
+
+class MeOut(Schema):
+    id: int
+    username: str
+    display_name: str
+    scopes: list[str]
+    is_service_account: bool
+    auth: str
+
+
+@router.get("/me", response=MeOut)
+def me(request: HttpRequest) -> dict:
+    user = request.user
+    return {
+        "id": user.pk,
+        "username": user.get_username(),
+        "display_name": user.get_full_name() or user.get_username(),
+        "scopes": sorted(user_scopes(user)),
+        "is_service_account": is_service_account(user),
+        "auth": getattr(request, "aria_auth", "session"),
+    }

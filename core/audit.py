@@ -1,0 +1,89 @@
+"""The audit trail: append-only records, each carrying the hash of the one before it."""
+
+import hashlib
+import json
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import transaction
+from django.utils import timezone
+
+from core.models import AuditRecord
+
+
+def _digest(
+    *,
+    previous_hash: str,
+    actor_label: str,
+    action: str,
+    target_type: str,
+    target_id: str,
+    details: Any,
+    created_at: str,
+) -> str:
+    body = json.dumps(
+        [previous_hash, actor_label, action, target_type, target_id, details, created_at],
+        sort_keys=True,
+        cls=DjangoJSONEncoder,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(body.encode()).hexdigest()
+
+
+def audit_record(
+    *,
+    actor: AbstractBaseUser | None,
+    action: str,
+    target_type: str,
+    target_id: Any,
+    details: dict[str, Any] | None = None,
+) -> AuditRecord:
+    """Append one record to the chain, in the caller's transaction."""
+    details = json.loads(json.dumps(details or {}, cls=DjangoJSONEncoder))
+    actor_label = actor.get_username() if actor is not None and actor.is_authenticated else "system"
+    with transaction.atomic():
+        # Serialise writers so the chain stays linear; the unique hash makes a fork impossible.
+        last = AuditRecord.objects.select_for_update().order_by("-id").only("hash").first()
+        previous_hash = last.hash if last else ""
+        created_at = timezone.now()
+        record = AuditRecord(
+            actor=actor if actor is not None and actor.is_authenticated else None,
+            actor_label=actor_label,
+            action=action,
+            target_type=target_type,
+            target_id=str(target_id),
+            details=details,
+            created_at=created_at,
+            previous_hash=previous_hash,
+        )
+        record.hash = _digest(
+            previous_hash=previous_hash,
+            actor_label=actor_label,
+            action=action,
+            target_type=target_type,
+            target_id=record.target_id,
+            details=details,
+            created_at=created_at.isoformat(),
+        )
+        record.save()
+    return record
+
+
+def audit_verify() -> AuditRecord | None:
+    """Walk the chain in id order; return the first record whose link or hash is broken."""
+    previous_hash = ""
+    for record in AuditRecord.objects.order_by("id").iterator(chunk_size=2000):
+        expected = _digest(
+            previous_hash=previous_hash,
+            actor_label=record.actor_label,
+            action=record.action,
+            target_type=record.target_type,
+            target_id=record.target_id,
+            details=record.details,
+            created_at=record.created_at.isoformat(),
+        )
+        if record.previous_hash != previous_hash or record.hash != expected:
+            return record
+        previous_hash = record.hash
+    return None

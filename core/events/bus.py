@@ -1,0 +1,54 @@
+"""publish(): validate, write the outbox row in the caller's transaction, broadcast on commit."""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+from django.db import transaction
+from pydantic import ValidationError
+
+from core.errors import InvalidInput
+from core.events.contract import EVENT_TYPES
+from core.events.transport import broadcast
+from core.models import Event
+
+current_turn_id: contextvars.ContextVar[str] = contextvars.ContextVar("aria_turn_id", default="")
+
+
+def new_turn_id() -> str:
+    return uuid.uuid4().hex
+
+
+@contextlib.contextmanager
+def turn_scope(turn_id: str | None = None) -> Iterator[str]:
+    """Everything published inside carries this turn id unless it names its own."""
+    turn_id = turn_id or new_turn_id()
+    token = current_turn_id.set(turn_id)
+    try:
+        yield turn_id
+    finally:
+        current_turn_id.reset(token)
+
+
+def publish(event_type: str, payload: dict[str, Any]) -> Event:
+    """Validate against the contract, write the Event row, broadcast to WebSockets on commit."""
+    model = EVENT_TYPES.get(event_type)
+    if model is None:
+        raise InvalidInput(f"Unknown event type {event_type!r}.", field="type")
+    payload = dict(payload)
+    if "turn_id" in model.model_fields and not payload.get("turn_id"):
+        payload["turn_id"] = current_turn_id.get() or new_turn_id()
+    try:
+        data = model.model_validate(payload).model_dump(mode="json")
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first.get("loc", ())) or "payload"
+        raise InvalidInput(f"Invalid {event_type} payload: {field}: {first.get('msg')}", field=field) from exc
+    event = Event.objects.create(type=event_type, payload=data, turn_id=data.get("turn_id", ""))
+    frame = event.as_frame()
+    transaction.on_commit(lambda: broadcast(frame))
+    return event

@@ -1,0 +1,101 @@
+"""The bus contract: every event type and its exact fields (see ARCHITECTURE.md).
+
+A payload must carry exactly these fields: publish() rejects unknown types, missing fields and
+extra fields.
+"""
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+
+class _Payload(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class AnomalyDetected(_Payload):
+    cell_id: int
+    signal_def_id: int
+    value: float
+    threshold: float
+    work_order_id: int | None
+    time: str
+    severity: Literal["alert", "trip"]
+    direction: Literal["high", "low"]
+
+
+class ToolCallStarted(_Payload):
+    agent: str
+    tool_name: str
+    args: dict[str, Any]
+    turn_id: str
+
+
+class ToolCallCompleted(_Payload):
+    agent: str
+    tool_name: str
+    duration_ms: int
+    turn_id: str
+
+
+class AgentHandoff(_Payload):
+    from_agent: str
+    to_agent: str
+    reason: str
+    turn_id: str
+
+
+class ThinkingDelta(_Payload):
+    agent: str
+    content: str
+    turn_id: str
+
+
+class RcaReady(_Payload):
+    work_order_id: int
+    rca_summary: str
+    confidence: float
+    turn_id: str
+
+
+class WorkOrderReady(_Payload):
+    work_order_id: int
+
+
+class UiRender(_Payload):
+    agent: str
+    component: str
+    props: dict[str, Any]
+    turn_id: str
+
+
+class AgentStart(_Payload):
+    agent: str
+    turn_id: str
+
+
+class AgentEnd(_Payload):
+    agent: str
+    turn_id: str
+    finish_reason: str
+
+
+EVENT_TYPES: dict[str, type[_Payload]] = {
+    "anomaly_detected": AnomalyDetected,
+    "tool_call_started": ToolCallStarted,
+    "tool_call_completed": ToolCallCompleted,
+    "agent_handoff": AgentHandoff,
+    "thinking_delta": ThinkingDelta,
+    "rca_ready": RcaReady,
+    "work_order_ready": WorkOrderReady,
+    "ui_render": UiRender,
+    "agent_start": AgentStart,
+    "agent_end": AgentEnd,
+}
+
+
+def register_event_type(name: str, model: type[_Payload]) -> None:
+    """Apps add their event types here (documented in ARCHITECTURE.md) from their apps.ready()."""
+    if name in EVENT_TYPES and EVENT_TYPES[name] is not model:
+        raise ValueError(f"Event type {name!r} is already defined.")
+    EVENT_TYPES[name] = model

@@ -1,0 +1,8 @@
+"""The kernel's tables: access tokens, the event outbox, the audit chain and agent runs."""
+
+from core.models.access import ApiToken, ServiceAccount
+from core.models.agents import AgentRun, AgentStep
+from core.models.audit import AuditRecord
+from core.models.events import Event
+
+__all__ = ["AgentRun", "AgentStep", "ApiToken", "AuditRecord", "Event", "ServiceAccount"]

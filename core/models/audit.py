@@ -1,0 +1,35 @@
+from django.conf import settings
+from django.db import models
+
+
+class AuditRecord(models.Model):
+    """Append-only, hash-chained record of who did what. Written only by core.audit."""
+
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    actor_label = models.CharField(max_length=150, blank=True)
+    action = models.CharField(max_length=100, db_index=True)
+    target_type = models.CharField(max_length=100, db_index=True)
+    target_id = models.CharField(max_length=64, db_index=True)
+    details = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(db_index=True)
+    previous_hash = models.CharField(max_length=64, blank=True)
+    hash = models.CharField(max_length=64, unique=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["target_type", "target_id"])]
+
+    def __str__(self) -> str:
+        return (
+            f"{self.created_at:%Y-%m-%d %H:%M:%S} {self.actor_label} {self.action} {self.target_type}:{self.target_id}"
+        )
+
+    def save(self, *args, **kwargs) -> None:
+        if self.pk is not None:
+            raise ValueError("Audit records are append-only.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise ValueError("Audit records are append-only.")

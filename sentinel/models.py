@@ -1,0 +1,146 @@
+"""The plant (site → line → cell), its signals, samples, latest values and alarms."""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from sentinel.choices import OPEN_ALARM_STATES, AlarmState, Direction, Severity
+
+
+class Site(models.Model):
+    name = models.CharField(max_length=100, unique=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Line(models.Model):
+    site = models.ForeignKey(Site, on_delete=models.CASCADE, related_name="lines")
+    name = models.CharField(max_length=100)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["site", "name"], name="line_unique_name_per_site")]
+
+    def __str__(self) -> str:
+        return f"{self.site} / {self.name}"
+
+
+class Cell(models.Model):
+    """A piece of equipment: a pump, compressor, conveyor, press."""
+
+    line = models.ForeignKey(Line, on_delete=models.CASCADE, related_name="cells")
+    tag = models.CharField(max_length=32, unique=True, help_text="Plant tag, e.g. P-02.")
+    name = models.CharField(max_length=100)
+    equipment_type = models.CharField(max_length=50, blank=True)
+    onboarding_complete = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["tag"]
+
+    def __str__(self) -> str:
+        return f"{self.tag} {self.name}"
+
+
+class SignalDefinition(models.Model):
+    cell = models.ForeignKey(Cell, on_delete=models.CASCADE, related_name="signals")
+    key = models.CharField(max_length=64, help_text="Machine name, e.g. vibration_mm_s.")
+    display_name = models.CharField(max_length=100)
+    unit = models.CharField(max_length=20, blank=True)
+    enabled = models.BooleanField(default=True)
+    low_alert = models.FloatField(null=True, blank=True)
+    alert = models.FloatField(null=True, blank=True)
+    high_alert = models.FloatField(null=True, blank=True)
+    trip = models.FloatField(null=True, blank=True)
+    deadband = models.FloatField(default=0.0)
+    on_delay_seconds = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["cell_id", "key"]
+        constraints = [models.UniqueConstraint(fields=["cell", "key"], name="signal_unique_key_per_cell")]
+
+    def __str__(self) -> str:
+        return f"{self.cell.tag}.{self.key}"
+
+
+class SignalSample(models.Model):
+    signal = models.ForeignKey(SignalDefinition, on_delete=models.CASCADE, related_name="samples")
+    time = models.DateTimeField()
+    value = models.FloatField()
+
+    class Meta:
+        indexes = [models.Index(fields=["signal", "time"], name="sample_signal_time")]
+
+
+class SignalLatest(models.Model):
+    """The latest value of each signal, kept current on ingest so a scan never sorts history."""
+
+    signal = models.OneToOneField(SignalDefinition, on_delete=models.CASCADE, primary_key=True, related_name="latest")
+    time = models.DateTimeField()
+    value = models.FloatField()
+    # When the current breach began (for on-delay), and whether the signal is stale.
+    breach_since = models.DateTimeField(null=True, blank=True)
+    stale = models.BooleanField(default=False)
+
+
+class Alarm(models.Model):
+    signal = models.ForeignKey(SignalDefinition, on_delete=models.CASCADE, related_name="alarms")
+    state = models.CharField(max_length=20, choices=AlarmState.choices, default=AlarmState.ACTIVE_UNACK, db_index=True)
+    severity = models.CharField(max_length=8, choices=Severity.choices)
+    direction = models.CharField(max_length=8, choices=Direction.choices)
+    threshold_field = models.CharField(max_length=16)
+    threshold_value = models.FloatField()
+    value = models.FloatField(help_text="Value that raised (or last escalated) the alarm.")
+    peak_value = models.FloatField()
+    raised_at = models.DateTimeField()
+    acknowledged_at = models.DateTimeField(null=True, blank=True)
+    acknowledged_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    acknowledge_comment = models.CharField(max_length=500, blank=True)
+    shelved_until = models.DateTimeField(null=True, blank=True)
+    shelved_until_work_order_closes = models.BooleanField(default=False)
+    state_before_shelve = models.CharField(max_length=20, blank=True)
+    cleared_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-raised_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["signal"], condition=Q(state__in=OPEN_ALARM_STATES), name="alarm_one_open_per_signal"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"Alarm #{self.pk} {self.signal} {self.severity} ({self.state})"
+
+
+class AlarmEvent(models.Model):
+    """Append-only history of an alarm's transitions."""
+
+    alarm = models.ForeignKey(Alarm, on_delete=models.CASCADE, related_name="events")
+    from_state = models.CharField(max_length=20, blank=True)
+    to_state = models.CharField(max_length=20)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    comment = models.CharField(max_length=500, blank=True)
+    details = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+
+
+class StaleCondition(models.Model):
+    """A signal that stopped reporting (no sample for 3 scan intervals)."""
+
+    signal = models.ForeignKey(SignalDefinition, on_delete=models.CASCADE, related_name="stale_conditions")
+    raised_at = models.DateTimeField()
+    cleared_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["signal"], condition=Q(cleared_at__isnull=True), name="stale_one_open_per_signal"
+            )
+        ]
