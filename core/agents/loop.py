@@ -1,0 +1,320 @@
+"""The one bounded agent loop: every ARIA agent runs here.
+
+Bounds: max turns, wall timeout, token budget, max tool calls; a finish tool ends the run. The
+loop publishes agent_start/agent_end, tool_call_started/completed, thinking_delta, ui_render (for
+`render_*` tools) and agent_handoff (agent-as-tool), and records an AgentRun with every step.
+It never raises: timeouts, provider errors and crashes end the run with a recorded reason.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.utils import timezone
+from pydantic import BaseModel, ValidationError
+
+from core.agents.engines import Engine, get_engine, model_for
+from core.agents.types import EngineRequest, EngineTurn
+from core.capabilities import (
+    CapabilityContext,
+    CapabilityResult,
+    Tier,
+    dispatch,
+    project_tools,
+    registry,
+    tool_spec,
+)
+from core.events import publish, turn_scope
+from core.events.bus import current_turn_id
+from core.models import AgentRun, AgentStep
+
+logger = logging.getLogger(__name__)
+
+FrameCallback = Callable[[dict[str, Any]], None]
+
+
+@dataclass(frozen=True)
+class FinishTool:
+    """The tool whose call ends the run; its input, validated, is the run's output."""
+
+    name: str
+    description: str
+    input: type[BaseModel]
+
+
+@dataclass
+class AgentSpec:
+    """An agent is data: prompt, tools, use case, bounds and finish tool."""
+
+    name: str
+    system_prompt: str
+    tools: list[str] = field(default_factory=list)  # capability names (dotted or tool names)
+    use_case: str = "chat"
+    max_tier: Tier = Tier.READ
+    finish_tool: FinishTool | None = None
+    thinking: bool = False
+    max_turns: int = 12
+    timeout_seconds: float = 120.0
+    token_budget: int = 400_000
+    max_tool_calls: int = 40
+    max_tokens: int = 4096
+    prompt_ref: str = "builtin"
+
+
+@dataclass
+class AgentResult:
+    run: AgentRun
+    finish_reason: str  # finish_tool | end_turn | max_turns | timeout | token_budget | max_tool_calls | error
+    output: dict[str, Any] | None
+    text: str
+    messages: list[dict[str, Any]]
+
+    @property
+    def ok(self) -> bool:
+        return self.finish_reason in ("finish_tool", "end_turn")
+
+
+class _Stop(Exception):
+    def __init__(self, reason: str, error: str = "") -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.error = error
+
+
+def run_agent(
+    spec: AgentSpec,
+    *,
+    messages: list[dict[str, Any]] | str,
+    ctx: CapabilityContext,
+    engine: Engine | None = None,
+    on_frame: FrameCallback | None = None,
+    subject: tuple[str, Any] | None = None,
+    parent: AgentRun | None = None,
+) -> AgentResult:
+    """Run one agent to completion within its bounds. Never raises."""
+    engine = engine or get_engine()
+    with turn_scope(ctx.turn_id or current_turn_id.get() or None) as turn_id:
+        ctx.turn_id = turn_id
+        ctx.agent = spec.name
+        return _Loop(spec, engine, ctx, on_frame, subject, parent).run(messages)
+
+
+class _Loop:
+    def __init__(self, spec, engine, ctx, on_frame, subject, parent) -> None:
+        self.spec: AgentSpec = spec
+        self.engine: Engine = engine
+        self.ctx: CapabilityContext = ctx
+        self.on_frame: FrameCallback = on_frame or (lambda frame: None)
+        self.started = time.monotonic()
+        self.step_index = 0
+        self.tool_calls = 0
+        self.tokens = 0
+        self.output: dict[str, Any] | None = None
+        self.text = ""
+        self.model = model_for(spec.use_case) if engine.provider not in ("fake",) else "fake"
+        self.run_row = AgentRun.objects.create(
+            agent=spec.name,
+            turn_id=ctx.turn_id,
+            parent=parent,
+            user=ctx.user if ctx.user is not None and ctx.user.is_authenticated else None,
+            engine=engine.name,
+            model=self.model,
+            system_prompt=spec.system_prompt,
+            prompt_ref=spec.prompt_ref,
+            subject_type=subject[0] if subject else "",
+            subject_id=str(subject[1]) if subject else "",
+        )
+        self.tools = project_tools(allow=spec.tools, max_tier=spec.max_tier, user=ctx.user)
+        if spec.finish_tool:
+            ft = spec.finish_tool
+            schema = ft.input.model_json_schema()
+            schema.pop("title", None)
+            self.tools.append(tool_spec(ft.name, ft.description, schema))
+
+    # -- bounds ----------------------------------------------------------------------------------
+    def _check_time(self) -> None:
+        if time.monotonic() - self.started > self.spec.timeout_seconds:
+            raise _Stop("timeout", f"Wall timeout of {self.spec.timeout_seconds:.0f}s exceeded.")
+
+    # -- the loop --------------------------------------------------------------------------------
+    def run(self, messages: list[dict[str, Any]] | str) -> AgentResult:
+        history = [{"role": "user", "content": messages}] if isinstance(messages, str) else list(messages)
+        self.run_row.input_summary = _summarise_messages(history)
+        publish("agent_start", {"agent": self.spec.name, "turn_id": self.ctx.turn_id})
+        reason, error = "end_turn", ""
+        try:
+            for turn_no in range(self.spec.max_turns):
+                self._check_time()
+                turn = self._model_turn(history, turn_no)
+                history.append({"role": "assistant", "content": turn.content})
+                if turn.text:
+                    self.text = turn.text
+                uses = turn.tool_uses
+                if not uses:
+                    reason = "end_turn"
+                    break
+                results = [self._tool_call(use) for use in uses]
+                history.append({"role": "user", "content": results})
+                if self.output is not None:
+                    reason = "finish_tool"
+                    break
+            else:
+                reason, error = "max_turns", f"Stopped after {self.spec.max_turns} model turns."
+        except _Stop as stop:
+            reason, error = stop.reason, stop.error
+        except Exception as exc:  # a crash ends the run with its reason, never silently
+            logger.exception("Agent %s crashed", self.spec.name)
+            reason, error = "error", f"{type(exc).__name__}: {exc}"
+        return self._finish(reason, error, history)
+
+    def _model_turn(self, history: list[dict[str, Any]], turn_no: int) -> EngineTurn:
+        request = EngineRequest(
+            agent=self.spec.name,
+            system=self.spec.system_prompt,
+            messages=history,
+            tools=self.tools,
+            model=self.model,
+            use_case=self.spec.use_case,
+            thinking=self.spec.thinking and self.engine.supports_thinking,
+            max_tokens=self.spec.max_tokens,
+        )
+        thinking_buffer: list[str] = []
+
+        def on_delta(kind: str, content: str) -> None:
+            if kind == "thinking":
+                thinking_buffer.append(content)
+                self.on_frame({"type": "thinking_delta", "content": content})
+            else:
+                self.on_frame({"type": "text_delta", "content": content})
+
+        turn = self.engine.complete(request, on_delta=on_delta)
+        if thinking_buffer:
+            # One bus event per thinking block keeps the outbox small; the chat gets every delta.
+            publish(
+                "thinking_delta",
+                {"agent": self.spec.name, "content": "".join(thinking_buffer), "turn_id": self.ctx.turn_id},
+            )
+        self.tokens += turn.usage.total
+        self.run_row.input_tokens += turn.usage.input_tokens
+        self.run_row.output_tokens += turn.usage.output_tokens
+        self.run_row.turns = turn_no + 1
+        if self.tokens > self.spec.token_budget:
+            raise _Stop("token_budget", f"Token budget of {self.spec.token_budget} exceeded ({self.tokens}).")
+        return turn
+
+    def _tool_call(self, use) -> dict[str, Any]:
+        self._check_time()
+        if self.spec.finish_tool and use.name == self.spec.finish_tool.name:
+            return self._finish_call(use)
+        self.tool_calls += 1
+        if self.tool_calls > self.spec.max_tool_calls:
+            raise _Stop("max_tool_calls", f"More than {self.spec.max_tool_calls} tool calls.")
+        cap = registry.get(use.name)
+        allowed = {t["name"] for t in self.tools}
+        publish(
+            "tool_call_started",
+            {"agent": self.spec.name, "tool_name": use.name, "args": use.input, "turn_id": self.ctx.turn_id},
+        )
+        self.on_frame({"type": "tool_call", "name": use.name, "args": use.input})
+        if cap is not None and cap.handoff_to:
+            reason = str(use.input.get("question") or use.input.get("reason") or f"{self.spec.name} asks")[:300]
+            publish(
+                "agent_handoff",
+                {
+                    "from_agent": self.spec.name,
+                    "to_agent": cap.handoff_to,
+                    "reason": reason,
+                    "turn_id": self.ctx.turn_id,
+                },
+            )
+            self.on_frame({"type": "agent_handoff", "from": self.spec.name, "to": cap.handoff_to, "reason": reason})
+        if use.name not in allowed or cap is None:
+            result = CapabilityResult(
+                use.name, is_error=True, message=f"Tool {use.name!r} is not available to this agent."
+            )
+        else:
+            self.ctx.extra["run_id"] = self.run_row.pk
+            result = dispatch(cap.name, use.input, ctx=self.ctx)
+        publish(
+            "tool_call_completed",
+            {
+                "agent": self.spec.name,
+                "tool_name": use.name,
+                "duration_ms": result.duration_ms,
+                "turn_id": self.ctx.turn_id,
+            },
+        )
+        summary = result.summary()
+        self.on_frame({"type": "tool_result", "name": use.name, "summary": summary})
+        if not result.is_error and use.name.startswith("render_") and isinstance(result.content, dict):
+            component = str(result.content.get("component", use.name.removeprefix("render_")))
+            props = result.content.get("props", {})
+            publish(
+                "ui_render",
+                {"agent": self.spec.name, "component": component, "props": props, "turn_id": self.ctx.turn_id},
+            )
+            self.on_frame({"type": "ui_render", "component": component, "props": props})
+        self._record_step(
+            kind="handoff" if cap is not None and cap.handoff_to else "tool",
+            tool=use.name,
+            args=use.input,
+            summary=summary,
+            is_error=result.is_error,
+            error=result.message if result.is_error else "",
+            duration_ms=result.duration_ms,
+        )
+        return {"type": "tool_result", "tool_use_id": use.id, "content": result.as_text(), "is_error": result.is_error}
+
+    def _finish_call(self, use) -> dict[str, Any]:
+        finish = self.spec.finish_tool
+        try:
+            output = finish.input.model_validate(use.input).model_dump(mode="json")
+        except ValidationError as exc:
+            message = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            self._record_step(kind="finish", tool=use.name, args=use.input, summary="", is_error=True, error=message)
+            return {"type": "tool_result", "tool_use_id": use.id, "content": f"ERROR: {message}", "is_error": True}
+        self.output = output
+        self._record_step(kind="finish", tool=use.name, args=use.input, summary="accepted")
+        return {"type": "tool_result", "tool_use_id": use.id, "content": "accepted", "is_error": False}
+
+    def _record_step(self, *, kind, tool, args, summary, is_error=False, error="", duration_ms=0) -> None:
+        AgentStep.objects.create(
+            run=self.run_row,
+            index=self.step_index,
+            kind=kind,
+            tool=tool,
+            args=args,
+            result_summary=summary,
+            is_error=is_error,
+            error=error,
+            duration_ms=duration_ms,
+        )
+        self.step_index += 1
+
+    def _finish(self, reason: str, error: str, history: list[dict[str, Any]]) -> AgentResult:
+        run = self.run_row
+        run.finish_reason = reason
+        run.error = error
+        run.status = AgentRun.Status.FINISHED if reason in ("finish_tool", "end_turn") else AgentRun.Status.FAILED
+        run.result = self.output
+        run.output_summary = (self.text or (str(self.output) if self.output else ""))[:2000]
+        run.tool_calls = self.tool_calls
+        run.finished_at = timezone.now()
+        run.duration_ms = int((time.monotonic() - self.started) * 1000)
+        run.save()
+        publish("agent_end", {"agent": self.spec.name, "turn_id": self.ctx.turn_id, "finish_reason": reason})
+        return AgentResult(run=run, finish_reason=reason, output=self.output, text=self.text, messages=history)
+
+
+def _summarise_messages(messages: list[dict[str, Any]], limit: int = 2000) -> str:
+    for message in reversed(messages):
+        if message["role"] == "user":
+            content = message["content"]
+            if isinstance(content, str):
+                return content[:limit]
+            return " ".join(b.get("text", "") for b in content if b.get("type") == "text")[:limit]
+    return ""

@@ -1,0 +1,123 @@
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from pydantic import BaseModel
+
+from core.agents.engines.fake import FakeEngine, FakeReply
+from core.agents.loop import AgentSpec, FinishTool, run_agent
+from core.capabilities import CapabilityContext, Tier, capability, registry
+from core.models import AgentRun, Event
+
+
+class EchoInput(BaseModel):
+    text: str
+
+
+class Answer(BaseModel):
+    answer: str
+
+
+@pytest.fixture(scope="module", autouse=True)
+def echo_capability():
+    @capability("testkit.echo", description="Echo text back.", input=EchoInput, tier=Tier.READ)
+    def echo(ctx, params):
+        return {"echo": params.text}
+
+    @capability(
+        "testkit.render_thing", description="Render.", input=EchoInput, tier=Tier.READ, tool_name="render_thing"
+    )
+    def render(ctx, params):
+        return {"component": "thing", "props": {"cell_id": 1, "text": params.text}}
+
+    yield
+    registry.unregister("testkit.echo")
+    registry.unregister("testkit.render_thing")
+
+
+def spec(**kw):
+    return AgentSpec(
+        name="tester",
+        system_prompt="You test.",
+        tools=["testkit.echo", "render_thing"],
+        finish_tool=FinishTool("submit_answer", "Finish.", Answer),
+        **kw,
+    )
+
+
+@pytest.mark.django_db
+def test_loop_runs_tools_then_finish_and_records_every_step(operator):
+    engine = FakeEngine(
+        script=[
+            FakeReply(thinking="hmm", tool_calls=[("echo", {"text": "hi"})]),
+            FakeReply(tool_calls=[("render_thing", {"text": "x"})]),
+            FakeReply(tool_calls=[("submit_answer", {"answer": "done"})]),
+        ]
+    )
+    frames = []
+    result = run_agent(
+        spec(), messages="go", ctx=CapabilityContext(user=operator), engine=engine, on_frame=frames.append
+    )
+
+    assert result.finish_reason == "finish_tool"
+    assert result.output == {"answer": "done"}
+    run = AgentRun.objects.get(pk=result.run.pk)
+    assert run.status == "finished"
+    assert [s.tool for s in run.steps.all()] == ["echo", "render_thing", "submit_answer"]
+    types = list(Event.objects.filter(turn_id=run.turn_id).values_list("type", flat=True))
+    assert types == [
+        "agent_start",
+        "thinking_delta",
+        "tool_call_started",
+        "tool_call_completed",
+        "tool_call_started",
+        "tool_call_completed",
+        "ui_render",
+        "agent_end",
+    ]
+    assert {"type": "tool_result", "name": "echo", "summary": "1 field(s): echo"} in frames
+
+
+@pytest.mark.django_db
+def test_invalid_finish_input_is_returned_to_the_model_for_repair(operator):
+    engine = FakeEngine(
+        script=[
+            FakeReply(tool_calls=[("submit_answer", {"wrong": 1})]),
+            FakeReply(tool_calls=[("submit_answer", {"answer": "fixed"})]),
+        ]
+    )
+    result = run_agent(spec(), messages="go", ctx=CapabilityContext(user=operator), engine=engine)
+    assert result.output == {"answer": "fixed"}
+    assert result.messages[2]["content"][0]["is_error"] is True
+
+
+@pytest.mark.django_db
+def test_max_turns_and_crash_end_the_run_with_a_reason(operator):
+    looping = FakeEngine(script=[FakeReply(tool_calls=[("echo", {"text": "again"})])] * 5)
+    result = run_agent(spec(max_turns=3), messages="go", ctx=CapabilityContext(user=operator), engine=looping)
+    assert result.finish_reason == "max_turns"
+    assert result.run.status == "failed"
+
+    class Broken(FakeEngine):
+        def complete(self, request, *, on_delta=None):
+            raise RuntimeError("provider down")
+
+    result = run_agent(spec(), messages="go", ctx=CapabilityContext(user=operator), engine=Broken())
+    assert result.finish_reason == "error"
+    assert "provider down" in AgentRun.objects.get(pk=result.run.pk).error
+    assert Event.objects.filter(type="agent_end", payload__finish_reason="error").exists()
+
+
+@pytest.mark.django_db
+def test_queries_per_step_do_not_grow_with_steps(operator):
+    def queries_for(n):
+        engine = FakeEngine(
+            script=[FakeReply(tool_calls=[("echo", {"text": str(i)})]) for i in range(n)]
+            + [FakeReply(tool_calls=[("submit_answer", {"answer": "ok"})])]
+        )
+        with CaptureQueriesContext(connection) as ctx:
+            run_agent(spec(max_turns=50), messages="go", ctx=CapabilityContext(user=operator), engine=engine)
+        return len(ctx)
+
+    queries_for(1)  # warm caches (the user's scopes)
+    q5, q10, q20 = queries_for(5), queries_for(10), queries_for(20)
+    assert (q10 - q5) / 5 == (q20 - q10) / 10 == 3  # step row + tool_call_started + tool_call_completed
