@@ -1,3 +1,6 @@
+from importlib import import_module
+from importlib.util import find_spec
+
 from django.contrib import admin
 from django.urls import include, path
 
@@ -6,5 +9,8 @@ from aria_project.api import api
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", api.urls),
-    path("", include("core.urls")),
 ]
+# Each app's pages (its urls.py) are mounted at the root; core last so apps may claim "/".
+for _app in ("sentinel", "workorders", "assistant", "orchestrator", "core"):
+    if find_spec(f"{_app}.urls"):
+        urlpatterns.append(path("", include(f"{_app}.urls")))
