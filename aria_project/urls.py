@@ -1,4 +1,3 @@
-from importlib import import_module
 from importlib.util import find_spec
 
 from django.contrib import admin
