@@ -6,10 +6,10 @@ class AssistantConfig(AppConfig):
     name = "assistant"
 
     def ready(self) -> None:
-        # Capabilities and signal receivers register on import.
+        # Capabilities, fake policies and the published-prompt source register on import.
         from importlib import import_module
         from importlib.util import find_spec
 
-        for module in ("capabilities", "receivers"):
+        for module in ("capabilities", "receivers", "agents.fake_policies", "prompt_source"):
             if find_spec(f"{self.name}.{module}"):
                 import_module(f"{self.name}.{module}")

@@ -1,0 +1,120 @@
+"""Offline policies for the assistant's agents: they decide from the request and tool results."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from assistant.tool_args import accepts, args_for
+from core.agents.engines.fake import FakeReply, FakeState, fake_policy
+
+TAG = re.compile(r"\b([A-Z]{1,4}-?\d{1,4}[A-Z]?)\b")
+RESOLVERS = ("find_cell", "resolve_cell", "search_cells", "list_cells", "get_cells", "get_cell")
+
+
+def _find_cell_id(content: Any, tag: str) -> int | None:
+    """The id of the cell whose tag/name matches, searched through any JSON shape."""
+    found: list[int] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            labels = [str(node.get(k, "")) for k in ("tag", "name", "cell_tag", "cell", "cell_name")]
+            if any(label.upper() == tag.upper() or label.upper().startswith(tag.upper() + " ") for label in labels):
+                for key in ("cell_id", "id"):
+                    if isinstance(node.get(key), int):
+                        found.append(node[key])
+                        return
+            if isinstance(node.get("cell_id"), int) and not found:
+                found.append(node["cell_id"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(content)
+    return found[0] if found else None
+
+
+def _cell_id(state: FakeState, tag: str | None) -> int | None:
+    match = re.search(r"\bcell[ _#]*(?:id)?[ :=#]*(\d+)", state.user_text, re.I)
+    if match:
+        return int(match.group(1))
+    for outcome in state.outcomes:
+        if outcome.is_error:
+            continue
+        if isinstance(outcome.input.get("cell_id"), int):
+            return outcome.input["cell_id"]
+        if tag:
+            found = _find_cell_id(outcome.content, tag)
+            if found is not None:
+                return found
+    return None
+
+
+def _brief(content: Any, limit: int = 240) -> str:
+    if isinstance(content, dict):
+        for key in ("answer", "summary", "text"):
+            if isinstance(content.get(key), str) and content[key]:
+                return content[key][:limit]
+    text = content if isinstance(content, str) else json.dumps(content, default=str)
+    return text[:limit]
+
+
+@fake_policy("operator_qa")
+def operator_qa(state: FakeState) -> FakeReply:
+    """Resolve the equipment, look at its signals and history, chart the trend, ask the
+    investigator for 'why' questions, then answer citing what was used."""
+    tools = state.request.tools
+    names = state.tool_names
+    question = state.user_text
+    tag_match = TAG.search(question)
+    tag = tag_match.group(1) if tag_match else None
+    cell_id = _cell_id(state, tag)
+    why = bool(re.search(r"\b(why|cause|trip|tripped|fail|failed|wrong|warum|pourquoi|por qué)\b", question, re.I))
+
+    if cell_id is None and tag:
+        for resolver in (*RESOLVERS, "get_current_signals"):
+            if resolver in names and not state.called(resolver) and accepts(resolver, "tag", tools):
+                return FakeReply(
+                    thinking=f"First resolve {tag} to a cell.",
+                    tool_calls=[(resolver, args_for(resolver, {"tag": tag}, tools))],
+                )
+    if cell_id is not None:
+        known = {"cell_id": cell_id, "tag": tag, "question": question, "hours": 24}
+        plan = ["get_current_signals", "get_signal_trends", "render_signal_chart", "get_failure_history"]
+        if why:
+            plan.append("ask_investigator")
+        else:
+            plan.append("render_equipment_kb_card")
+        for tool in plan:
+            if tool in names and not state.called(tool):
+                return FakeReply(tool_calls=[(tool, args_for(tool, known, tools))])
+
+    sources = []
+    lines = []
+    label = tag or (f"cell {cell_id}" if cell_id is not None else "the plant")
+    investigator = state.result("ask_investigator")
+    if investigator:
+        lines.append(_brief(investigator, 400))
+        sources += [str(s) for s in investigator.get("sources", [])] if isinstance(investigator, dict) else []
+    for tool, source in (
+        ("get_current_signals", "signals"),
+        ("get_signal_trends", "signal trends"),
+        ("get_failure_history", "failure history"),
+        ("get_equipment_kb", "KB"),
+        ("render_equipment_kb_card", "KB"),
+    ):
+        if state.called(tool):
+            result = state.result(tool)
+            if result is not None:
+                sources.append(source)
+                if not investigator and tool != "render_signal_chart":
+                    lines.append(f"{source.capitalize()}: {_brief(result, 160)}")
+    if not lines:
+        lines.append(f"I could not find data for {label}.")
+    answer = f"About {label}: " + " ".join(lines)
+    if sources:
+        answer += "\nSources: " + ", ".join(dict.fromkeys(sources)) + "."
+    return FakeReply(text=answer)

@@ -1,0 +1,55 @@
+"""REST fallback of the operator chat: POST /api/v1/agent/chat."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from django.http import HttpRequest
+from ninja import Router, Schema
+from pydantic import Field
+
+from assistant.services.chat import chat_turn
+from core.access import OPERATOR, require_scopes
+from core.errors import InvalidInput
+
+router = Router(tags=["assistant"])
+
+
+class ChatMessageIn(Schema):
+    role: Literal["user", "assistant"]
+    content: str = Field(max_length=20_000)
+
+
+class ChatIn(Schema):
+    messages: list[ChatMessageIn] = Field(min_length=1, max_length=50)
+    session_id: int | None = None
+
+
+class ToolCallOut(Schema):
+    name: str
+    args: dict[str, Any]
+    result_summary: str
+
+
+class ChatOut(Schema):
+    response: str
+    tool_calls: list[ToolCallOut]
+    session_id: int
+    error: str = ""
+
+
+@router.post("/chat", response=ChatOut)
+def chat(request: HttpRequest, payload: ChatIn) -> dict:
+    require_scopes(request.user, OPERATOR)
+    if payload.messages[-1].role != "user":
+        raise InvalidInput("The last message must be the user's.", field="messages")
+    messages = [m.model_dump() for m in payload.messages]
+    if payload.session_id is not None:
+        messages = messages[-1:]  # the session already holds the earlier turns
+    outcome = chat_turn(user=request.user, messages=messages, session_id=payload.session_id)
+    return {
+        "response": outcome.response,
+        "tool_calls": outcome.tool_calls,
+        "session_id": outcome.session.pk,
+        "error": outcome.error,
+    }

@@ -1,0 +1,105 @@
+"""What the assistant offers agents: ask_investigator (agent-as-tool), published tools."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from assistant.tool_args import args_for
+from core.access import OPERATOR
+from core.capabilities import CapabilityContext, Tier, capability, dispatch
+
+START_INVESTIGATION = "workorders.start_investigation"
+_WORD = re.compile(r"[a-z0-9]{4,}")
+_RCA_KEYS = ("rca_summary", "root_cause", "rca", "summary", "failure_mode", "cause", "description", "title")
+
+
+class AskInvestigatorInput(BaseModel):
+    cell_id: int = Field(description="The cell (equipment) the question is about.")
+    question: str = Field(description="The operator's question, in their words.")
+
+
+def _items(content: Any) -> list[dict]:
+    if isinstance(content, list):
+        return [c for c in content if isinstance(c, dict)]
+    if isinstance(content, dict):
+        for key in ("items", "results", "work_orders", "failures", "history"):
+            if isinstance(content.get(key), list):
+                return [c for c in content[key] if isinstance(c, dict)]
+    return []
+
+
+def _text_of(item: dict) -> str:
+    parts = []
+    for key in _RCA_KEYS:
+        value = item.get(key)
+        if isinstance(value, str):
+            parts.append(value)
+        elif isinstance(value, dict):
+            parts.extend(str(v) for v in value.values() if isinstance(v, str))
+    return " ".join(parts)
+
+
+def _matches(question: str, text: str) -> bool:
+    """A past RCA answers the question when it has an RCA and shares a content word (or the
+    question is a generic 'why did it trip/fail')."""
+    if not text:
+        return False
+    words = set(_WORD.findall(question.lower())) - {"what", "why", "when", "with", "this", "that", "does", "trip"}
+    generic = not words or bool(re.search(r"\b(why|cause|trip|fail)", question.lower()))
+    return generic or bool(words & set(_WORD.findall(text.lower())))
+
+
+@capability(
+    "assistant.ask_investigator",
+    description=(
+        "Ask the Investigator why a cell misbehaved. Answers from the cell's recent root-cause analyses "
+        "and failure history when they match, else starts a new investigation."
+    ),
+    input=AskInvestigatorInput,
+    tier=Tier.READ,
+    scopes=(OPERATOR,),
+    handoff_to="investigator",
+)
+def ask_investigator(ctx: CapabilityContext, params: AskInvestigatorInput) -> dict:
+    sources: list[str] = []
+    known = {"cell_id": params.cell_id}
+    recent = dispatch("get_work_orders", args_for("get_work_orders", known), ctx=ctx)
+    history = dispatch("get_failure_history", args_for("get_failure_history", known), ctx=ctx)
+    candidates: list[tuple[str, dict]] = []
+    if not recent.is_error:
+        candidates += [("work_order", item) for item in _items(recent.content)]
+    if not history.is_error:
+        candidates += [("failure", item) for item in _items(history.content)]
+    for kind, item in candidates:
+        text = _text_of(item)
+        if _matches(params.question, text):
+            ref = f"{kind} #{item.get('id', item.get('work_order_id', '?'))}"
+            sources.append(ref)
+            return {
+                "source": "recent_rca",
+                "summary": f"From {ref}: {text[:300]}",
+                "answer": text[:2000],
+                "sources": sources,
+                "record": item,
+            }
+    started = dispatch(
+        START_INVESTIGATION,
+        args_for(START_INVESTIGATION, {"cell_id": params.cell_id, "question": params.question[:500]}),
+        ctx=ctx,
+    )
+    if started.is_error:
+        return {
+            "source": "none",
+            "summary": f"No matching RCA; could not start an investigation: {started.message}",
+            "answer": "",
+            "sources": [],
+        }
+    return {
+        "source": "investigation_started",
+        "summary": f"No matching RCA on record; started an investigation ({started.summary()}).",
+        "investigation": started.content,
+        "sources": [],
+    }

@@ -1,0 +1,22 @@
+"""The assistant's tables: sessions and their messages, runs and attachments; skills; drafts and
+their reviews; published artifacts (prompt versions + aliases, tools, skills, workflows)."""
+
+from assistant.models.config import RuntimeConfig
+from assistant.models.drafts import Draft, Review
+from assistant.models.publishing import PromptAlias, PromptVersion, PublishedArtifact
+from assistant.models.sessions import Attachment, Message, Run, Session
+from assistant.models.skills import Skill
+
+__all__ = [
+    "Attachment",
+    "Draft",
+    "Message",
+    "PromptAlias",
+    "PromptVersion",
+    "PublishedArtifact",
+    "Review",
+    "Run",
+    "RuntimeConfig",
+    "Session",
+    "Skill",
+]

@@ -1,0 +1,53 @@
+"""Reads that depend on who asks: owner scoping happens here, once."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import QuerySet
+
+from assistant.models import Attachment, Draft, Run, Session
+from core.access import get_owned_or_404, is_admin, owned_by
+from core.errors import Forbidden, NotFound
+
+
+def sessions_visible(user: AbstractBaseUser, *, owner_id: int | None = None, archived: bool | None = None) -> QuerySet:
+    """The caller's sessions; another owner's list needs admin."""
+    qs = Session.objects.select_related("owner")
+    if owner_id is not None and owner_id != user.pk:
+        if not is_admin(user):
+            raise Forbidden("Listing another owner's sessions requires scope: admin.", code="missing_scope")
+        qs = qs.filter(owner_id=owner_id)
+    else:
+        qs = qs.filter(owner=user)
+    if archived is not None:
+        qs = qs.filter(archived=archived)
+    return qs
+
+
+def session_get(user: AbstractBaseUser, session_id: int) -> Session:
+    return get_owned_or_404(Session.objects.select_related("owner"), user, pk=session_id)
+
+
+def drafts_visible(user: AbstractBaseUser) -> QuerySet:
+    return owned_by(Draft.objects.select_related("owner"), user)
+
+
+def draft_get(user: AbstractBaseUser, draft_id: int, *, for_review: bool = False) -> Draft:
+    """Owner-scoped; approvers see every draft because approving others' drafts is their job."""
+    from core.access import APPROVER, has_scopes
+
+    qs = Draft.objects.select_related("owner")
+    if for_review and has_scopes(user, [APPROVER]):
+        try:
+            return qs.get(pk=draft_id)
+        except Draft.DoesNotExist:
+            raise NotFound("Draft not found.") from None
+    return get_owned_or_404(qs, user, pk=draft_id)
+
+
+def run_get(user: AbstractBaseUser, run_id: int) -> Run:
+    return get_owned_or_404(Run.objects.select_related("session"), user, owner_field="session__owner", pk=run_id)
+
+
+def attachment_get(user: AbstractBaseUser, attachment_id: int) -> Attachment:
+    return get_owned_or_404(Attachment.objects.all(), user, owner_field="session__owner", pk=attachment_id)

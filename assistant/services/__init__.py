@@ -1,0 +1,1 @@
+"""Every write of the assistant goes through a service here."""

@@ -1,0 +1,62 @@
+"""Sessions and their messages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+
+from assistant.choices import Mode, Role
+from assistant.models import Message, Session
+from core.errors import InvalidInput
+
+
+def session_create(
+    *, owner: AbstractBaseUser, title: str = "", mode: str = Mode.CHAT, kind: str = "authoring"
+) -> Session:
+    if mode not in Mode.values:
+        raise InvalidInput(f"Unknown mode {mode!r}; choose one of {Mode.values}.", field="mode")
+    return Session.objects.create(owner=owner, title=title[:200], metadata={"mode": mode, "kind": kind})
+
+
+def session_update(
+    *, session: Session, title: str | None = None, archived: bool | None = None, mode: str | None = None
+) -> Session:
+    fields = ["updated"]
+    if title is not None:
+        session.title = title[:200]
+        fields.append("title")
+    if archived is not None:
+        session.archived = archived
+        fields.append("archived")
+    if mode is not None:
+        if mode not in Mode.values:
+            raise InvalidInput(f"Unknown mode {mode!r}; choose one of {Mode.values}.", field="mode")
+        session.metadata = {**session.metadata, "mode": mode}
+        fields.append("metadata")
+    session.save(update_fields=fields)
+    return session
+
+
+def message_create(*, session: Session, role: str, content: str, metadata: dict[str, Any] | None = None) -> Message:
+    message = Message.objects.create(session=session, role=role, content=content, metadata=metadata or {})
+    if not session.title and role == Role.USER:
+        session.title = content.strip().splitlines()[0][:80] if content.strip() else ""
+    session.save(update_fields=["title", "updated"])
+    return message
+
+
+def session_history(session: Session, *, limit: int = 20) -> list[dict[str, Any]]:
+    """The last messages as Anthropic-shaped turns, alternating roles (consecutive ones merged)."""
+    rows = list(session.messages.filter(role__in=[Role.USER, Role.ASSISTANT]).order_by("-id")[:limit])[::-1]
+    history: list[dict[str, Any]] = []
+    for row in rows:
+        if not row.content:
+            continue
+        if history and history[-1]["role"] == row.role:
+            history[-1]["content"] += "\n\n" + row.content
+        else:
+            history.append({"role": row.role, "content": row.content})
+    while history and history[0]["role"] != "user":
+        history.pop(0)
+    return history

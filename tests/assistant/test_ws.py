@@ -1,0 +1,108 @@
+"""ChatMap frames over a real WebSocket: the ASGI application, session-cookie auth."""
+
+import json
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.conf import settings
+from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+from django.contrib.sessions.backends.db import SessionStore
+
+from aria_project.asgi import application
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
+FRAME_KEYS = {
+    "text_delta": {"type", "content"},
+    "thinking_delta": {"type", "content"},
+    "tool_call": {"type", "name", "args"},
+    "tool_result": {"type", "name", "summary"},
+    "ui_render": {"type", "component", "props"},
+    "agent_handoff": {"type", "from", "to", "reason"},
+}
+
+
+def _cookie_for(user) -> str:
+    store = SessionStore()
+    store[SESSION_KEY] = str(user.pk)
+    store[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+    store[HASH_SESSION_KEY] = user.get_session_auth_hash()
+    store.save()
+    return f"{settings.SESSION_COOKIE_NAME}={store.session_key}"
+
+
+async def _connect(user=None) -> tuple[WebsocketCommunicator, bool]:
+    headers = [(b"origin", b"http://testserver"), (b"host", b"testserver")]
+    if user is not None:
+        cookie = await sync_to_async(_cookie_for)(user)
+        headers.append((b"cookie", cookie.encode()))
+    communicator = WebsocketCommunicator(application, "/ws/agent/chat", headers=headers)
+    connected, _ = await communicator.connect()
+    return communicator, connected
+
+
+async def _until_done(communicator) -> list[dict]:
+    frames = []
+    while True:
+        frame = await communicator.receive_json_from(timeout=20)
+        frames.append(frame)
+        if frame["type"] == "done":
+            return frames
+
+
+async def test_anonymous_is_closed_4401():
+    communicator, connected = await _connect()
+    assert connected
+    assert (await communicator.receive_output(timeout=5))["code"] == 4401
+
+
+async def test_without_operator_scope_is_closed_4403(make_user):
+    user = await sync_to_async(make_user)("visitor")
+    communicator, connected = await _connect(user)
+    assert (await communicator.receive_output(timeout=5))["code"] == 4403
+
+
+async def test_chat_frames_are_exactly_the_chatmap(operator, plant):
+    communicator, connected = await _connect(operator)
+    assert connected
+    await communicator.send_json_to({"type": "user", "content": "Why did P-02 trip?"})
+    frames = await _until_done(communicator)
+
+    assert frames[-1] == {"type": "done"}
+    for frame in frames[:-1]:
+        assert set(frame) == FRAME_KEYS[frame["type"]], frame
+    types = [f["type"] for f in frames]
+    assert {"text_delta", "thinking_delta", "tool_call", "tool_result", "ui_render", "agent_handoff"} <= set(types)
+    text = "".join(f["content"] for f in frames if f["type"] == "text_delta")
+    assert "Bearing wear" in text
+    chart = next(f for f in frames if f["type"] == "ui_render")
+    assert chart["component"] == "signal_chart"
+    json.dumps(frames)  # everything is JSON
+    await communicator.disconnect()
+
+
+async def test_malformed_frames_get_an_error_done_and_the_socket_stays_usable(operator, plant):
+    communicator, _ = await _connect(operator)
+    await communicator.send_to(text_data="{not json")
+    assert (await communicator.receive_json_from(timeout=5))["type"] == "done"
+    await communicator.send_json_to({"type": "nope"})
+    frame = await communicator.receive_json_from(timeout=5)
+    assert frame["type"] == "done" and frame["error"]
+    await communicator.send_json_to({"type": "user", "content": "", "session_id": "x"})
+    assert (await communicator.receive_json_from(timeout=5))["error"]
+    await communicator.send_json_to({"type": "user", "content": "What is the vibration of P-02?"})
+    frames = await _until_done(communicator)
+    assert frames[-1] == {"type": "done"} and any(f["type"] == "text_delta" for f in frames)
+    await communicator.disconnect()
+
+
+async def test_another_owners_session_id_is_an_error_done(operator, make_user, plant):
+    from assistant.services.sessions import session_create
+
+    other = await sync_to_async(make_user)("otto", "operator")
+    session = await sync_to_async(session_create)(owner=other)
+    communicator, _ = await _connect(operator)
+    await communicator.send_json_to({"type": "user", "content": "hi", "session_id": session.pk})
+    frame = await communicator.receive_json_from(timeout=5)
+    assert frame == {"type": "done", "error": "Session not found."}
+    await communicator.disconnect()
