@@ -1,0 +1,198 @@
+"""The MCP server through the SDK's own client: streamable HTTP under daphne and uvicorn, and stdio.
+
+Each server runs as a real subprocess on a file SQLite database seeded with `seed_demo`; the
+tokens belong to seeded users (operator, and approver who lacks the operator scope).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import httpx2
+import pytest
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+ROOT = Path(__file__).resolve().parents[2]
+PYTHON = sys.executable
+BIN = Path(PYTHON).parent
+
+SETUP_SCRIPT = """
+import json
+from django.contrib.auth.models import User
+from core.models import ApiToken
+from sentinel.models import Cell, Line, Site, SignalDefinition
+
+def token(username):
+    raw = ApiToken.generate_key()
+    ApiToken.objects.create(user=User.objects.get(username=username), name="mcp test",
+                            key_prefix=raw[:12], key_hash=ApiToken.hash_key(raw))
+    return raw
+
+cell = Cell.objects.filter(tag="P-02").first()
+if cell is None:  # sentinel's demo seed not there: the smallest plant that answers
+    line = Line.objects.create(site=Site.objects.create(name="Test site"), name="Line 1")
+    cell = Cell.objects.create(line=line, tag="P-02", name="Pump", onboarding_complete=True)
+    SignalDefinition.objects.create(cell=cell, key="vibration_mm_s", display_name="Vibration", unit="mm/s",
+                                    alert=4.5, trip=7.1)
+print("SETUP " + json.dumps({"operator": token("operator"), "approver": token("approver"), "cell_id": cell.pk}))
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def server_env(var_dir: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    env.update(
+        DJANGO_SETTINGS_MODULE="aria_project.settings_test",
+        ARIA_VAR_DIR=str(var_dir),
+        DATABASE_URL=f"sqlite:///{var_dir / 'mcp.sqlite3'}",
+        ARIA_ENGINE="fake",
+        ARIA_EMBEDDED_WORKER="false",
+        PYTHONUNBUFFERED="1",
+    )
+    return env
+
+
+def manage(env: dict[str, str], *args: str) -> str:
+    done = subprocess.run(
+        [PYTHON, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=240, check=False
+    )
+    assert done.returncode == 0, f"manage.py {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    var_dir = tmp_path_factory.mktemp("mcp")
+    env = server_env(var_dir)
+    manage(env, "migrate", "--noinput")
+    manage(env, "seed_demo")
+    out = manage(env, "shell", "-c", SETUP_SCRIPT)
+    setup = json.loads(next(line for line in out.splitlines() if line.startswith("SETUP "))[6:])
+    return {"env": env, **setup}
+
+
+def _wait_ready(proc: subprocess.Popen, url: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}:\n{proc.stdout.read() if proc.stdout else ''}")
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"server not ready at {url}")
+
+
+@pytest.fixture(scope="module", params=["daphne", "uvicorn"])
+def http_server(request: pytest.FixtureRequest, site: dict) -> Iterator[str]:
+    port = free_port()
+    app = "aria_project.asgi:application"
+    if request.param == "daphne":
+        cmd = [str(BIN / "daphne"), "-b", "127.0.0.1", "-p", str(port), app]
+    else:
+        cmd = [str(BIN / "uvicorn"), app, "--host", "127.0.0.1", "--port", str(port)]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=site["env"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        _wait_ready(proc, base + "/healthz")
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+async def _session_calls(session: ClientSession, cell_id: int) -> tuple[set[str], object]:
+    await session.initialize()
+    tools = {tool.name for tool in (await session.list_tools()).tools}
+    result = await session.call_tool("get_current_signals", {"cell_id": cell_id})
+    return tools, result
+
+
+async def http_calls(base: str, token: str, cell_id: int) -> tuple[set[str], object]:
+    headers = {"Authorization": f"Bearer {token}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=30) as client,
+        streamable_http_client(f"{base}/mcp", http_client=client) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        return await _session_calls(session, cell_id)
+
+
+def assert_current_signals(result: object, cell_id: int) -> None:
+    assert not result.is_error, result.content
+    payload = json.loads(result.content[0].text)
+    assert payload["cell_id"] == cell_id
+    assert any(s["key"].startswith("vibration") for s in payload["signals"])
+    assert result.structured_content["cell_id"] == cell_id
+
+
+async def test_http_operator_lists_and_calls_tools(http_server: str, site: dict) -> None:
+    tools, result = await http_calls(http_server, site["operator"], site["cell_id"])
+
+    assert {"get_current_signals", "get_signal_trends", "get_work_order"} <= tools
+    assert "update_work_order" in tools  # mutate: the operator may
+    assert_current_signals(result, site["cell_id"])
+
+
+async def test_http_non_operator_sees_no_mutate_tools(http_server: str, site: dict) -> None:
+    tools, result = await http_calls(http_server, site["approver"], site["cell_id"])
+
+    assert "get_current_signals" in tools
+    assert "update_work_order" not in tools and "update_equipment_kb" not in tools
+    # The capability's own scope still applies on the call.
+    assert result.is_error and "operator" in result.content[0].text
+
+
+@pytest.mark.parametrize("header", [None, "Bearer aria_not-a-real-token", "Basic abc"])
+def test_http_without_valid_token_is_401(http_server: str, header: str | None) -> None:
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    if header:
+        headers["Authorization"] = header
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+
+    response = httpx.post(f"{http_server}/mcp", json=body, headers=headers, timeout=10)
+
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"].startswith("Bearer")
+
+
+async def test_stdio_serves_the_same_tools(site: dict) -> None:
+    params = StdioServerParameters(
+        command=PYTHON, args=["manage.py", "mcp_serve", "--token", site["operator"]], env=site["env"], cwd=str(ROOT)
+    )
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        tools, result = await _session_calls(session, site["cell_id"])
+
+    assert {"get_current_signals", "update_work_order"} <= tools
+    assert_current_signals(result, site["cell_id"])
+
+
+async def test_stdio_user_option_without_operator_scope(site: dict) -> None:
+    params = StdioServerParameters(
+        command=PYTHON, args=["manage.py", "mcp_serve", "--user", "approver"], env=site["env"], cwd=str(ROOT)
+    )
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        tools = {tool.name for tool in (await session.list_tools()).tools}
+
+    assert "get_current_signals" in tools and "update_work_order" not in tools
