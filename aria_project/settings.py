@@ -105,7 +105,10 @@ if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": 5000}}}
-    CELERY_BROKER_URL = "memory://"
+    CELERY_BROKER_URL = "memory://localhost/"
+# `manage.py runaria` binds here.
+ARIA_HOST = env.str("ARIA_HOST", default="127.0.0.1")
+ARIA_PORT = env.int("ARIA_PORT", default=8000)
 # Embedded: the web process runs the Celery worker and beat in threads (no broker to share).
 ARIA_EMBEDDED_WORKER = env.bool("ARIA_EMBEDDED_WORKER", default=not REDIS_URL)
 
@@ -120,6 +123,7 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = "UTC"
+CELERY_BEAT_SCHEDULE_FILENAME = env.str("CELERY_BEAT_SCHEDULE_FILENAME", default=str(VAR_DIR / "celerybeat-schedule"))
 
 ARIA_SENTINEL_INTERVAL = env.float("ARIA_SENTINEL_INTERVAL", default=5.0)
 ARIA_PLAN_POLL_INTERVAL = env.float("ARIA_PLAN_POLL_INTERVAL", default=10.0)

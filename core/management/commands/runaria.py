@@ -1,0 +1,131 @@
+"""Run the whole system in one process: daphne (HTTP + WebSocket) and, embedded, Celery + simulator.
+
+Embedded mode (no REDIS_URL; settings.ARIA_EMBEDDED_WORKER): a Celery worker (threads pool) and
+Celery beat run in threads on the in-memory broker, and the demo simulator runs in a thread when
+`sentinel.simulator` provides one. With REDIS_URL set only the web server runs here; the worker,
+beat and simulator are separate processes (see README.md). SIGINT/SIGTERM stop everything; exit 0.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from core.management.embedded import EmbeddedBeat, EmbeddedWorker, SimulatorThread, find_simulator
+
+
+class Command(BaseCommand):
+    help = "Run ARIA: daphne, plus the embedded Celery worker, beat and demo simulator when there is no Redis."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--host", default=settings.ARIA_HOST, help="Interface to bind (ARIA_HOST).")
+        parser.add_argument("--port", type=int, default=settings.ARIA_PORT, help="Port to bind (ARIA_PORT).")
+        parser.add_argument("--scenario", default=None, help="Simulator scenario, e.g. p02-bearing.")
+        parser.add_argument("--no-simulator", action="store_true", help="Do not run the demo simulator.")
+        parser.add_argument("--concurrency", type=int, default=4, help="Embedded worker threads.")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        # Import daphne's server first: it installs the asyncio Twisted reactor.
+        from daphne.server import Server
+        from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
+
+        from aria_project.asgi import application
+        from aria_project.celery import app as celery_app
+
+        host, port = options["host"], options["port"]
+        verbosity = options["verbosity"]
+        background: list[Any] = []
+        if verbosity > 1:  # show every task received and finished
+            logging.getLogger("celery").setLevel(logging.INFO)
+
+        if settings.ARIA_EMBEDDED_WORKER and not settings.CELERY_TASK_ALWAYS_EAGER:
+            worker = EmbeddedWorker(
+                celery_app, concurrency=options["concurrency"], loglevel="INFO" if verbosity > 1 else "WARNING"
+            )
+            beat = EmbeddedBeat(celery_app, schedule_filename=settings.CELERY_BEAT_SCHEDULE_FILENAME)
+            worker.start()
+            if not worker.ready.wait(30):
+                raise CommandError(f"The embedded Celery worker did not start: {worker.error!r}")
+            for name in beat.skipped:
+                self.stdout.write(f"Beat entry {name!r} skipped: its task is not registered (yet).")
+            beat.start()
+            background += [beat, worker]  # stop order: beat first, so nothing new is enqueued
+            self.stdout.write("Celery worker (threads) and beat are running in this process.")
+            if not options["no_simulator"]:
+                entry = find_simulator()
+                if entry is None:
+                    self.stdout.write("No simulator available (sentinel.simulator); skipping.")
+                else:
+                    simulator = SimulatorThread(entry, scenario=options["scenario"], stdout=self.stdout)
+                    simulator.start()
+                    background.append(simulator)
+                    self.stdout.write(f"Simulator running (scenario: {options['scenario'] or 'default'}).")
+        else:
+            self.stdout.write(
+                "REDIS_URL is set: run the worker, beat and simulator as their own processes:\n"
+                "  celery -A aria_project worker -l info\n"
+                "  celery -A aria_project beat -l info\n"
+                "  python manage.py simulate"
+            )
+
+        asgi_app = ASGIStaticFilesHandler(application) if settings.DEBUG else application
+        stdout = self.stdout
+
+        class AriaServer(Server):
+            listen_failed = False
+
+            def listen_success(self, port_obj: Any) -> None:
+                super().listen_success(port_obj)
+                shown = "localhost" if host in ("127.0.0.1", "0.0.0.0") else host
+                stdout.write(
+                    f"\nARIA is running at http://{shown}:{port}/  (admin /admin/, API docs /api/docs)\n"
+                    f"Sign in as operator, approver or admin; the demo passwords are in "
+                    f"{settings.VAR_DIR / 'demo_credentials.txt'}.\n"
+                    "Press Ctrl-C to stop.",
+                )
+
+            def listen_error(self, failure: Any) -> None:
+                AriaServer.listen_failed = True
+                stdout.write(f"Cannot listen on {host}:{port}: {failure.getErrorMessage()}")
+                super().listen_error(failure)
+
+        server = AriaServer(
+            asgi_app,
+            endpoints=[f"tcp:port={port}:interface={host}"],
+            signal_handlers=False,
+            verbosity=verbosity,
+        )
+        self._install_signal_handlers(server)
+        try:
+            server.run()
+        finally:
+            self.stdout.write("Stopping …")
+            for service in background:
+                service.stop()
+        if AriaServer.listen_failed:
+            raise CommandError(f"Could not bind {host}:{port}.")
+        self.stdout.write("Stopped.")
+
+    def _install_signal_handlers(self, server: Any) -> None:
+        from twisted.internet import reactor
+
+        received: list[int] = []
+
+        def on_signal(signum: int, frame: Any) -> None:
+            if received:  # a second Ctrl-C: do not wait any longer
+                sys.stderr.write("Forced exit.\n")
+                os._exit(1)
+            received.append(signum)
+            if reactor.running:
+                reactor.callFromThread(server.stop)
+            else:
+                server.stop()
+
+        signal.signal(signal.SIGINT, on_signal)
+        signal.signal(signal.SIGTERM, on_signal)

@@ -1,0 +1,136 @@
+"""The background services `runaria` runs inside the web process when there is no Redis.
+
+Each one starts in a thread and stops on request: the Celery worker (threads pool), Celery beat
+(`celery.beat.EmbeddedService`) and the demo simulator. With REDIS_URL set these run as separate
+processes instead (`celery -A aria_project worker`, `celery -A aria_project beat`,
+`manage.py simulate`).
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import socket
+import threading
+from collections.abc import Callable
+from importlib import import_module
+from importlib.util import find_spec
+from typing import Any, TextIO
+
+from celery import Celery
+from celery.beat import EmbeddedService
+from celery.worker import WorkController
+
+logger = logging.getLogger(__name__)
+
+# The names runaria looks for in `sentinel.simulator`, in order. The callable runs until
+# `stop_event` is set; `scenario` and `stdout` are passed when its signature accepts them.
+SIMULATOR_ENTRY_POINTS = ("run_simulator", "run", "simulate")
+
+
+class EmbeddedWorker:
+    """A Celery worker with the threads pool, consuming from the in-process broker."""
+
+    def __init__(self, app: Celery, *, concurrency: int = 4, loglevel: str = "WARNING") -> None:
+        self.app = app
+        self.ready = threading.Event()
+        self.error: BaseException | None = None
+        self.controller = WorkController(
+            app=app,
+            hostname=f"aria-embedded@{socket.gethostname()}",
+            pool_cls="threads",
+            concurrency=concurrency,
+            loglevel=loglevel,
+            without_heartbeat=True,
+            without_mingle=True,
+            without_gossip=True,
+            ready_callback=lambda consumer: self.ready.set(),
+        )
+        self.thread = threading.Thread(target=self._run, name="celery-worker", daemon=True)
+
+    def _run(self) -> None:
+        try:
+            self.app.set_current()
+            self.controller.start()
+        except BaseException as exc:  # report it; the web server keeps serving
+            self.error = exc
+            logger.exception("Embedded Celery worker stopped with an error")
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def stop(self, timeout: float = 15.0) -> None:
+        if self.thread.is_alive():
+            self.controller.stop()
+            self.thread.join(timeout)
+
+
+class EmbeddedBeat:
+    """Celery beat as a thread (it wakes at least once a second, so it stops promptly).
+
+    Only entries whose task is registered are scheduled, so an app that has not written its
+    task yet costs a notice at start-up, not an error every few seconds.
+    """
+
+    def __init__(self, app: Celery, *, schedule_filename: str | None = None) -> None:
+        app.loader.import_default_modules()
+        schedule = dict(app.conf.beat_schedule or {})
+        self.skipped = sorted(name for name, entry in schedule.items() if entry["task"] not in app.tasks)
+        app.conf.beat_schedule = {name: entry for name, entry in schedule.items() if name not in self.skipped}
+        kwargs: dict[str, Any] = {"thread": True}
+        if schedule_filename:
+            kwargs["schedule_filename"] = schedule_filename
+        self.service = EmbeddedService(app, **kwargs)
+
+    def start(self) -> None:
+        self.service.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        if self.service.is_alive():
+            self.service.service.stop(wait=False)
+            self.service.join(timeout)
+
+
+def find_simulator() -> Callable[..., Any] | None:
+    """The demo simulator's entry point, when the sentinel app provides one."""
+    if find_spec("sentinel") is None or find_spec("sentinel.simulator") is None:
+        return None
+    module = import_module("sentinel.simulator")
+    for name in SIMULATOR_ENTRY_POINTS:
+        entry = getattr(module, name, None)
+        if callable(entry):
+            return entry
+    return None
+
+
+class SimulatorThread:
+    """Runs the simulator entry point until the stop event is set."""
+
+    def __init__(self, entry: Callable[..., Any], *, scenario: str | None, stdout: TextIO) -> None:
+        self.stop_event = threading.Event()
+        params = inspect.signature(entry).parameters
+        offered = {"stop_event": self.stop_event, "scenario": scenario, "stdout": stdout}
+        accepts_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+        self.kwargs = {k: v for k, v in offered.items() if accepts_any or k in params}
+        if scenario is None:
+            self.kwargs.pop("scenario", None)
+        self.entry = entry
+        self.thread = threading.Thread(target=self._run, name="simulator", daemon=True)
+
+    def _run(self) -> None:
+        from django.db import close_old_connections
+
+        try:
+            self.entry(**self.kwargs)
+        except Exception:
+            logger.exception("The simulator stopped with an error")
+        finally:
+            close_old_connections()
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self.stop_event.set()
+        if self.thread.is_alive():
+            self.thread.join(timeout)
