@@ -1,0 +1,82 @@
+/* Control Room shell: the live event feed and the connection status pill (uses AriaEvents). */
+(function () {
+  "use strict";
+  var feed = document.getElementById("live-feed");
+  var pill = document.getElementById("ws-status");
+  var empty = document.getElementById("feed-empty");
+  if (!feed || !window.AriaEvents) return;
+
+  var MAX_ROWS = 200;
+  var SKIP = { id: true, type: true };
+  var STATUS_TEXT = {
+    connecting: "connecting",
+    open: "live",
+    reconnecting: "reconnecting",
+    unauthorized: "signed out",
+    closed: "closed"
+  };
+
+  function summarise(value) {
+    if (value === null || value === undefined) return "—";
+    var text = typeof value === "object" ? JSON.stringify(value) : String(value);
+    return text.length > 80 ? text.slice(0, 77) + "…" : text;
+  }
+
+  function timeOf(frame) {
+    var when = frame.time ? new Date(frame.time) : new Date();
+    if (isNaN(when.getTime())) when = new Date();
+    return when.toLocaleTimeString();
+  }
+
+  function row(frame) {
+    var item = document.createElement("li");
+    item.className = "feed-row type-" + String(frame.type).replace(/[^a-z0-9_-]/gi, "");
+    item.setAttribute("data-event-id", String(frame.id));
+    item.setAttribute("data-event-type", String(frame.type));
+
+    var time = document.createElement("time");
+    time.className = "feed-time";
+    time.textContent = timeOf(frame);
+    item.appendChild(time);
+
+    var type = document.createElement("span");
+    type.className = "feed-type";
+    type.textContent = frame.type;
+    item.appendChild(type);
+
+    var fields = document.createElement("span");
+    fields.className = "feed-fields";
+    Object.keys(frame).filter(function (k) { return !SKIP[k] && k !== "time"; }).slice(0, 5)
+      .forEach(function (key) {
+        var field = document.createElement("span");
+        field.className = "feed-field";
+        var name = document.createElement("b");
+        name.textContent = key;
+        field.appendChild(name);
+        field.appendChild(document.createTextNode(" " + summarise(frame[key])));
+        fields.appendChild(field);
+      });
+    item.appendChild(fields);
+
+    var id = document.createElement("span");
+    id.className = "feed-id";
+    id.textContent = "#" + frame.id;
+    item.appendChild(id);
+    return item;
+  }
+
+  var after = parseInt(feed.getAttribute("data-replay-after"), 10);
+  window.AriaEvents.connect({
+    after: isNaN(after) ? undefined : after,
+    onFrame: function (frame) {
+      if (empty) empty.hidden = true;
+      feed.insertBefore(row(frame), feed.firstChild);
+      while (feed.children.length > MAX_ROWS) feed.removeChild(feed.lastChild);
+    },
+    onStatus: function (status) {
+      if (!pill) return;
+      pill.setAttribute("data-status", status);
+      pill.textContent = STATUS_TEXT[status] || status;
+    }
+  });
+})();

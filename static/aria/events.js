@@ -1,0 +1,141 @@
+/*
+ * AriaEvents — the browser client of the ARIA event bus (/ws/events). No dependencies.
+ *
+ *   var conn = AriaEvents.connect({
+ *     onFrame:  function (frame) {},   // every bus frame {id, type, ...payload}, once, in arrival order
+ *     onStatus: function (status, detail) {},  // "connecting" | "open" | "reconnecting" |
+ *                                              // "unauthorized" | "closed"
+ *     onError:  function (frame) {},   // optional: server error frames {type: "error", code, detail}
+ *     after:    123,                   // optional: replay stored events with id > after first
+ *     types:    ["anomaly_detected"],  // optional: only pass these event types to onFrame
+ *     url:      "/ws/events",          // optional: path or absolute ws(s):// URL
+ *     minDelay: 500, maxDelay: 15000   // optional: reconnect backoff bounds in ms
+ *   });
+ *   conn.lastId();  conn.status();  conn.close();
+ *
+ * On a drop it reconnects with exponential backoff (with jitter) and asks for ?after=<last id>,
+ * so the server replays what was missed before live frames. Frames are de-duplicated by id, so
+ * onFrame never sees an id twice. Close code 4401 (not signed in) stops reconnecting and reports
+ * "unauthorized"; 4400 (bad request) stops with "closed". Several pages' panels may each call connect(); each gets its own socket.
+ */
+(function (global) {
+  "use strict";
+
+  var SEEN_LIMIT = 5000;
+
+  function socketUrl(path, after) {
+    var url;
+    if (/^wss?:\/\//.test(path)) {
+      url = new URL(path);
+    } else {
+      var loc = global.location;
+      url = new URL(path, (loc.protocol === "https:" ? "wss://" : "ws://") + loc.host);
+    }
+    if (after !== null && after !== undefined) url.searchParams.set("after", String(after));
+    return url.toString();
+  }
+
+  function connect(options) {
+    var opts = options || {};
+    var onFrame = opts.onFrame || function () {};
+    var onStatus = opts.onStatus || function () {};
+    var onError = opts.onError || function () {};
+    var path = opts.url || "/ws/events";
+    var minDelay = opts.minDelay || 500;
+    var maxDelay = opts.maxDelay || 15000;
+    var types = opts.types ? new Set(opts.types) : null;
+
+    var lastId = typeof opts.after === "number" && opts.after >= 0 ? opts.after : null;
+    var seen = new Set();
+    var seenOrder = [];
+    var socket = null;
+    var attempts = 0;
+    var timer = null;
+    var stopped = false;
+    var current = "connecting";
+
+    function setStatus(status, detail) {
+      current = status;
+      try { onStatus(status, detail); } catch (err) { console.error(err); }
+    }
+
+    function remember(id) {
+      seen.add(id);
+      seenOrder.push(id);
+      if (seenOrder.length > SEEN_LIMIT) seen.delete(seenOrder.shift());
+    }
+
+    function handle(message) {
+      var frame;
+      try { frame = JSON.parse(message.data); } catch (err) { return; }
+      if (!frame || typeof frame !== "object") return;
+      if (frame.type === "error" && typeof frame.id !== "number") {
+        try { onError(frame); } catch (err) { console.error(err); }
+        return;
+      }
+      if (typeof frame.id !== "number" || seen.has(frame.id)) return;
+      remember(frame.id);
+      if (lastId === null || frame.id > lastId) lastId = frame.id;
+      if (types && !types.has(frame.type)) return;
+      try { onFrame(frame); } catch (err) { console.error(err); }
+    }
+
+    function schedule() {
+      if (stopped) return;
+      var delay = Math.min(maxDelay, minDelay * Math.pow(2, attempts));
+      delay = delay / 2 + Math.random() * delay / 2;
+      attempts += 1;
+      setStatus("reconnecting", { inMs: Math.round(delay), attempt: attempts });
+      timer = global.setTimeout(open, delay);
+    }
+
+    function open() {
+      timer = null;
+      if (stopped) return;
+      setStatus(attempts === 0 ? "connecting" : "reconnecting", { attempt: attempts });
+      var ws;
+      try {
+        ws = new global.WebSocket(socketUrl(path, lastId));
+      } catch (err) {
+        schedule();
+        return;
+      }
+      socket = ws;
+      ws.onopen = function () {
+        attempts = 0;
+        setStatus("open");
+      };
+      ws.onmessage = handle;
+      ws.onclose = function (event) {
+        if (socket === ws) socket = null;
+        if (stopped) return;
+        if (event.code === 4401) {
+          stopped = true;
+          setStatus("unauthorized", { code: event.code });
+          return;
+        }
+        if (event.code === 4400) {
+          stopped = true;
+          setStatus("closed", { code: event.code });
+          return;
+        }
+        schedule();
+      };
+    }
+
+    open();
+
+    return {
+      lastId: function () { return lastId; },
+      status: function () { return current; },
+      close: function () {
+        stopped = true;
+        if (timer) global.clearTimeout(timer);
+        if (socket) socket.close(1000);
+        setStatus("closed");
+      }
+    };
+  }
+
+  global.AriaEvents = { connect: connect };
+})(window);
