@@ -28,3 +28,24 @@ OPEN_ALARM_STATES = (
     AlarmState.SHELVED,
     AlarmState.OUT_OF_SERVICE,
 )
+
+# States an alarm may move to from each state (the one transition map; services enforce it).
+# Leaving SHELVED or OUT_OF_SERVICE restores the state the alarm would have now: cleared when the
+# value is back inside its band, else the state it had before (or active_unack).
+ALARM_TRANSITIONS: dict[str, frozenset[str]] = {
+    AlarmState.PENDING: frozenset({AlarmState.ACTIVE_UNACK, AlarmState.CLEARED}),
+    AlarmState.ACTIVE_UNACK: frozenset(
+        {AlarmState.ACKNOWLEDGED, AlarmState.SHELVED, AlarmState.OUT_OF_SERVICE, AlarmState.CLEARED}
+    ),
+    AlarmState.ACKNOWLEDGED: frozenset({AlarmState.SHELVED, AlarmState.OUT_OF_SERVICE, AlarmState.CLEARED}),
+    AlarmState.SHELVED: frozenset(
+        {AlarmState.ACTIVE_UNACK, AlarmState.ACKNOWLEDGED, AlarmState.OUT_OF_SERVICE, AlarmState.CLEARED}
+    ),
+    AlarmState.OUT_OF_SERVICE: frozenset({AlarmState.ACTIVE_UNACK, AlarmState.ACKNOWLEDGED, AlarmState.CLEARED}),
+    AlarmState.CLEARED: frozenset(),
+}
+
+# Open alarms the scan may clear automatically (shelved / out-of-service ones are decided on return).
+AUTO_CLEARABLE_STATES = (AlarmState.PENDING, AlarmState.ACTIVE_UNACK, AlarmState.ACKNOWLEDGED)
+# Open alarms that demand the operator's attention (counted as "active" in the control room).
+ANNUNCIATED_STATES = (AlarmState.ACTIVE_UNACK, AlarmState.ACKNOWLEDGED)

@@ -1,0 +1,163 @@
+"""Sample ingestion: validate the whole batch, write it, keep the latest values, evaluate.
+
+All or nothing: one bad item rejects the request (422 naming the item index and field) and
+nothing is written. Accepted samples are evaluated at once, so detection never waits for the
+scan. On PostgreSQL the samples go in with COPY (the fastest path the driver offers); elsewhere
+with bulk_create.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import connection, transaction
+from django.utils import timezone
+
+from core.errors import InvalidInput, PayloadTooLarge
+from sentinel.models import SignalDefinition, SignalLatest, SignalSample, StaleCondition
+from sentinel.services.evaluation import EvaluationSummary, signals_evaluate
+
+MAX_SAMPLES = 10_000
+MAX_FUTURE = timedelta(minutes=5)
+STALE_INTERVALS = 3
+
+Sample = tuple[int, datetime, float]
+
+
+@dataclass
+class IngestResult:
+    accepted: int
+    signals: int
+    evaluation: EvaluationSummary
+
+
+def _invalid(index: int, field: str | None, message: str) -> InvalidInput:
+    path = f"samples[{index}].{field}" if field else f"samples[{index}]"
+    dotted = f"samples.{index}.{field}" if field else f"samples.{index}"
+    return InvalidInput(f"{path}: {message}", field=dotted, index=index)
+
+
+def _time(index: int, raw: Any, latest_allowed: datetime) -> datetime:
+    if isinstance(raw, datetime):
+        value = raw
+    elif isinstance(raw, str):
+        try:
+            value = datetime.fromisoformat(raw)
+        except ValueError:
+            raise _invalid(index, "time", "must be an ISO 8601 date-time") from None
+    else:
+        raise _invalid(index, "time", "must be an ISO 8601 date-time string")
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise _invalid(index, "time", "must include a timezone (e.g. 2026-01-01T00:00:00Z)")
+    if value > latest_allowed:
+        raise _invalid(index, "time", "is more than 5 minutes in the future")
+    return value
+
+
+def samples_validate(items: Any, *, now: datetime | None = None) -> list[Sample]:
+    """Parse and check every item (without the database); raise InvalidInput on the first bad one."""
+    if not isinstance(items, list):
+        raise InvalidInput("samples: must be a list", field="samples")
+    if len(items) > MAX_SAMPLES:
+        raise PayloadTooLarge(f"samples: at most {MAX_SAMPLES} per request (got {len(items)})", field="samples")
+    latest_allowed = (now or timezone.now()) + MAX_FUTURE
+    parsed: list[Sample] = []
+    append = parsed.append
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise _invalid(index, None, "must be an object with signal_id, time, value")
+        for name in ("signal_id", "time", "value"):
+            if name not in item or item[name] is None:
+                raise _invalid(index, name, "is required")
+        signal_id, value = item["signal_id"], item["value"]
+        if type(signal_id) is not int:
+            raise _invalid(index, "signal_id", "must be an integer")
+        if type(value) not in (float, int):
+            raise _invalid(index, "value", "must be a number")
+        value = float(value)
+        if not math.isfinite(value):
+            raise _invalid(index, "value", "must be finite")
+        append((signal_id, _time(index, item["time"], latest_allowed), value))
+    return parsed
+
+
+def _check_signals_exist(samples: list[Sample]) -> set[int]:
+    ids = {s[0] for s in samples}
+    known = set(SignalDefinition.objects.filter(pk__in=ids).values_list("pk", flat=True))
+    if known != ids:
+        for index, (signal_id, _, _) in enumerate(samples):
+            if signal_id not in known:
+                raise _invalid(index, "signal_id", f"unknown signal {signal_id}")
+    return ids
+
+
+def _insert_samples(samples: list[Sample]) -> None:
+    if connection.vendor == "postgresql":
+        table = connection.ops.quote_name(SignalSample._meta.db_table)
+        with connection.cursor() as cursor, cursor.copy(f"COPY {table} (signal_id, time, value) FROM STDIN") as copy:
+            for row in samples:
+                copy.write_row(row)
+    else:
+        SignalSample.objects.bulk_create([SignalSample(signal_id=s, time=t, value=v) for s, t, v in samples])
+
+
+def _upsert_latest(samples: list[Sample]) -> None:
+    """One row per signal holding its newest sample; an older sample never overwrites a newer one."""
+    newest: dict[int, tuple[datetime, float]] = {}
+    for signal_id, time, value in samples:
+        current = newest.get(signal_id)
+        if current is None or time >= current[0]:
+            newest[signal_id] = (time, value)
+    table = connection.ops.quote_name(SignalLatest._meta.db_table)
+    time_field = SignalLatest._meta.get_field("time")
+    rows = sorted(newest.items())
+    # Keeps breach_since; fresh data ends staleness. Same SQL on PostgreSQL and SQLite (≥ 3.24).
+    sql_head = f"INSERT INTO {table} (signal_id, time, value, stale) VALUES "
+    sql_tail = (
+        " ON CONFLICT (signal_id) DO UPDATE SET time = excluded.time, value = excluded.value, stale = excluded.stale"
+        f" WHERE {table}.time <= excluded.time"
+    )
+    for start in range(0, len(rows), 2000):
+        chunk = rows[start : start + 2000]
+        params: list[Any] = []
+        for signal_id, (time, value) in chunk:
+            params += [signal_id, time_field.get_db_prep_value(time, connection), value, False]
+        values = ", ".join(["(%s, %s, %s, %s)"] * len(chunk))
+        with connection.cursor() as cursor:
+            cursor.execute(sql_head + values + sql_tail, params)
+
+
+def stale_window() -> timedelta:
+    return timedelta(seconds=STALE_INTERVALS * float(settings.ARIA_SENTINEL_INTERVAL))
+
+
+def samples_ingest(
+    *, samples: Sequence[Any], actor: AbstractBaseUser | None = None, now: datetime | None = None
+) -> IngestResult:
+    """Validate, store and evaluate a batch of samples ({signal_id, time, value} dicts or
+    already-validated (signal_id, time, value) tuples). `actor` is accepted for the audit
+    trail of callers; samples themselves are data, not transitions, and are not audited."""
+    now = now or timezone.now()
+    parsed = (
+        list(samples)
+        if samples and isinstance(samples[0], tuple)
+        else samples_validate(list(samples) if not isinstance(samples, list) else samples, now=now)
+    )
+    if not parsed:
+        return IngestResult(accepted=0, signals=0, evaluation=EvaluationSummary())
+    with transaction.atomic():
+        ids = _check_signals_exist(parsed)
+        _insert_samples(parsed)
+        _upsert_latest(parsed)
+        fresh_after = now - stale_window()
+        returning = sorted({s for s, t, _ in parsed if t >= fresh_after})
+        if returning:
+            StaleCondition.objects.filter(signal_id__in=returning, cleared_at__isnull=True).update(cleared_at=now)
+        evaluation = signals_evaluate(now=now, signal_ids=ids)
+    return IngestResult(accepted=len(parsed), signals=len(ids), evaluation=evaluation)
