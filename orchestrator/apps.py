@@ -6,10 +6,14 @@ class OrchestratorConfig(AppConfig):
     name = "orchestrator"
 
     def ready(self) -> None:
-        # Capabilities and signal receivers register on import.
+        # Capabilities, event types and the planner's fake policy register on import.
         from importlib import import_module
         from importlib.util import find_spec
 
+        from orchestrator import events
+
+        events.register()
+        import_module("orchestrator.planning.fake_policies")
         for module in ("capabilities", "receivers"):
             if find_spec(f"{self.name}.{module}"):
                 import_module(f"{self.name}.{module}")

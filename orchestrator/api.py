@@ -1,0 +1,108 @@
+"""Plans and interactions under /api/v1/aria/. Owner-scoped: another owner's plan is a 404."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest
+from ninja import Router
+
+from core.access import OPERATOR, require_scopes
+from orchestrator.choices import PlanStatus
+from orchestrator.schemas import AnswerIn, PlanCreateIn, PlanPatchIn, interaction_out, plan_out
+from orchestrator.selectors import interaction_get, interactions_needing, plan_get, plans_for
+from orchestrator.services.executor import plan_start
+from orchestrator.services.interactions import interaction_answer
+from orchestrator.services.jobs import plan_poll
+from orchestrator.services.plans import plan_approve, plan_cancel, plan_create, plan_set_autonomy
+
+PREFIX = "/aria"
+router = Router(tags=["orchestrator"])
+
+
+def _authenticated(request: HttpRequest) -> None:
+    require_scopes(request.user)
+
+
+@router.get("/plans")
+def list_plans(request: HttpRequest, status: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+    _authenticated(request)
+    qs = plans_for(request.user)
+    if status:
+        qs = qs.filter(status=status)
+    return [plan_out(p) for p in qs[: max(1, min(limit, 200))]]
+
+
+@router.post("/plans", response={201: dict})
+def create_plan(request: HttpRequest, payload: PlanCreateIn) -> tuple[int, dict[str, Any]]:
+    require_scopes(request.user, OPERATOR)
+    plan = plan_create(owner=request.user, **payload.dict())
+    return 201, plan_out(plan_get(request.user, plan.pk), with_interactions=True)
+
+
+@router.get("/plans/{plan_id}")
+def get_plan(request: HttpRequest, plan_id: int) -> dict[str, Any]:
+    _authenticated(request)
+    return plan_out(plan_get(request.user, plan_id), with_interactions=True)
+
+
+@router.patch("/plans/{plan_id}")
+def patch_plan(request: HttpRequest, plan_id: int, payload: PlanPatchIn) -> dict[str, Any]:
+    _authenticated(request)
+    plan = plan_get(request.user, plan_id)
+    if payload.autonomy is not None:
+        plan = plan_set_autonomy(plan=plan, autonomy=payload.autonomy, actor=request.user)
+    if payload.status == PlanStatus.CANCELLED:
+        plan = plan_cancel(plan=plan, actor=request.user)
+    return plan_out(plan_get(request.user, plan_id), with_interactions=True)
+
+
+@router.post("/plans/{plan_id}/approve")
+def approve_plan(request: HttpRequest, plan_id: int) -> dict[str, Any]:
+    require_scopes(request.user, OPERATOR)
+    plan_approve(plan=plan_get(request.user, plan_id), actor=request.user)
+    return plan_out(plan_get(request.user, plan_id), with_interactions=True)
+
+
+@router.post("/plans/{plan_id}/execute", response={202: dict})
+def execute_plan(request: HttpRequest, plan_id: int) -> tuple[int, dict[str, Any]]:
+    require_scopes(request.user, OPERATOR)
+    plan_start(plan=plan_get(request.user, plan_id), actor=request.user)
+    return 202, plan_out(plan_get(request.user, plan_id), with_interactions=True)
+
+
+@router.post("/plans/{plan_id}/poll")
+def poll_plan(request: HttpRequest, plan_id: int) -> dict[str, Any]:
+    _authenticated(request)
+    plan = plan_get(request.user, plan_id)
+    plan_poll(plan.pk)
+    return plan_out(plan_get(request.user, plan_id), with_interactions=True)
+
+
+@router.get("/plans/{plan_id}/interactions")
+def list_interactions(request: HttpRequest, plan_id: int) -> list[dict[str, Any]]:
+    _authenticated(request)
+    plan = plan_get(request.user, plan_id)
+    return [interaction_out(i) for i in plan.interactions.select_related("step", "answered_by")]
+
+
+@router.post("/interactions/{interaction_id}/answer")
+def answer_interaction(request: HttpRequest, interaction_id: int, payload: AnswerIn) -> dict[str, Any]:
+    _authenticated(request)
+    interaction = interaction_get(request.user, interaction_id)
+    interaction = interaction_answer(
+        interaction=interaction,
+        actor=request.user,
+        decision=payload.decision,
+        choice=payload.choice,
+        inputs=payload.inputs,
+    )
+    return interaction_out(interaction)
+
+
+@router.get("/needs-me")
+def needs_me(request: HttpRequest) -> dict[str, Any]:
+    """Open asks waiting on the viewer: the nav badge shows `count` (distinct plans)."""
+    _authenticated(request)
+    asks = list(interactions_needing(request.user))
+    return {"count": len({i.plan_id for i in asks}), "interactions": [interaction_out(i) for i in asks]}

@@ -1,0 +1,90 @@
+"""API payloads and the JSON shape of plans, steps and interactions."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from ninja import Schema
+from pydantic import Field
+
+from orchestrator.models import Interaction, Plan, PlanStep
+
+
+class PlanCreateIn(Schema):
+    goal: str = Field(min_length=1, max_length=2000)
+    constraints: dict[str, Any] = Field(default_factory=dict)
+    done_when: str = ""
+    context_refs: list[Any] = Field(default_factory=list)
+    autonomy: Literal["ask_all", "ask_mutations", "auto"] = "ask_mutations"
+    planner: Literal["heuristic", "model"] = "heuristic"
+
+
+class PlanPatchIn(Schema):
+    autonomy: Literal["ask_all", "ask_mutations", "auto"] | None = None
+    status: Literal["cancelled"] | None = None
+
+
+class AnswerIn(Schema):
+    decision: str = ""
+    choice: str | None = None
+    inputs: dict[str, Any] | None = None
+
+
+def step_out(step: PlanStep) -> dict[str, Any]:
+    return {
+        "id": step.pk,
+        "order": step.order,
+        "depends_on": step.depends_on,
+        "capability": step.capability,
+        "inputs": step.inputs,
+        "tier": step.tier,
+        "quality_gate": step.quality_gate,
+        "status": step.status,
+        "attempts": step.attempts,
+        "result": step.result,
+        "job": {"kind": step.job_kind, "ref": step.job_ref} if step.job_kind else None,
+        "error": step.error,
+    }
+
+
+def interaction_out(interaction: Interaction) -> dict[str, Any]:
+    step = interaction.step
+    return {
+        "id": interaction.pk,
+        "plan_id": interaction.plan_id,
+        "step_id": interaction.step_id,
+        "step": {"order": step.order, "capability": step.capability, "inputs": step.inputs} if step else None,
+        "kind": interaction.kind,
+        "question": interaction.question,
+        "options": interaction.options,
+        "evidence": interaction.evidence,
+        "required_scope": interaction.required_scope,
+        "status": interaction.status,
+        "answer": interaction.answer,
+        "answered_by": interaction.answered_by.get_username() if interaction.answered_by_id else None,
+        "answered_at": interaction.answered_at.isoformat() if interaction.answered_at else None,
+        "created_at": interaction.created_at.isoformat(),
+    }
+
+
+def plan_out(plan: Plan, *, with_interactions: bool = False) -> dict[str, Any]:
+    out = {
+        "id": plan.pk,
+        "owner": plan.owner.get_username(),
+        "goal": plan.goal,
+        "constraints": plan.constraints,
+        "done_when": plan.done_when,
+        "context_refs": plan.context_refs,
+        "autonomy": plan.autonomy,
+        "status": plan.status,
+        "planner": plan.planner,
+        "template": plan.template,
+        "planner_notes": plan.planner_notes,
+        "error": plan.error,
+        "created_at": plan.created_at.isoformat(),
+        "updated_at": plan.updated_at.isoformat(),
+        "steps": [step_out(s) for s in plan.steps.all()],
+    }
+    if with_interactions:
+        out["interactions"] = [interaction_out(i) for i in plan.interactions.all()]
+    return out

@@ -1,0 +1,248 @@
+"""The executor: walks a running plan's ready steps, one committed transition at a time.
+
+Per step: capability still registered → the plan OWNER holds its scopes → the gate
+(`gate_decision(autonomy, tier)`) runs it or asks a human (Interaction, plan paused) → the step
+is claimed with a conditional UPDATE (pending → running WHERE status = 'pending' and the plan is
+running), which also stores a fresh idempotency key for the attempt → the capability runs with
+that key in `ctx.extra` → the outcome is written guarded by the same key. A worker killed after
+the claim leaves the step `running`; once its lease is stale the next pass re-claims it with the
+SAME key, so a capability that honours the key applies its side effect at most once.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from core.access import has_scopes
+from core.capabilities import CapabilityContext, CapabilityResult, dispatch, registry
+from core.errors import Conflict
+from orchestrator.choices import STEP_SETTLED, PlanStatus, StepStatus, gate_decision
+from orchestrator.models import Plan, PlanStep
+from orchestrator.services.interactions import ask_confirm, ask_permission, gate_evidence
+from orchestrator.services.plans import plan_transition, plan_updated
+
+logger = logging.getLogger(__name__)
+
+
+def step_lease() -> timedelta:
+    return timedelta(seconds=getattr(settings, "ARIA_PLAN_STEP_LEASE_SECONDS", 300))
+
+
+def enqueue_execution(plan_id: int) -> None:
+    """Run the plan in a worker once the caller's transaction commits."""
+    from orchestrator.tasks import execute_plan_task
+
+    transaction.on_commit(lambda: execute_plan_task.delay(plan_id))
+
+
+def plan_start(*, plan: Plan, actor: Any) -> Plan:
+    """approved → running (or resume a paused plan with nothing left to answer), then enqueue."""
+    if plan.status == PlanStatus.PAUSED and plan.interactions.filter(status="open").exists():
+        raise Conflict(f"Plan {plan.pk} is waiting for an answer.", allowed=[PlanStatus.CANCELLED], status=plan.status)
+    with transaction.atomic():
+        plan = plan_transition(plan=plan, to_status=PlanStatus.RUNNING, actor=actor)
+        enqueue_execution(plan.pk)
+    return plan
+
+
+def _ready(steps: list[PlanStep]) -> PlanStep | None:
+    status = {s.order: s.status for s in steps}
+    for step in steps:
+        if step.status == StepStatus.PENDING and all(status.get(d) in STEP_SETTLED for d in step.depends_on):
+            return step
+    return None
+
+
+def _claim(plan: Plan, step: PlanStep) -> bool:
+    """pending → running for exactly one worker; a new attempt gets a new idempotency key."""
+    key = f"plan{plan.pk}-step{step.pk}-{uuid.uuid4().hex[:12]}"
+    now = timezone.now()
+    with transaction.atomic():
+        won = PlanStep.objects.filter(pk=step.pk, status=StepStatus.PENDING, plan__status=PlanStatus.RUNNING).update(
+            status=StepStatus.RUNNING, attempts=F("attempts") + 1, idempotency_key=key, claimed_at=now, updated_at=now
+        )
+        if won:
+            step.status, step.idempotency_key, step.claimed_at = StepStatus.RUNNING, key, now
+            step.attempts += 1
+            plan_updated(plan, step)
+    return bool(won)
+
+
+def _reclaim_stale(plan: Plan, step: PlanStep, stale_before) -> bool:
+    """A step left running by a dead worker: take its lease over, keeping the attempt's key."""
+    now = timezone.now()
+    won = PlanStep.objects.filter(
+        pk=step.pk, status=StepStatus.RUNNING, claimed_at=step.claimed_at, claimed_at__lte=stale_before
+    ).update(claimed_at=now)
+    if won:
+        step.claimed_at = now
+    return bool(won)
+
+
+def _write_outcome(plan: Plan, step: PlanStep, **fields: Any) -> bool:
+    """Write a running step's outcome, guarded by its attempt key (a stale worker writes nothing)."""
+    fields["updated_at"] = timezone.now()
+    with transaction.atomic():
+        won = PlanStep.objects.filter(
+            pk=step.pk, status=StepStatus.RUNNING, idempotency_key=step.idempotency_key
+        ).update(**fields)
+        if won:
+            for name, value in fields.items():
+                setattr(step, name, value)
+            plan_updated(plan, step)
+    return bool(won)
+
+
+def gate_passes(gate: dict[str, Any] | None, result: Any) -> tuple[bool, Any]:
+    """Evaluate `{field, op, threshold}` on a result; a missing or non-numeric value fails."""
+    if not gate:
+        return True, None
+    value: Any = result
+    for part in gate["field"].split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False, value
+    threshold = gate["threshold"]
+    ok = {
+        "gt": value > threshold,
+        "gte": value >= threshold,
+        "lt": value < threshold,
+        "lte": value <= threshold,
+        "eq": value == threshold,
+        "ne": value != threshold,
+    }[gate["op"]]
+    return ok, value
+
+
+def settle_result(plan: Plan, step: PlanStep, result: Any, **extra: Any) -> str:
+    """A step's result arrived (inline or from a job): done, or a confirm ask when its gate fails."""
+    passed, value = gate_passes(step.quality_gate, result)
+    if passed:
+        _write_outcome(plan, step, status=StepStatus.DONE, result=result, error="", **extra)
+        return "done"
+    with transaction.atomic():
+        if _write_outcome(plan, step, status=StepStatus.WAITING_INTERACTION, result=result, **extra):
+            ask_confirm(plan, step, evidence=gate_evidence(step, value))
+    return "asked"
+
+
+def _fail(plan: Plan, step: PlanStep, message: str, *, claimed: bool) -> None:
+    with transaction.atomic():
+        if claimed:
+            _write_outcome(plan, step, status=StepStatus.FAILED, error=message)
+        else:
+            PlanStep.objects.filter(pk=step.pk, status=StepStatus.PENDING).update(
+                status=StepStatus.FAILED, error=message, updated_at=timezone.now()
+            )
+            step.status, step.error = StepStatus.FAILED, message
+            plan_updated(plan, step)
+
+
+def _run_claimed(plan: Plan, step: PlanStep) -> str:
+    ctx = CapabilityContext(
+        user=plan.owner,
+        agent="orchestrator",
+        extra={"idempotency_key": step.idempotency_key, "plan_id": plan.pk, "step_id": step.pk},
+    )
+    result: CapabilityResult = dispatch(step.capability, step.inputs, ctx=ctx)
+    if result.is_error:
+        _fail(plan, step, result.message, claimed=True)
+        return "failed"
+    if result.job is not None:
+        _write_outcome(
+            plan,
+            step,
+            status=StepStatus.WAITING_JOB,
+            result=result.content,
+            job_kind=result.job.kind,
+            job_ref=result.job.ref,
+        )
+        return "parked"
+    return settle_result(plan, step, result.content)
+
+
+def _advance(plan: Plan, step: PlanStep) -> str:
+    cap = registry.get(step.capability)
+    if cap is None:
+        _fail(plan, step, f"Capability {step.capability!r} is no longer registered.", claimed=False)
+        return "failed"
+    if not has_scopes(plan.owner, cap.scopes):
+        _fail(plan, step, f"Plan owner lacks scope {', '.join(cap.scopes)} for {cap.name}.", claimed=False)
+        return "failed"
+    if not step.gate_cleared and gate_decision(plan.autonomy, step.tier) == "ask":
+        ask_permission(plan, step)
+        return "asked"
+    if not _claim(plan, step):
+        return "lost"
+    return _run_claimed(plan, step)
+
+
+def plan_execute(plan_id: int, *, stale_after: timedelta | None = None) -> Plan:
+    """Walk the plan until it finishes, pauses on a human, or parks on jobs. Safe to run twice."""
+    plan = Plan.objects.select_related("owner").get(pk=plan_id)
+    if plan.status != PlanStatus.RUNNING:
+        return plan
+    stale_before = timezone.now() - (step_lease() if stale_after is None else stale_after)
+    steps = list(plan.steps.all())
+    for step in steps:
+        if step.status == StepStatus.RUNNING and step.claimed_at and step.claimed_at <= stale_before:
+            if _reclaim_stale(plan, step, stale_before):
+                logger.warning("Plan %s: resuming step %s left running by a dead worker", plan.pk, step.pk)
+                _run_claimed(plan, step)
+    while True:
+        if any(s.status == StepStatus.FAILED for s in steps):
+            failed = next(s for s in steps if s.status == StepStatus.FAILED)
+            return plan_transition(
+                plan=plan,
+                to_status=PlanStatus.FAILED,
+                actor=None,
+                reason=f"Step {failed.order} ({failed.capability}) failed: {failed.error}",
+            )
+        if all(s.status in STEP_SETTLED for s in steps):
+            return plan_transition(plan=plan, to_status=PlanStatus.COMPLETED, actor=None)
+        step = _ready(steps)
+        if step is None:
+            if not any(
+                s.status in (StepStatus.RUNNING, StepStatus.WAITING_JOB, StepStatus.WAITING_INTERACTION) for s in steps
+            ):
+                return plan_transition(
+                    plan=plan,
+                    to_status=PlanStatus.FAILED,
+                    actor=None,
+                    reason="No step can run: dependencies cannot be met.",
+                )
+            plan.refresh_from_db(fields=["status"])
+            return plan  # paused on a human, or parked on jobs until a poll
+        outcome = _advance(plan, step)
+        if outcome == "asked":
+            plan.refresh_from_db(fields=["status"])
+            return plan
+        if outcome == "lost":  # another worker took it, or the plan stopped running: look again
+            plan.refresh_from_db(fields=["status"])
+            if plan.status != PlanStatus.RUNNING:
+                return plan
+            steps = list(plan.steps.all())
+
+
+def plans_needing_attention(limit: int = 100) -> list[int]:
+    """Running plans with a parked job or a step whose worker's lease ran out (the beat batch)."""
+    stale_before = timezone.now() - step_lease()
+    rows = (
+        Plan.objects.filter(status=PlanStatus.RUNNING)
+        .filter(
+            Q(steps__status=StepStatus.WAITING_JOB)
+            | Q(steps__status=StepStatus.RUNNING, steps__claimed_at__lte=stale_before)
+        )
+        .values_list("pk", flat=True)
+        .distinct()
+        .order_by("pk")[:limit]
+    )
+    return list(rows)

@@ -1,0 +1,203 @@
+"""Interactions: the executor asks a human (permission / choice / confirm) and the plan pauses.
+
+Who may answer:
+- a `permission` or `confirm` ask on a non-gated step: the plan owner or an admin;
+- a gated step's approval (`required_scope` set): a DIFFERENT human holding that scope — never
+  the plan owner, never a service account; a scope name that is not mapped denies.
+An answer may carry edited step inputs; they are validated against the capability's schema.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+from pydantic import ValidationError
+
+from core.access import APPROVER, has_scopes, is_admin, is_service_account
+from core.audit import audit_record
+from core.capabilities import Tier
+from core.errors import Conflict, Forbidden, InvalidInput, NotAuthenticated
+from core.events import publish
+from orchestrator.choices import InteractionKind, InteractionStatus, PlanStatus, StepStatus
+from orchestrator.models import Interaction, Plan, PlanStep
+from orchestrator.planning.validation import validate_inputs
+from orchestrator.services.plans import plan_transition, plan_updated
+
+# The scope a gated step's approver must hold (separation of duties: never the owner).
+GATED_APPROVAL_SCOPE = APPROVER
+APPROVE_WORDS = {"approve", "accept", "yes"}
+REJECT_WORDS = {"reject", "deny", "no"}
+
+
+def _open(
+    plan: Plan, step: PlanStep, *, kind: str, question: str, evidence: dict, required_scope: str, options: list[str]
+) -> Interaction:
+    interaction = Interaction.objects.create(
+        plan=plan,
+        step=step,
+        kind=kind,
+        question=question,
+        options=options,
+        evidence=evidence,
+        required_scope=required_scope,
+    )
+    if plan.status == PlanStatus.RUNNING:
+        plan_transition(plan=plan, to_status=PlanStatus.PAUSED, actor=None, reason="")
+    publish(
+        "interaction_needed",
+        {
+            "plan_id": plan.pk,
+            "interaction_id": interaction.pk,
+            "kind": kind,
+            "question": question,
+            "required_scope": required_scope,
+        },
+    )
+    return interaction
+
+
+def ask_permission(plan: Plan, step: PlanStep) -> Interaction | None:
+    """The gate said ask: pending → waiting_interaction, plan paused, one open permission ask."""
+    gated = Tier.parse(step.tier) == Tier.GATED
+    with transaction.atomic():
+        moved = PlanStep.objects.filter(pk=step.pk, status=StepStatus.PENDING).update(
+            status=StepStatus.WAITING_INTERACTION, updated_at=timezone.now()
+        )
+        if not moved:
+            return None
+        step.status = StepStatus.WAITING_INTERACTION
+        plan_updated(plan, step)
+        verb = "Approve gated step" if gated else "Allow step"
+        return _open(
+            plan,
+            step,
+            kind=InteractionKind.PERMISSION,
+            question=f"{verb} {step.order}: {step.capability} ({step.tier})?",
+            evidence={
+                "capability": step.capability,
+                "tier": step.tier,
+                "inputs": step.inputs,
+                "autonomy": plan.autonomy,
+            },
+            required_scope=GATED_APPROVAL_SCOPE if gated else "",
+            options=["approve", "reject"],
+        )
+
+
+def gate_evidence(step: PlanStep, value: Any) -> dict[str, Any]:
+    return {"quality_gate": step.quality_gate, "value": value, "result": step.result}
+
+
+def ask_confirm(plan: Plan, step: PlanStep, *, evidence: dict[str, Any]) -> Interaction:
+    gate = step.quality_gate or {}
+    question = (
+        f"Step {step.order} ({step.capability}) is below its quality gate: "
+        f"{gate.get('field')} {gate.get('op')} {gate.get('threshold')} (got {evidence.get('value')!r}). Keep it?"
+    )
+    return _open(
+        plan,
+        step,
+        kind=InteractionKind.CONFIRM,
+        question=question,
+        evidence=evidence,
+        required_scope="",
+        options=["accept", "reject"],
+    )
+
+
+def check_may_answer(interaction: Interaction, user: AbstractBaseUser | None) -> None:
+    """Raise unless this user may answer (see the module docstring)."""
+    if user is None or not user.is_authenticated:
+        raise NotAuthenticated("Authentication required.")
+    if interaction.required_scope:
+        if is_service_account(user):
+            raise Forbidden("A service account cannot approve a gated step.", code="separation_of_duties")
+        if user.pk == interaction.plan.owner_id:
+            raise Forbidden("The plan owner cannot approve their own gated step.", code="separation_of_duties")
+        if not has_scopes(user, [interaction.required_scope]):
+            raise Forbidden(f"Requires scope: {interaction.required_scope}.", code="missing_scope")
+        return
+    if user.pk != interaction.plan.owner_id and not is_admin(user):
+        raise Forbidden("Only the plan owner or an admin may answer.", code="forbidden")
+
+
+def _decision(interaction: Interaction, decision: str, choice: str | None) -> bool:
+    if interaction.kind == InteractionKind.CHOICE:
+        if choice not in interaction.options:
+            raise InvalidInput(f"choice must be one of {interaction.options}.", field="choice")
+        return True
+    word = (decision or "").lower()
+    if word not in APPROVE_WORDS | REJECT_WORDS:
+        raise InvalidInput("decision must be approve/accept or reject.", field="decision")
+    return word in APPROVE_WORDS
+
+
+def _edited_inputs(step: PlanStep, inputs: dict[str, Any]) -> dict[str, Any]:
+    try:
+        return validate_inputs(step.capability, inputs)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        raise InvalidInput(f"inputs.{loc}: {first['msg']}", field=f"inputs.{loc}" if loc else "inputs") from exc
+
+
+def interaction_answer(
+    *,
+    interaction: Interaction,
+    actor: AbstractBaseUser,
+    decision: str = "",
+    choice: str | None = None,
+    inputs: dict[str, Any] | None = None,
+) -> Interaction:
+    """Answer an open ask, move its step on, and resume the plan when nothing else is open."""
+    from orchestrator.services.executor import enqueue_execution
+
+    with transaction.atomic():
+        interaction = Interaction.objects.select_for_update().select_related("plan", "step").get(pk=interaction.pk)
+        if interaction.status != InteractionStatus.OPEN:
+            raise Conflict(f"Interaction {interaction.pk} is already answered.", allowed=[], status=interaction.status)
+        check_may_answer(interaction, actor)
+        approved = _decision(interaction, decision, choice)
+        plan, step = interaction.plan, interaction.step
+        if inputs is not None and (interaction.kind != InteractionKind.PERMISSION or step is None):
+            raise InvalidInput("Only a permission answer may edit the step's inputs.", field="inputs")
+        edited = _edited_inputs(step, inputs) if inputs is not None else None
+        if step is not None and step.status == StepStatus.WAITING_INTERACTION:
+            if not approved:
+                step.status = StepStatus.SKIPPED
+            elif interaction.kind == InteractionKind.CONFIRM:
+                step.status = StepStatus.DONE  # keep the below-gate result
+            else:
+                step.status, step.gate_cleared = StepStatus.PENDING, True
+                if edited is not None:
+                    step.inputs = edited
+            step.save(update_fields=["status", "gate_cleared", "inputs", "updated_at"])
+            plan_updated(plan, step)
+        interaction.status = InteractionStatus.ANSWERED
+        interaction.answer = {"decision": decision, "choice": choice, "inputs": edited}
+        interaction.answered_by = actor
+        interaction.answered_at = timezone.now()
+        interaction.save(update_fields=["status", "answer", "answered_by", "answered_at"])
+        audit_record(
+            actor=actor,
+            action=f"interaction.{'approve' if approved else 'reject'}",
+            target_type="interaction",
+            target_id=interaction.pk,
+            details={
+                "plan_id": plan.pk,
+                "step_id": step.pk if step else None,
+                "kind": interaction.kind,
+                "decision": decision,
+                "choice": choice,
+                "edited_inputs": edited,
+            },
+        )
+        plan.refresh_from_db()
+        still_open = plan.interactions.filter(status=InteractionStatus.OPEN).exists()
+        if plan.status == PlanStatus.PAUSED and not still_open:
+            plan_transition(plan=plan, to_status=PlanStatus.RUNNING, actor=actor)
+            enqueue_execution(plan.pk)
+    return interaction

@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from core.access import OPERATOR
+from orchestrator.choices import PlanStatus
+from orchestrator.models import Plan, PlanStep
+from orchestrator.services.executor import plan_execute
+from orchestrator.services.plans import plan_transition
+from tests.orchestrator import testcaps
+
+
+@pytest.fixture(autouse=True)
+def _reset_calls():
+    testcaps.CALLS.clear()
+    yield
+
+
+def build_plan(owner, steps: list[dict[str, Any]], *, autonomy: str = "auto", status: str = "approved") -> Plan:
+    """A plan straight from step dicts (bypassing the planner), already approved by default."""
+    from core.capabilities import registry
+
+    plan = Plan.objects.create(owner=owner, goal="test goal", autonomy=autonomy, status=status)
+    PlanStep.objects.bulk_create(
+        PlanStep(
+            plan=plan,
+            order=i + 1,
+            capability=s["capability"],
+            inputs=s.get("inputs", {}),
+            tier=registry.get(s["capability"]).tier.label,
+            depends_on=s.get("depends_on", []),
+            quality_gate=s.get("quality_gate"),
+        )
+        for i, s in enumerate(steps)
+    )
+    return plan
+
+
+def start(plan: Plan) -> Plan:
+    """approved → running, then one executor pass in-process."""
+    plan_transition(plan=plan, to_status=PlanStatus.RUNNING, actor=plan.owner)
+    return plan_execute(plan.pk)
+
+
+@pytest.fixture
+def owner(make_user):
+    return make_user("oscar", OPERATOR)
