@@ -1,0 +1,152 @@
+"""Kernel admin: API tokens (raw secret shown once), service accounts, and read-only records.
+
+The audit trail, the event outbox and agent runs are evidence: the admin shows them and
+never lets anyone add, change or delete them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.forms import ModelForm
+from django.http import HttpRequest
+
+from core.audit import audit_record
+from core.models import AgentRun, AgentStep, ApiToken, AuditRecord, Event, ServiceAccount
+from core.tokens import api_token_create, api_token_revoke
+
+
+class ReadOnlyAdminMixin:
+    """View only: no add, change or delete, for anyone (superusers included)."""
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    list_display = ("name", "user", "key_prefix", "created_at", "last_used_at", "revoked_at")
+    list_filter = ("revoked_at",)
+    search_fields = ("name", "user__username", "key_prefix")
+    list_select_related = ("user",)
+    fields = ("user", "name", "key_prefix", "created_at", "last_used_at", "revoked_at")
+    readonly_fields = ("key_prefix", "created_at", "last_used_at", "revoked_at")
+    raw_id_fields = ("user",)
+    actions = ("revoke_tokens",)
+
+    def get_fields(self, request: HttpRequest, obj: ApiToken | None = None) -> tuple[str, ...]:
+        return ("user", "name") if obj is None else self.fields
+
+    def get_readonly_fields(self, request: HttpRequest, obj: ApiToken | None = None) -> tuple[str, ...]:
+        # An issued token is immutable; to change it, revoke it and create another.
+        return self.fields if obj is not None else ()
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # revoke instead, so the record of the token stays
+
+    def save_model(self, request: HttpRequest, obj: ApiToken, form: ModelForm, change: bool) -> None:
+        if change:
+            return
+        token, raw = api_token_create(user=obj.user, name=obj.name, actor=request.user)
+        obj.pk, obj.key_prefix, obj.key_hash, obj.created_at = (
+            token.pk,
+            token.key_prefix,
+            token.key_hash,
+            token.created_at,
+        )
+        obj._state.adding = False
+        messages.warning(
+            request,
+            f"API token for {token.user.get_username()}: {raw} — copy it now; it will not be shown again.",
+        )
+
+    @admin.action(description="Revoke selected tokens")
+    def revoke_tokens(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
+        revoked = sum(api_token_revoke(token=token, actor=request.user) for token in queryset.select_related("user"))
+        self.message_user(request, f"Revoked {revoked} token(s).", messages.SUCCESS)
+
+
+@admin.register(ServiceAccount)
+class ServiceAccountAdmin(admin.ModelAdmin):
+    list_display = ("user", "role", "description")
+    list_filter = ("role",)
+    search_fields = ("user__username", "description")
+    list_select_related = ("user",)
+    raw_id_fields = ("user",)
+
+    def save_model(self, request: HttpRequest, obj: ServiceAccount, form: ModelForm, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        audit_record(
+            actor=request.user,
+            action="service_account.change" if change else "service_account.create",
+            target_type="service_account",
+            target_id=obj.pk,
+            details={"user": obj.user.get_username(), "role": obj.role},
+        )
+
+    def delete_model(self, request: HttpRequest, obj: ServiceAccount) -> None:
+        audit_record(
+            actor=request.user,
+            action="service_account.delete",
+            target_type="service_account",
+            target_id=obj.pk,
+            details={"user": obj.user.get_username(), "role": obj.role},
+        )
+        super().delete_model(request, obj)
+
+
+@admin.register(AuditRecord)
+class AuditRecordAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = ("id", "created_at", "actor_label", "action", "target_type", "target_id")
+    list_filter = ("action", "target_type")
+    search_fields = ("actor_label", "action", "target_type", "target_id")
+    date_hierarchy = "created_at"
+
+
+@admin.register(Event)
+class EventAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = ("id", "type", "turn_id", "created_at")
+    list_filter = ("type",)
+    search_fields = ("type", "turn_id")
+
+
+class AgentStepInline(ReadOnlyAdminMixin, admin.TabularInline):
+    model = AgentStep
+    extra = 0
+    fields = ("index", "kind", "tool", "args", "result_summary", "is_error", "error", "duration_ms")
+    readonly_fields = fields
+    ordering = ("index",)
+
+
+@admin.register(AgentRun)
+class AgentRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = (
+        "id",
+        "agent",
+        "status",
+        "finish_reason",
+        "engine",
+        "model",
+        "tool_calls",
+        "duration_ms",
+        "started_at",
+    )
+    list_filter = ("agent", "status", "finish_reason", "engine")
+    search_fields = ("agent", "turn_id", "subject_type", "subject_id")
+    inlines = (AgentStepInline,)
+
+
+@admin.register(AgentStep)
+class AgentStepAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = ("id", "run", "index", "kind", "tool", "is_error", "duration_ms")
+    list_filter = ("kind", "is_error")
+    search_fields = ("tool",)
+    list_select_related = ("run",)
