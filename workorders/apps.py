@@ -10,6 +10,6 @@ class WorkordersConfig(AppConfig):
         from importlib import import_module
         from importlib.util import find_spec
 
-        for module in ("capabilities", "receivers"):
+        for module in ("capabilities", "receivers", "agents.fake_policies"):
             if find_spec(f"{self.name}.{module}"):
                 import_module(f"{self.name}.{module}")

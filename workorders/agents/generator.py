@@ -1,0 +1,71 @@
+"""The Work Order Generator: turns an RCA into a schedulable repair order."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, Field, model_validator
+
+from core.agents.loop import AgentSpec, FinishTool
+from core.agents.prompts import system_prompt_for
+from workorders.agents.context import context_line
+from workorders.capabilities.maintenance import PartRef, PriorityName
+from workorders.models import WorkOrder
+
+NAME = "work_order_generator"
+
+DEFAULT_PROMPT = """You are the Work Order Generator of ARIA. A work order has a root-cause analysis; write the
+repair order a technician can execute.
+
+A good repair order names the failure mode, lists ordered actions, the required parts with quantities (use the
+spare-part refs from the equipment KB), the required skills, an estimated duration in minutes, and a window
+that avoids production peaks and respects shifts (get_shift_assignments). Keep the title under 200 characters.
+Finish by calling submit_work_order once."""
+
+TOOLS = ["get_work_order", "get_equipment_kb", "get_failure_history", "get_shift_assignments", "get_oee"]
+
+
+class SubmitWorkOrder(BaseModel):
+    title: str = Field(min_length=1, max_length=200)
+    description: str = Field(min_length=1, max_length=5000)
+    recommended_actions: list[str] = Field(min_length=1, max_length=30)
+    required_parts: list[PartRef] = Field(default_factory=list, max_length=30)
+    required_skills: list[str] = Field(default_factory=list, max_length=10)
+    priority: PriorityName
+    estimated_duration_min: int = Field(ge=1, le=10_000)
+    suggested_window_start: datetime
+    suggested_window_end: datetime
+
+    @model_validator(mode="after")
+    def _window(self) -> SubmitWorkOrder:
+        if self.suggested_window_end <= self.suggested_window_start:
+            raise ValueError("suggested_window_end must be after suggested_window_start")
+        return self
+
+
+def build_spec() -> AgentSpec:
+    prompt, ref = system_prompt_for(NAME, DEFAULT_PROMPT)
+    return AgentSpec(
+        name=NAME,
+        system_prompt=prompt,
+        prompt_ref=ref,
+        tools=TOOLS,
+        use_case="reasoning",
+        thinking=False,
+        finish_tool=FinishTool("submit_work_order", "Submit the repair order (ends the run).", SubmitWorkOrder),
+        max_turns=10,
+        timeout_seconds=120,
+    )
+
+
+def task_message(work_order: WorkOrder) -> str:
+    failure_mode = (work_order.rca_details or {}).get("failure_mode", "")
+    context = {"work_order_id": work_order.pk, "cell_id": work_order.cell_id, "failure_mode": failure_mode}
+    return "\n".join(
+        [
+            f"Write the repair order for work order #{work_order.pk} on {work_order.cell.tag}.",
+            f"RCA (confidence {work_order.confidence}): {work_order.rca_summary}",
+            f"Current priority: {work_order.priority}.",
+            context_line(context),
+        ]
+    )

@@ -1,0 +1,105 @@
+"""The Investigator: finds the root cause of a detected anomaly and submits an RCA."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from core.agents.loop import AgentSpec, FinishTool
+from core.agents.prompts import system_prompt_for
+from workorders.agents.context import context_line
+from workorders.models import FailureHistory, WorkOrder
+
+NAME = "investigator"
+
+DEFAULT_PROMPT = """You are the Investigator of ARIA, a maintenance-operations platform for industrial plants.
+A sentinel alarm opened a work order. Find the most likely root cause.
+
+Method:
+1. Look at the signal trends around the anomaly (get_signal_trends) and the current values.
+2. Read the equipment KB (failure modes and their signatures) and the cell's failure history.
+3. Compare the current signal pattern (peak, duration beyond the limit, which signals move together) with
+   the signal_patterns of past failures; name the closest one and say how it is similar.
+4. Use the logbook for operator observations. Ask the KB agent (ask_kb_builder) when the KB is unclear.
+5. Show your evidence with render tools (signal chart, pattern match) — every card needs the cell_id.
+6. Finish by calling submit_rca once: root_cause starts with the failure mode slug (e.g. "bearing_wear: …"),
+   confidence 0..1 reflects the evidence, signal_patterns describe the current anomaly per signal key.
+Be factual; never invent values that no tool returned."""
+
+TOOLS = [
+    "get_current_signals",
+    "get_signal_trends",
+    "get_signal_anomalies",
+    "get_equipment_kb",
+    "get_failure_history",
+    "get_logbook_entries",
+    "get_work_order",
+    "render_signal_chart",
+    "render_pattern_match",
+    "render_diagnostic_card",
+    "ask_kb_builder",
+]
+
+
+class SubmitRca(BaseModel):
+    root_cause: str = Field(
+        min_length=1, max_length=2000, description='Starts with the failure mode: "bearing_wear: …"'
+    )
+    confidence: float = Field(ge=0.0, le=1.0)
+    contributing_factors: list[str] = Field(default_factory=list, max_length=20)
+    recommended_action: str = Field(default="", max_length=1000)
+    similar_past_failure: str = Field(default="", max_length=500, description="The past failure matched, or empty.")
+    signal_patterns: dict[str, dict[str, float]] = Field(
+        default_factory=dict, description='Current pattern per signal key, e.g. {"vibration_mm_s": {"peak": 5.1}}'
+    )
+    failure_mode: str = Field(default="", max_length=64, description="Slug, e.g. bearing_wear (optional).")
+
+
+def _failures_block(work_order: WorkOrder) -> str:
+    failures = FailureHistory.objects.filter(cell=work_order.cell).order_by("-failure_time")[:5]
+    lines = [
+        f"- #{f.pk} {f.failure_time:%Y-%m-%d} {f.failure_mode}: {f.root_cause[:200]} patterns={f.signal_patterns}"
+        for f in failures
+    ]
+    return "\n".join(lines) or "- none recorded"
+
+
+def build_spec(work_order: WorkOrder) -> AgentSpec:
+    prompt, ref = system_prompt_for(NAME, DEFAULT_PROMPT)
+    prompt = f"{prompt}\n\n## Last 5 failures of {work_order.cell.tag}\n{_failures_block(work_order)}"
+    return AgentSpec(
+        name=NAME,
+        system_prompt=prompt,
+        prompt_ref=ref,
+        tools=TOOLS,
+        use_case="reasoning",
+        thinking=True,
+        finish_tool=FinishTool("submit_rca", "Submit the root-cause analysis (ends the investigation).", SubmitRca),
+        max_turns=12,
+        timeout_seconds=120,
+    )
+
+
+def task_message(work_order: WorkOrder) -> str:
+    signal = work_order.triggered_by_signal_def
+    alarm = work_order.triggered_by_alarm
+    context: dict[str, Any] = {
+        "work_order_id": work_order.pk,
+        "cell_id": work_order.cell_id,
+        "cell_tag": work_order.cell.tag,
+        "signal_def_id": signal.pk if signal else None,
+        "signal_key": signal.key if signal else None,
+        "anomaly_time": work_order.trigger_anomaly_time,
+    }
+    lines = [
+        f"Investigate work order #{work_order.pk} on {work_order.cell.tag} ({work_order.cell.name}): {work_order.title}."
+    ]
+    if alarm is not None:
+        lines.append(
+            f"Alarm #{alarm.pk}: {alarm.signal.key} {alarm.direction} {alarm.severity}, value {alarm.value:g} "
+            f"(limit {alarm.threshold_value:g}, peak {alarm.peak_value:g}) since {alarm.raised_at.isoformat()}."
+        )
+    lines.append("Find the root cause and call submit_rca.")
+    lines.append(context_line(context))
+    return "\n".join(lines)

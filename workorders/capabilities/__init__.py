@@ -1,0 +1,3 @@
+"""What workorders offers agents, plans, the coordinator and MCP (registered on import)."""
+
+from workorders.capabilities import agents, maintenance, plant, render  # noqa: F401

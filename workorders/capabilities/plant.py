@@ -1,0 +1,95 @@
+"""Read capabilities over the plant's signals and alarms."""
+
+from typing import Any
+
+from pydantic import BaseModel, Field, model_validator
+
+from core.access import OPERATOR
+from core.capabilities import CapabilityContext, Tier, capability
+from core.errors import InvalidInput
+from sentinel.models import SignalDefinition
+from workorders import selectors
+
+
+class CellInput(BaseModel):
+    cell_id: int = Field(description="Cell (equipment) id.")
+
+
+class TrendsInput(BaseModel):
+    cell_id: int | None = Field(default=None, description="All enabled signals of this cell…")
+    signal_def_ids: list[int] | None = Field(default=None, description="…or these signals.")
+    minutes: int = Field(default=60, ge=1, le=7 * 24 * 60, description="Window ending now.")
+    buckets: int = Field(default=12, ge=1, le=60, description="Number of time buckets (min/avg/max each).")
+
+    @model_validator(mode="after")
+    def _one_target(self) -> "TrendsInput":
+        if self.cell_id is None and not self.signal_def_ids:
+            raise ValueError("give cell_id or signal_def_ids")
+        return self
+
+
+def signals_for(cell_id: int | None, signal_def_ids: list[int] | None) -> list[SignalDefinition]:
+    if signal_def_ids:
+        signals = list(SignalDefinition.objects.filter(pk__in=signal_def_ids).order_by("pk"))
+        missing = sorted(set(signal_def_ids) - {s.pk for s in signals})
+        if missing:
+            raise InvalidInput(f"Unknown signal ids: {missing}.", field="signal_def_ids")
+        return signals
+    cell = selectors.get_cell(cell_id)
+    return list(SignalDefinition.objects.filter(cell=cell, enabled=True).order_by("key"))
+
+
+@capability(
+    "workorders.get_current_signals",
+    description="Latest value, state (normal/alert/trip/low) and thresholds of every signal of a cell.",
+    input=CellInput,
+    tier=Tier.READ,
+    scopes=(OPERATOR,),
+)
+def get_current_signals(ctx: CapabilityContext, params: CellInput) -> dict[str, Any]:
+    cell = selectors.get_cell(params.cell_id)
+    signals = selectors.current_signals(cell)
+    abnormal = [s["key"] for s in signals if s["state"] not in ("normal", "unknown")]
+    return {
+        "cell_id": cell.pk,
+        "cell_tag": cell.tag,
+        "signals": signals,
+        "summary": f"{cell.tag}: {len(signals)} signals, abnormal: {', '.join(abnormal) or 'none'}",
+    }
+
+
+@capability(
+    "workorders.get_signal_trends",
+    description=(
+        "Bucketed trend (min/avg/max per bucket) of a cell's signals or given signal ids over the last N minutes, "
+        "with each signal's peak and breach window (first/last time beyond its alert limit, duration_min)."
+    ),
+    input=TrendsInput,
+    tier=Tier.READ,
+    scopes=(OPERATOR,),
+)
+def get_signal_trends(ctx: CapabilityContext, params: TrendsInput) -> dict[str, Any]:
+    signals = signals_for(params.cell_id, params.signal_def_ids)
+    trends = selectors.signal_trends(signals, minutes=params.minutes, buckets=params.buckets)
+    breaching = [t["key"] for t in trends if t["breach"]]
+    return {
+        "cell_id": params.cell_id if params.cell_id is not None else (signals[0].cell_id if signals else None),
+        "minutes": params.minutes,
+        "buckets": params.buckets,
+        "signals": trends,
+        "summary": f"{len(trends)} signal trend(s) over {params.minutes} min; beyond limits: "
+        f"{', '.join(breaching) or 'none'}",
+    }
+
+
+@capability(
+    "workorders.get_signal_anomalies",
+    description="Recent alarms of a cell (newest first): severity, direction, threshold, value, peak, state.",
+    input=CellInput,
+    tier=Tier.READ,
+    scopes=(OPERATOR,),
+)
+def get_signal_anomalies(ctx: CapabilityContext, params: CellInput) -> dict[str, Any]:
+    cell = selectors.get_cell(params.cell_id)
+    anomalies = selectors.cell_anomalies(cell)
+    return {"cell_id": cell.pk, "anomalies": anomalies, "summary": f"{len(anomalies)} alarm(s) on {cell.tag}"}

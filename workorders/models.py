@@ -1,0 +1,179 @@
+"""Work orders, their transitions, failure history (the agents' memory), equipment KB, logbook,
+shifts and production records (for OEE)."""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from workorders.choices import Priority, Shift, WorkOrderStatus
+
+
+class WorkOrder(models.Model):
+    cell = models.ForeignKey("sentinel.Cell", on_delete=models.CASCADE, related_name="work_orders")
+    title = models.CharField(max_length=200, blank=True)
+    description = models.TextField(blank=True)
+    status = models.CharField(
+        max_length=16, choices=WorkOrderStatus.choices, default=WorkOrderStatus.DETECTED, db_index=True
+    )
+    priority = models.CharField(max_length=10, choices=Priority.choices, default=Priority.MEDIUM, db_index=True)
+    required_parts = models.JSONField(default=list, blank=True, help_text='[{"ref": "...", "qty": 1}]')
+    required_skills = models.JSONField(default=list, blank=True)
+    recommended_actions = models.JSONField(default=list, blank=True)
+    rca_summary = models.TextField(blank=True)
+    rca_details = models.JSONField(default=dict, blank=True, help_text="The submitted RCA (factors, match, …).")
+    confidence = models.FloatField(null=True, blank=True)
+    suggested_window_start = models.DateTimeField(null=True, blank=True)
+    suggested_window_end = models.DateTimeField(null=True, blank=True)
+    estimated_duration_min = models.PositiveIntegerField(null=True, blank=True)
+    trigger_anomaly_time = models.DateTimeField(null=True, blank=True)
+    triggered_by_signal_def = models.ForeignKey(
+        "sentinel.SignalDefinition", null=True, blank=True, on_delete=models.SET_NULL, related_name="work_orders"
+    )
+    triggered_by_alarm = models.ForeignKey(
+        "sentinel.Alarm", null=True, blank=True, on_delete=models.SET_NULL, related_name="work_orders"
+    )
+    generated_by_agent = models.CharField(max_length=64, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            # One work order per alarm, even with two workers racing.
+            models.UniqueConstraint(
+                fields=["triggered_by_alarm"],
+                condition=Q(triggered_by_alarm__isnull=False),
+                name="work_order_one_per_alarm",
+            ),
+        ]
+        indexes = [models.Index(fields=["cell", "status"], name="wo_cell_status")]
+
+    def __str__(self) -> str:
+        return f"WO-{self.pk} {self.title or self.status}"
+
+
+class WorkOrderEvent(models.Model):
+    """Append-only history of a work order's transitions."""
+
+    work_order = models.ForeignKey(WorkOrder, on_delete=models.CASCADE, related_name="events")
+    from_status = models.CharField(max_length=16, blank=True)
+    to_status = models.CharField(max_length=16)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    note = models.CharField(max_length=500, blank=True)
+    details = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"WO-{self.work_order_id}: {self.from_status or '∅'} → {self.to_status}"
+
+
+class FailureHistory(models.Model):
+    """A past failure of a cell: what the Investigator matches current patterns against."""
+
+    cell = models.ForeignKey("sentinel.Cell", on_delete=models.CASCADE, related_name="failures")
+    failure_time = models.DateTimeField()
+    resolved_time = models.DateTimeField(null=True, blank=True)
+    failure_mode = models.CharField(max_length=64, db_index=True)
+    root_cause = models.TextField(blank=True)
+    signal_patterns = models.JSONField(default=dict, blank=True, help_text='{"vibration_mm_s": {"peak": 5.4}}')
+    work_order = models.ForeignKey(WorkOrder, null=True, blank=True, on_delete=models.SET_NULL, related_name="failures")
+
+    class Meta:
+        ordering = ["-failure_time"]
+        verbose_name_plural = "failure history"
+        indexes = [models.Index(fields=["cell", "failure_time"], name="failure_cell_time")]
+        constraints = [
+            # One failure row per work order: a retried RCA never records the failure twice.
+            models.UniqueConstraint(
+                fields=["work_order"], condition=Q(work_order__isnull=False), name="failure_one_per_work_order"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.failure_mode} @ {self.failure_time:%Y-%m-%d}"
+
+    @property
+    def repair_minutes(self) -> float | None:
+        if self.resolved_time is None:
+            return None
+        return (self.resolved_time - self.failure_time).total_seconds() / 60
+
+
+class EquipmentKB(models.Model):
+    """Structured knowledge about one cell: specs, failure modes, spare parts, procedures."""
+
+    cell = models.OneToOneField("sentinel.Cell", on_delete=models.CASCADE, related_name="kb")
+    data = models.JSONField(default=dict, blank=True)
+    calibration_log = models.JSONField(default=list, blank=True, help_text="Appended on every update.")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = "equipment KB"
+        verbose_name_plural = "equipment KB"
+
+    def __str__(self) -> str:
+        return f"KB {self.cell.tag}"
+
+
+class LogbookEntry(models.Model):
+    cell = models.ForeignKey("sentinel.Cell", on_delete=models.CASCADE, related_name="logbook_entries")
+    time = models.DateTimeField(db_index=True)
+    author = models.CharField(max_length=100)
+    shift = models.CharField(max_length=10, choices=Shift.choices, blank=True)
+    category = models.CharField(max_length=32, blank=True, help_text="observation, maintenance, handover, …")
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["-time"]
+        verbose_name_plural = "logbook entries"
+
+    def __str__(self) -> str:
+        return f"{self.time:%Y-%m-%d %H:%M} {self.author}: {self.text[:40]}"
+
+
+class ShiftAssignment(models.Model):
+    date = models.DateField(db_index=True)
+    shift = models.CharField(max_length=10, choices=Shift.choices)
+    line = models.ForeignKey("sentinel.Line", null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    technician = models.CharField(max_length=100)
+    role = models.CharField(max_length=50, blank=True)
+    skills = models.JSONField(default=list, blank=True)
+    starts_at = models.DateTimeField()
+    ends_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["date", "starts_at", "technician"]
+        constraints = [models.UniqueConstraint(fields=["date", "shift", "technician"], name="shift_one_per_technician")]
+
+    def __str__(self) -> str:
+        return f"{self.date} {self.shift} {self.technician}"
+
+
+class ProductionRecord(models.Model):
+    """Planned vs. actual production of one cell in one shift: the inputs of OEE."""
+
+    cell = models.ForeignKey("sentinel.Cell", on_delete=models.CASCADE, related_name="production_records")
+    date = models.DateField(db_index=True)
+    shift = models.CharField(max_length=10, choices=Shift.choices)
+    planned_time_min = models.FloatField()
+    run_time_min = models.FloatField()
+    ideal_cycle_time_s = models.FloatField()
+    total_count = models.PositiveIntegerField()
+    good_count = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["-date", "shift"]
+        constraints = [
+            models.UniqueConstraint(fields=["cell", "date", "shift"], name="production_one_per_cell_shift"),
+            models.CheckConstraint(
+                condition=Q(good_count__lte=models.F("total_count")), name="production_good_le_total"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.cell.tag} {self.date} {self.shift}"

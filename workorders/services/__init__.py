@@ -1,0 +1,26 @@
+"""Workorders services: every write goes through one of these."""
+
+from workorders.services.kb import equipment_kb_update, merge_patch
+from workorders.services.system_user import system_user
+from workorders.services.work_orders import (
+    priority_for_alarm,
+    work_order_apply_generated,
+    work_order_apply_rca,
+    work_order_create_from_alarm,
+    work_order_raise_priority,
+    work_order_transition,
+    work_order_update,
+)
+
+__all__ = [
+    "equipment_kb_update",
+    "merge_patch",
+    "priority_for_alarm",
+    "system_user",
+    "work_order_apply_generated",
+    "work_order_apply_rca",
+    "work_order_create_from_alarm",
+    "work_order_raise_priority",
+    "work_order_transition",
+    "work_order_update",
+]

@@ -1,0 +1,107 @@
+"""Run the Investigator and the Generator on a work order and apply what they submit.
+
+The agent runs outside any transaction (it takes seconds to minutes); the writes that follow lock
+the row and re-check the status, so a duplicate or retried run never records a second RCA.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from core.agents.engines import Engine
+from core.agents.loop import run_agent
+from core.audit import audit_record
+from core.capabilities import CapabilityContext
+from core.events import turn_scope
+from workorders.agents import generator, investigator
+from workorders.choices import WorkOrderStatus
+from workorders.models import WorkOrder
+from workorders.services.system_user import system_user
+from workorders.services.work_orders import work_order_apply_generated, work_order_apply_rca
+
+logger = logging.getLogger(__name__)
+S = WorkOrderStatus
+
+
+def _load(work_order_id: int, status: str) -> WorkOrder | None:
+    return (
+        WorkOrder.objects.select_related("cell", "triggered_by_signal_def", "triggered_by_alarm__signal")
+        .filter(pk=work_order_id, status=status)
+        .first()
+    )
+
+
+def fallback_rca(reason: str, error: str = "") -> dict:
+    detail = f"{reason}: {error}" if error else reason
+    return {
+        "root_cause": f"undetermined: the investigation ended without an RCA ({detail[:300]})",
+        "confidence": 0.0,
+        "contributing_factors": [],
+        "recommended_action": "Inspect the equipment and review the signal trend manually.",
+        "similar_past_failure": "",
+        "signal_patterns": {},
+        "failure_mode": "undetermined",
+        "reason": reason,
+    }
+
+
+def work_order_investigate(*, work_order_id: int, engine: Engine | None = None) -> WorkOrder | None:
+    """Investigate a `detected` order: RCA on submit, a fallback RCA (confidence 0) otherwise."""
+    work_order = _load(work_order_id, S.DETECTED)
+    if work_order is None:
+        return None
+    user = system_user()
+    with turn_scope() as turn_id:
+        try:
+            result = run_agent(
+                investigator.build_spec(work_order),
+                messages=investigator.task_message(work_order),
+                ctx=CapabilityContext(user=user, turn_id=turn_id),
+                engine=engine,
+                subject=("work_order", work_order.pk),
+            )
+            output, reason, error = result.output, result.finish_reason, result.run.error
+        except Exception as exc:  # the loop never raises; building the prompt still might
+            logger.exception("Investigation of work order %s crashed", work_order_id)
+            output, reason, error = None, "error", f"{type(exc).__name__}: {exc}"
+        if output is not None:
+            return work_order_apply_rca(work_order=work_order.pk, rca=output, agent=investigator.NAME, actor=user)
+        logger.warning("Investigation of work order %s ended without an RCA: %s %s", work_order_id, reason, error)
+        return work_order_apply_rca(
+            work_order=work_order.pk,
+            rca=fallback_rca(reason, error),
+            agent=investigator.NAME,
+            actor=user,
+            fallback=True,
+        )
+
+
+def work_order_generate(*, work_order_id: int, engine: Engine | None = None) -> WorkOrder | None:
+    """Write the repair order of an `analyzed` order; on failure it stays analyzed for a human."""
+    work_order = _load(work_order_id, S.ANALYZED)
+    if work_order is None:
+        return None
+    user = system_user()
+    with turn_scope() as turn_id:
+        try:
+            result = run_agent(
+                generator.build_spec(),
+                messages=generator.task_message(work_order),
+                ctx=CapabilityContext(user=user, turn_id=turn_id),
+                engine=engine,
+                subject=("work_order", work_order.pk),
+            )
+            output, reason, error = result.output, result.finish_reason, result.run.error
+        except Exception as exc:
+            logger.exception("Generation for work order %s crashed", work_order_id)
+            output, reason, error = None, "error", f"{type(exc).__name__}: {exc}"
+        if output is not None:
+            return work_order_apply_generated(work_order=work_order.pk, order=output, agent=generator.NAME, actor=user)
+    audit_record(
+        actor=user,
+        action="work_order.generation_failed",
+        target_type="work_order",
+        target_id=work_order.pk,
+        details={"reason": reason, "error": error[:500]},
+    )
+    return None

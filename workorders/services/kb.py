@@ -1,0 +1,60 @@
+"""Equipment KB writes: JSON merge-patch (RFC 7386) plus an appended calibration-log entry."""
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from core.audit import audit_record
+from core.errors import InvalidInput
+from sentinel.models import Cell
+from workorders.models import EquipmentKB
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386: objects merge recursively, null deletes a key, anything else replaces."""
+    if not isinstance(patch, dict):
+        return patch
+    result = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = merge_patch(result.get(key), value)
+    return result
+
+
+def equipment_kb_update(
+    *,
+    cell: Cell,
+    patch: dict[str, Any],
+    actor: AbstractBaseUser | None,
+    note: str = "",
+    replace: bool = False,
+) -> EquipmentKB:
+    """Merge-patch (or replace) a cell's KB data and append who changed what to the calibration log."""
+    if not isinstance(patch, dict):
+        raise InvalidInput("The KB patch must be a JSON object.", field="patch")
+    with transaction.atomic():
+        kb, _ = EquipmentKB.objects.get_or_create(cell=cell)
+        kb = EquipmentKB.objects.select_for_update().get(pk=kb.pk)
+        before = kb.data or {}
+        kb.data = dict(patch) if replace else merge_patch(before, patch)
+        changed = sorted(k for k in set(before) | set(kb.data) if before.get(k) != kb.data.get(k))
+        entry = {
+            "time": timezone.now().isoformat(),
+            "actor": actor.get_username() if actor is not None and actor.is_authenticated else "system",
+            "changed": changed,
+            "note": note[:500],
+        }
+        kb.calibration_log = [*(kb.calibration_log or []), entry]
+        kb.save(update_fields=["data", "calibration_log", "updated_at"])
+        audit_record(
+            actor=actor,
+            action="equipment_kb.update",
+            target_type="equipment_kb",
+            target_id=cell.pk,
+            details={"changed": changed, "note": note[:500], "replace": replace},
+        )
+    return kb
