@@ -1,0 +1,211 @@
+"""Sentinel API: plant, signals (ingest, latest, trends) and alarms. Every route needs `operator`
+(ingest also accepts a system service token). Mounted at /api/v1 with full paths below."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.http import HttpRequest
+from ninja import Query, Router, Schema
+from pydantic import Field
+
+from core.access import OPERATOR, is_service_account, require_scopes
+from core.errors import InvalidInput
+from sentinel import selectors
+from sentinel.schemas import (
+    AlarmDetailOut,
+    AlarmOut,
+    CellOut,
+    CommentIn,
+    IngestOut,
+    ShelveIn,
+    SignalOut,
+    alarm_event_out,
+    alarm_out,
+    signal_out,
+)
+from sentinel.services import (
+    alarm_acknowledge,
+    alarm_put_out_of_service,
+    alarm_return_to_service,
+    alarm_shelve,
+    alarm_unshelve,
+    samples_ingest,
+)
+from sentinel.services.ingest import MAX_SAMPLES
+
+PREFIX = "/"
+router = Router(tags=["sentinel"])
+
+_INGEST_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {
+                "schema": {
+                    "type": "object",
+                    "required": ["samples"],
+                    "properties": {
+                        "samples": {
+                            "type": "array",
+                            "maxItems": MAX_SAMPLES,
+                            "items": {
+                                "type": "object",
+                                "required": ["signal_id", "time", "value"],
+                                "properties": {
+                                    "signal_id": {"type": "integer"},
+                                    "time": {"type": "string", "format": "date-time"},
+                                    "value": {"type": "number"},
+                                },
+                            },
+                        }
+                    },
+                }
+            }
+        },
+    }
+}
+
+
+def _require_operator(request: HttpRequest) -> None:
+    require_scopes(request.user, OPERATOR)
+
+
+def _require_ingest(request: HttpRequest) -> None:
+    user = request.user
+    if is_service_account(user) and user.service_account.role == "system":
+        return
+    require_scopes(user, OPERATOR)
+
+
+@router.post("/signals/samples", response=IngestOut, openapi_extra=_INGEST_BODY)
+def ingest_samples(request: HttpRequest) -> dict[str, Any]:
+    """Up to 10,000 samples; all or nothing. Parsed by hand so a bad item is named exactly
+    (`samples[3].value: must be finite`) and 10k items cost no per-item model validation."""
+    _require_ingest(request)
+    try:
+        body = json.loads(request.body or b"null")
+    except (ValueError, UnicodeDecodeError):
+        raise InvalidInput("body: must be JSON", field="body") from None
+    if not isinstance(body, dict) or "samples" not in body:
+        raise InvalidInput("samples: is required", field="samples")
+    result = samples_ingest(samples=body["samples"], actor=request.user)
+    return {
+        "accepted": result.accepted,
+        "signals": result.signals,
+        "raised": result.evaluation.raised,
+        "escalated": result.evaluation.escalated,
+        "cleared": result.evaluation.cleared,
+    }
+
+
+@router.get("/cells", response=list[CellOut])
+def list_cells(request: HttpRequest) -> list[dict[str, Any]]:
+    _require_operator(request)
+    return [
+        {
+            "id": cell.pk,
+            "tag": cell.tag,
+            "name": cell.name,
+            "equipment_type": cell.equipment_type,
+            "line": cell.line.name,
+            "site": cell.line.site.name,
+            "onboarding_complete": cell.onboarding_complete,
+            "active_alarm_count": cell.active_alarm_count,
+            "open_alarm_count": cell.open_alarm_count,
+            "signals": [signal_out(s) for s in cell.signals.all()],
+        }
+        for cell in selectors.cells_with_signals()
+    ]
+
+
+@router.get("/signals/latest", response=list[SignalOut])
+def latest_values(request: HttpRequest, cell_id: int | None = None) -> list[dict[str, Any]]:
+    _require_operator(request)
+    return [signal_out(latest.signal, latest) for latest in selectors.signals_latest(cell_id=cell_id)]
+
+
+class TrendQuery(Schema):
+    minutes: int = Field(60, ge=1, le=selectors.MAX_TREND_MINUTES)
+    buckets: int = Field(60, ge=1, le=selectors.MAX_TREND_BUCKETS)
+
+
+@router.get("/signals/{signal_id}/trends")
+def signal_trends(request: HttpRequest, signal_id: int, params: Query[TrendQuery]) -> dict[str, Any]:
+    """Bucketed min/avg/max over the last `minutes`, for a chart."""
+    _require_operator(request)
+    return selectors.signal_trends(
+        signal=selectors.signal_get(signal_id), minutes=params.minutes, buckets=params.buckets
+    )
+
+
+class AlarmFilter(Schema):
+    state: str | None = Field(None, description="A state, a comma list, or `open`.")
+    cell_id: int | None = None
+    severity: str | None = None
+    limit: int = Field(100, ge=1, le=500)
+
+
+@router.get("/alarms", response=list[AlarmOut])
+def list_alarms(request: HttpRequest, filters: Query[AlarmFilter]) -> list[dict[str, Any]]:
+    _require_operator(request)
+    alarms = selectors.alarms_list(state=filters.state, cell_id=filters.cell_id, severity=filters.severity)
+    return [alarm_out(a) for a in alarms[: filters.limit]]
+
+
+def _detail(alarm_id: int) -> dict[str, Any]:
+    alarm = selectors.alarm_get(alarm_id)
+    events = alarm.events.select_related("actor").order_by("id")
+    return {**alarm_out(alarm), "events": [alarm_event_out(e) for e in events]}
+
+
+@router.get("/alarms/{alarm_id}", response=AlarmDetailOut)
+def get_alarm(request: HttpRequest, alarm_id: int) -> dict[str, Any]:
+    _require_operator(request)
+    return _detail(alarm_id)
+
+
+@router.post("/alarms/{alarm_id}/acknowledge", response=AlarmDetailOut)
+def acknowledge(request: HttpRequest, alarm_id: int, payload: CommentIn | None = None) -> dict[str, Any]:
+    _require_operator(request)
+    alarm = selectors.alarm_get(alarm_id)
+    alarm_acknowledge(alarm=alarm, actor=request.user, comment=payload.comment if payload else "")
+    return _detail(alarm_id)
+
+
+@router.post("/alarms/{alarm_id}/shelve", response=AlarmDetailOut)
+def shelve(request: HttpRequest, alarm_id: int, payload: ShelveIn) -> dict[str, Any]:
+    _require_operator(request)
+    alarm = selectors.alarm_get(alarm_id)
+    alarm_shelve(
+        alarm=alarm,
+        actor=request.user,
+        minutes=payload.minutes,
+        until_work_order_closes=payload.until_work_order_closes,
+        comment=payload.comment,
+    )
+    return _detail(alarm_id)
+
+
+@router.post("/alarms/{alarm_id}/unshelve", response=AlarmDetailOut)
+def unshelve(request: HttpRequest, alarm_id: int, payload: CommentIn | None = None) -> dict[str, Any]:
+    _require_operator(request)
+    alarm_unshelve(alarm=selectors.alarm_get(alarm_id), actor=request.user, comment=payload.comment if payload else "")
+    return _detail(alarm_id)
+
+
+@router.post("/alarms/{alarm_id}/out-of-service", response=AlarmDetailOut)
+def out_of_service(request: HttpRequest, alarm_id: int, payload: CommentIn | None = None) -> dict[str, Any]:
+    _require_operator(request)
+    alarm = selectors.alarm_get(alarm_id)
+    alarm_put_out_of_service(alarm=alarm, actor=request.user, comment=payload.comment if payload else "")
+    return _detail(alarm_id)
+
+
+@router.post("/alarms/{alarm_id}/return-to-service", response=AlarmDetailOut)
+def return_to_service(request: HttpRequest, alarm_id: int, payload: CommentIn | None = None) -> dict[str, Any]:
+    _require_operator(request)
+    alarm = selectors.alarm_get(alarm_id)
+    alarm_return_to_service(alarm=alarm, actor=request.user, comment=payload.comment if payload else "")
+    return _detail(alarm_id)

@@ -1,0 +1,141 @@
+import json
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from sentinel.models import SignalSample
+from sentinel.services import alarm_raise
+from sentinel.thresholds import evaluate_threshold
+from tests.sentinel.factories import make_signal, set_latest
+
+pytestmark = pytest.mark.django_db
+
+
+def post(client, url, body=None):
+    return client.post(url, data=json.dumps(body or {}), content_type="application/json")
+
+
+@pytest.fixture
+def alarm(vibration):
+    set_latest(vibration, 5.0)
+    return alarm_raise(signal=vibration, breach=evaluate_threshold(vibration, 5.0), value=5.0, time=timezone.now())
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["/api/v1/cells", "/api/v1/signals/latest", "/api/v1/signals/1/trends", "/api/v1/alarms", "/api/v1/alarms/1"],
+)
+def test_reads_need_authentication_and_the_operator_scope(client, make_user, url):
+    assert client.get(url).status_code == 401
+    client.force_login(make_user("visitor"))
+    response = client.get(url)
+    assert response.status_code == 403
+    assert response.json()["code"] == "missing_scope"
+
+
+def test_actions_need_the_operator_scope(client, approver, alarm):
+    assert post(client, f"/api/v1/alarms/{alarm.pk}/acknowledge").status_code == 401
+    client.force_login(approver)
+    assert post(client, f"/api/v1/alarms/{alarm.pk}/acknowledge").status_code == 403
+
+
+def test_cells_list_signals_latest_and_alarm_counts(api_client, vibration, pressure, alarm):
+    set_latest(pressure, 6.2)
+    body = api_client.get("/api/v1/cells").json()
+    [cell] = body
+    assert cell["tag"] == "P-02" and cell["active_alarm_count"] == 1
+    by_key = {s["key"]: s for s in cell["signals"]}
+    assert by_key["vibration_mm_s"]["value"] == 5.0
+    assert by_key["vibration_mm_s"]["thresholds"]["alert"] == 4.5
+    assert by_key["discharge_pressure_bar"]["thresholds"]["low_alert"] == 3.0
+    latest = api_client.get(f"/api/v1/signals/latest?cell_id={cell['id']}").json()
+    assert {row["key"]: row["value"] for row in latest} == {"discharge_pressure_bar": 6.2, "vibration_mm_s": 5.0}
+
+
+def test_trends_are_bucketed_in_the_database(api_client, vibration):
+    now = timezone.now()
+    SignalSample.objects.bulk_create(
+        [SignalSample(signal=vibration, time=now - timedelta(seconds=s), value=float(s % 7)) for s in range(1, 600)]
+    )
+    SignalSample.objects.create(signal=vibration, time=now - timedelta(hours=2), value=99.0)  # outside the window
+    body = api_client.get(f"/api/v1/signals/{vibration.pk}/trends?minutes=10&buckets=10").json()
+    assert body["bucket_seconds"] == 60 and len(body["points"]) == 10
+    assert sum(p["count"] for p in body["points"]) == 599
+    for point in body["points"]:
+        if point["count"]:
+            assert point["min"] <= point["avg"] <= point["max"] <= 6
+    assert body["thresholds"]["alert"] == 4.5
+
+
+def test_trends_bad_input_and_unknown_signal(api_client, vibration):
+    response = api_client.get(f"/api/v1/signals/{vibration.pk}/trends?minutes=0")
+    assert response.status_code == 422 and response.json()["field"] == "minutes"
+    response = api_client.get(f"/api/v1/signals/{vibration.pk}/trends?buckets=5000")
+    assert response.status_code == 422 and response.json()["field"] == "buckets"
+    assert api_client.get("/api/v1/signals/999999/trends").status_code == 404
+
+
+def test_alarm_list_filters(api_client, alarm, cell):
+    other = make_signal(cell, "flow_m3_h", low_alert=60.0, alert=180.0, trip=None)
+    set_latest(other, 40.0)
+    alarm_raise(signal=other, breach=evaluate_threshold(other, 40.0), value=40.0, time=timezone.now())
+    assert len(api_client.get("/api/v1/alarms?state=open").json()) == 2
+    assert len(api_client.get(f"/api/v1/alarms?cell_id={cell.pk}&severity=alert").json()) == 2
+    assert api_client.get("/api/v1/alarms?state=cleared").json() == []
+    response = api_client.get("/api/v1/alarms?state=exploded")
+    assert response.status_code == 422 and response.json()["field"] == "state"
+    response = api_client.get("/api/v1/alarms?severity=mild")
+    assert response.status_code == 422 and response.json()["field"] == "severity"
+
+
+def test_acknowledge_shelve_unshelve_out_of_service_flow(api_client, alarm):
+    base = f"/api/v1/alarms/{alarm.pk}"
+    body = post(api_client, f"{base}/acknowledge", {"comment": "on it"}).json()
+    assert body["state"] == "acknowledged" and body["acknowledged_by"] == "olga"
+    assert body["acknowledge_comment"] == "on it"
+    body = post(api_client, f"{base}/shelve", {"minutes": 60}).json()
+    assert body["state"] == "shelved" and body["shelved_until"]
+    body = post(api_client, f"{base}/unshelve").json()
+    assert body["state"] == "acknowledged"
+    body = post(api_client, f"{base}/shelve", {"until_work_order_closes": True}).json()
+    assert body["shelved_until_work_order_closes"] is True
+    body = post(api_client, f"{base}/out-of-service", {"comment": "instrument swap"}).json()
+    assert body["state"] == "out_of_service"
+    body = post(api_client, f"{base}/return-to-service").json()
+    assert body["state"] == "active_unack"
+    detail = api_client.get(base).json()
+    assert [e["to_state"] for e in detail["events"]] == [
+        "active_unack",
+        "acknowledged",
+        "shelved",
+        "acknowledged",
+        "shelved",
+        "out_of_service",
+        "active_unack",
+    ]
+
+
+def test_illegal_transition_is_409_with_the_allowed_states(api_client, alarm):
+    post(api_client, f"/api/v1/alarms/{alarm.pk}/acknowledge")
+    response = post(api_client, f"/api/v1/alarms/{alarm.pk}/acknowledge")
+    assert response.status_code == 409
+    body = response.json()
+    assert body["code"] == "illegal_transition" and body["state"] == "acknowledged"
+    assert body["allowed"] == ["cleared", "out_of_service", "shelved"]
+    response = post(api_client, f"/api/v1/alarms/{alarm.pk}/unshelve")
+    assert response.status_code == 409
+
+
+def test_shelve_bad_input_names_the_field(api_client, alarm):
+    response = post(api_client, f"/api/v1/alarms/{alarm.pk}/shelve", {})
+    assert response.status_code == 422 and response.json()["field"] == "minutes"
+    response = post(api_client, f"/api/v1/alarms/{alarm.pk}/shelve", {"minutes": 0})
+    assert response.status_code == 422 and response.json()["field"] == "minutes"
+    response = post(api_client, f"/api/v1/alarms/{alarm.pk}/shelve", {"minutes": "soon"})
+    assert response.status_code == 422 and response.json()["field"] == "minutes"
+
+
+def test_unknown_alarm_is_404(api_client):
+    assert api_client.get("/api/v1/alarms/999999").status_code == 404
+    assert post(api_client, "/api/v1/alarms/999999/acknowledge").status_code == 404
