@@ -94,6 +94,27 @@ def test_one_async_client_on_one_background_loop(server):
     assert type(client).__name__ == "AsyncAnthropic"
 
 
+def test_client_is_rebuilt_when_settings_change(server):
+    server.push(anthropic_stream([text("one")]))
+    get_engine().complete(request())
+    first = anthropic_engine._client
+    with AnthropicFakeServer() as other, engine_settings(ANTHROPIC_API_KEY="sk-2", ANTHROPIC_BASE_URL=other.url):
+        other.push(anthropic_stream([text("two")]))
+        assert get_engine().complete(request()).text == "two"
+        assert anthropic_engine._client is not first
+        assert len(other.requests) == 1 and len(server.requests) == 1
+
+
+def test_a_failing_delta_consumer_stops_the_turn(server):
+    server.push(anthropic_stream([text("a long answer that streams in many pieces")]))
+
+    def on_delta(kind, value):
+        raise ConnectionResetError("socket closed")
+
+    with pytest.raises(ConnectionResetError):
+        get_engine().complete(request(), on_delta=on_delta)
+
+
 @pytest.mark.django_db
 def test_thinking_blocks_replayed_byte_for_byte_on_the_continuation(server, parts_tool, operator):
     # Given a thinking turn that calls a tool, then a turn that finishes

@@ -33,6 +33,7 @@ _state_lock = threading.Lock()
 _loop: asyncio.AbstractEventLoop | None = None
 _client: Any = None
 _client_key: tuple[str, str | None] | None = None
+_closing: set[asyncio.Task] = set()
 _DONE = object()
 
 
@@ -67,8 +68,10 @@ def _get_client() -> Any:
                 max_retries=CLIENT_MAX_RETRIES,
             )
             _client_key = key
-            if old is not None:
-                asyncio.get_running_loop().create_task(old.close())
+            if old is not None:  # settings changed: release the old connection pool
+                task = asyncio.get_running_loop().create_task(old.close())
+                _closing.add(task)
+                task.add_done_callback(_closing.discard)
         return _client
 
 
@@ -216,11 +219,22 @@ class AnthropicEngine(Engine):
         loop = _background_loop()
         future: Future = asyncio.run_coroutine_threadsafe(self._stream(request, deltas), loop)
         while True:  # deliver deltas on the caller's thread as they arrive
-            item = deltas.get()
+            try:
+                item = deltas.get(timeout=0.5)
+            except queue.Empty:
+                if future.done():  # cancelled before it could signal the end
+                    break
+                continue
             if item is _DONE:
                 break
             if on_delta is not None:
-                on_delta(*item)
+                try:
+                    on_delta(*item)
+                except BaseException:
+                    future.cancel()  # the caller is gone: stop streaming
+                    raise
+        if future.cancelled():
+            raise EngineError("Anthropic request was cancelled before it finished.")
         try:
             return future.result()
         except Exception as exc:
