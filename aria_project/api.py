@@ -1,5 +1,6 @@
 """The one NinjaAPI. Each app adds its router; domain errors map to one JSON error shape."""
 
+from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, ValidationError
@@ -8,7 +9,15 @@ from core.api import router as core_router
 from core.auth import api_auth
 from core.errors import DomainError
 
-api = NinjaAPI(title="ARIA API", version="1", auth=api_auth, urls_namespace="api", docs_url="/docs")
+# The docs (/api/v1/docs, also /api/docs) and the schema are for signed-in users only.
+api = NinjaAPI(
+    title="ARIA API",
+    version="1",
+    auth=api_auth,
+    urls_namespace="api",
+    docs_url="/docs",
+    docs_decorator=login_required,
+)
 
 
 @api.exception_handler(DomainError)

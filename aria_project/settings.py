@@ -10,6 +10,7 @@ from pathlib import Path
 import environ
 
 from aria_project.secrets import development_secret_key
+from aria_project.security import production_allowed_hosts, production_secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(environ.Env().str("ARIA_VAR_DIR", default=str(BASE_DIR / "var")))
@@ -23,8 +24,8 @@ PRODUCTION = ARIA_ENV == "production"
 DEBUG = env.bool("DJANGO_DEBUG", default=not PRODUCTION)
 
 if PRODUCTION:
-    SECRET_KEY = env.str("SECRET_KEY")
-    ALLOWED_HOSTS = env.list("ALLOWED_HOSTS")
+    SECRET_KEY = production_secret_key(env.str("SECRET_KEY", default=""))
+    ALLOWED_HOSTS = production_allowed_hosts(env.list("ALLOWED_HOSTS", default=[]))
 else:
     SECRET_KEY = env.str("SECRET_KEY", default="") or development_secret_key(VAR_DIR)
     ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]", "testserver"])
@@ -40,6 +41,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "csp",
+    "ninja",  # serves the API docs' Swagger UI from static files (no CDN, CSP-friendly)
     "core",
     "sentinel",
     "workorders",

@@ -2,12 +2,14 @@ from importlib.util import find_spec
 
 from django.contrib import admin
 from django.urls import include, path
+from django.views.generic import RedirectView
 
 from aria_project.api import api
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", api.urls),
+    path("api/docs", RedirectView.as_view(url="/api/v1/docs", permanent=False), name="api-docs"),
 ]
 # Each app's pages (its urls.py) are mounted at the root; core last so apps may claim "/".
 for _app in ("sentinel", "workorders", "assistant", "orchestrator", "core"):

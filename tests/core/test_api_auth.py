@@ -259,3 +259,24 @@ def test_admin_creates_token_shows_raw_once_and_never_the_hash(client: Client, a
     assert token.revoked_at is not None
     assert Client().get("/api/v1/me", **bearer(raw)).status_code == 401
     assert AuditRecord.objects.filter(action="api_token.revoke", actor=admin_user).exists()
+
+
+# --- API docs -----------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_openapi_schema_and_docs_for_signed_in_users(client: Client, operator) -> None:
+    assert client.get("/api/v1/openapi.json").status_code == 302  # to the login page
+
+    client.force_login(operator)
+    response = client.get("/api/v1/openapi.json")
+    assert response.status_code == 200
+    schema = response.json()
+    assert schema["info"]["title"] == "ARIA API"
+    assert "/api/v1/me" in schema["paths"]
+    assert {"BearerTokenAuth", "SessionCookieAuth"} <= set(schema["components"]["securitySchemes"])
+
+    response = client.get("/api/docs", follow=True)
+    assert response.redirect_chain[-1][0] == "/api/v1/docs"
+    page = response.content.decode()
+    assert "swagger-ui-bundle.js" in page and "cdn." not in page  # served locally, CSP-friendly
