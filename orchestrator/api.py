@@ -6,6 +6,7 @@ from typing import Any
 
 from django.http import HttpRequest
 from ninja import Router
+from ninja.responses import Status
 
 from core.access import OPERATOR, require_scopes
 from orchestrator.choices import PlanStatus
@@ -34,10 +35,10 @@ def list_plans(request: HttpRequest, status: str | None = None, limit: int = 50)
 
 
 @router.post("/plans", response={201: dict})
-def create_plan(request: HttpRequest, payload: PlanCreateIn) -> tuple[int, dict[str, Any]]:
+def create_plan(request: HttpRequest, payload: PlanCreateIn) -> Status:
     require_scopes(request.user, OPERATOR)
     plan = plan_create(owner=request.user, **payload.dict())
-    return 201, plan_out(plan_get(request.user, plan.pk), with_interactions=True)
+    return Status(201, plan_out(plan_get(request.user, plan.pk), with_interactions=True))
 
 
 @router.get("/plans/{plan_id}")
@@ -65,10 +66,10 @@ def approve_plan(request: HttpRequest, plan_id: int) -> dict[str, Any]:
 
 
 @router.post("/plans/{plan_id}/execute", response={202: dict})
-def execute_plan(request: HttpRequest, plan_id: int) -> tuple[int, dict[str, Any]]:
+def execute_plan(request: HttpRequest, plan_id: int) -> Status:
     require_scopes(request.user, OPERATOR)
     plan_start(plan=plan_get(request.user, plan_id), actor=request.user)
-    return 202, plan_out(plan_get(request.user, plan_id), with_interactions=True)
+    return Status(202, plan_out(plan_get(request.user, plan_id), with_interactions=True))
 
 
 @router.post("/plans/{plan_id}/poll")
