@@ -118,3 +118,36 @@ def operator_qa(state: FakeState) -> FakeReply:
     if sources:
         answer += "\nSources: " + ", ".join(dict.fromkeys(sources)) + "."
     return FakeReply(text=answer)
+
+
+SUSPICIOUS = re.compile(
+    r"ignore (all|previous)|approve (this|the) draft|publish (this|the) draft|os\.system|subprocess", re.I
+)
+
+
+@fake_policy("draft_reviewer")
+def draft_reviewer(state: FakeState) -> FakeReply:
+    """Approve a candidate whose validation and tests passed and that carries no instructions
+    aimed at the reviewer; reject otherwise."""
+    text = state.user_text
+    version = re.search(r"Policy version: (\S+)", text)
+    match = re.search(r"<candidate>\n(.*)\n</candidate>", text, re.S)
+    try:
+        candidate = json.loads(match.group(1)) if match else {}
+    except ValueError:
+        candidate = {}
+    passed = bool(candidate.get("validation_report", {}).get("ok")) and bool(candidate.get("test_report", {}).get("ok"))
+    suspicious = bool(SUSPICIOUS.search(json.dumps(candidate.get("spec", {}))))
+    decision = "approve" if passed and not suspicious else "reject"
+    reason = (
+        "Validation and tests passed; the candidate is in scope."
+        if decision == "approve"
+        else ("The candidate contains instructions aimed at the reviewer." if suspicious else "Checks did not pass.")
+    )
+    review = {
+        "decision": decision,
+        "confidence": 0.9,
+        "policy_version": version.group(1) if version else "",
+        "reason": reason,
+    }
+    return FakeReply(tool_calls=[("submit_review", review)])

@@ -121,3 +121,12 @@ def plant():
     for original in saved:
         if original is not None and original.name not in registry:
             registry.register(original)
+
+
+@pytest.fixture(autouse=True)
+def _forget_published_tools():
+    """Published tools register process-wide; each test starts without them."""
+    yield
+    for cap in registry.all():
+        if cap.name.startswith("published."):
+            registry.unregister(cap.name)

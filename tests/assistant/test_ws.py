@@ -58,7 +58,7 @@ async def test_anonymous_is_closed_4401():
 
 async def test_without_operator_scope_is_closed_4403(make_user):
     user = await sync_to_async(make_user)("visitor")
-    communicator, connected = await _connect(user)
+    communicator, _connected = await _connect(user)
     assert (await communicator.receive_output(timeout=5))["code"] == 4403
 
 

@@ -1,0 +1,174 @@
+"""What publishing makes live, per draft type (a registry): prompt versions + the production
+alias, sandboxed tool capabilities, skills, plan templates, MCP server records."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Max
+from jsonschema import Draft202012Validator
+from pydantic import BaseModel, ConfigDict
+
+from assistant.choices import DraftType, SkillRuntimeMode
+from assistant.models import Draft, PromptAlias, PromptVersion, PublishedArtifact, Skill
+from core.access import OPERATOR
+from core.audit import audit_record
+from core.capabilities import Capability, CapabilityContext, Tier, registry
+from core.errors import DomainError, InvalidInput
+
+logger = logging.getLogger(__name__)
+Publisher = Callable[[Draft, PublishedArtifact, AbstractBaseUser], None]
+_publishers: dict[str, Publisher] = {}
+PUBLISHED_TOOL_PREFIX = "published."
+
+
+def publisher(draft_type: str) -> Callable[[Publisher], Publisher]:
+    def decorate(fn: Publisher) -> Publisher:
+        _publishers[draft_type] = fn
+        return fn
+
+    return decorate
+
+
+def publish_artifact(draft: Draft, actor: AbstractBaseUser) -> PublishedArtifact:
+    latest = PublishedArtifact.objects.filter(type=draft.type, name=draft.name).aggregate(v=Max("version"))["v"]
+    PublishedArtifact.objects.filter(type=draft.type, name=draft.name).update(active=False)
+    artifact = PublishedArtifact.objects.create(
+        type=draft.type,
+        name=draft.name,
+        version=(latest or 0) + 1,
+        spec=draft.spec,
+        content_hash=draft.content_hash,
+        draft=draft,
+        published_by=actor,
+    )
+    _publishers[draft.type](draft, artifact, actor)
+    return artifact
+
+
+@publisher(DraftType.PROMPT)
+def publish_prompt(draft: Draft, artifact: PublishedArtifact, actor: AbstractBaseUser) -> None:
+    name = str(draft.spec.get("agent") or draft.name)
+    latest = PromptVersion.objects.filter(name=name).aggregate(v=Max("version"))["v"] or 0
+    version = PromptVersion.objects.create(
+        name=name,
+        version=latest + 1,
+        text=draft.spec["text"],
+        variables=draft.spec.get("variables", []),
+        draft=draft,
+        created_by=actor,
+    )
+    previous = PromptAlias.objects.filter(name=name, alias="production").first()
+    PromptAlias.objects.update_or_create(name=name, alias="production", defaults={"version": version})
+    audit_record(
+        actor=actor,
+        action="prompt.alias_move",
+        target_type="assistant.prompt_alias",
+        target_id=f"{name}:production",
+        details={"from_version": previous.version.version if previous else None, "to_version": version.version},
+    )
+
+
+@publisher(DraftType.SKILL)
+def publish_skill(draft: Draft, artifact: PublishedArtifact, actor: AbstractBaseUser) -> None:
+    spec = draft.spec
+    skill, _created = Skill.objects.get_or_create(
+        name=draft.name,
+        defaults={"instructions": spec["instructions"], "version": artifact.version},
+    )
+    skill.instructions = spec["instructions"]
+    skill.description = str(spec.get("description", ""))[:300]
+    skill.triggers = spec.get("triggers", [])
+    skill.runtime_mode = spec.get("runtime_mode", SkillRuntimeMode.AUTO)
+    skill.version = artifact.version
+    skill.save()
+
+
+@publisher(DraftType.WORKFLOW)
+def publish_workflow(draft: Draft, artifact: PublishedArtifact, actor: AbstractBaseUser) -> None:
+    pass  # plan templates are served from the active artifacts (see workflow_templates)
+
+
+@publisher(DraftType.MCP_SERVER)
+def publish_mcp_server(draft: Draft, artifact: PublishedArtifact, actor: AbstractBaseUser) -> None:
+    pass  # recorded as an artifact; its tools are not bridged into the registry yet
+
+
+@publisher(DraftType.TOOL)
+def publish_tool(draft: Draft, artifact: PublishedArtifact, actor: AbstractBaseUser) -> None:
+    other = registry.get(draft.name)
+    if other is not None and other.name != PUBLISHED_TOOL_PREFIX + draft.name:
+        raise InvalidInput(f"Tool name {draft.name!r} is taken by {other.name!r}.", field="name")
+    register_published_tool(artifact)
+
+
+class _OpenInput(BaseModel):
+    """Published tools check their input against the draft's JSON Schema inside the handler."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+def register_published_tool(artifact: PublishedArtifact) -> Capability:
+    spec: dict[str, Any] = artifact.spec
+    schema = spec.get("input_schema") or {"type": "object"}
+    checker = Draft202012Validator(schema)
+
+    def handler(ctx: CapabilityContext, params: BaseModel) -> Any:
+        from assistant.conf import get_config
+        from assistant.sandbox import run_tool
+        from assistant.services.draft_tests import sandbox_limits
+
+        args = params.model_dump()
+        problems = [e.message for e in checker.iter_errors(args)]
+        if problems:
+            raise InvalidInput(f"Invalid input: {problems[0]}")
+        result = run_tool(spec["source"], spec.get("entrypoint") or "run", args, limits=sandbox_limits(get_config()))
+        if not result.ok:
+            raise DomainError(f"Tool failed in the sandbox: {result.reason}: {result.error}"[:500])
+        return result.output
+
+    # The model accepts any object; its advertised schema is the draft's.
+    input_model = type(
+        f"Published_{artifact.name}",
+        (_OpenInput,),
+        {"model_json_schema": classmethod(lambda cls, *a, **k: dict(schema))},
+    )
+    cap = Capability(
+        name=PUBLISHED_TOOL_PREFIX + artifact.name,
+        description=str(spec.get("description") or f"Published tool {artifact.name} v{artifact.version}."),
+        input=input_model,
+        tier=Tier.SAFE,
+        scopes=(OPERATOR,),
+        handler=handler,
+        tool_name=artifact.name,
+    )
+    registry.unregister(cap.name)
+    return registry.register(cap)
+
+
+def load_published_tools() -> int:
+    """Register every active published tool (at start-up of a process)."""
+    count = 0
+    for artifact in PublishedArtifact.objects.filter(type=DraftType.TOOL, active=True):
+        try:
+            register_published_tool(artifact)
+            count += 1
+        except Exception:
+            logger.exception("Could not register published tool %s", artifact.name)
+    return count
+
+
+def workflow_templates():
+    """The plan-template provider: every active published workflow."""
+    from core.plan_templates import PlanTemplate
+
+    for artifact in PublishedArtifact.objects.filter(type=DraftType.WORKFLOW, active=True):
+        yield PlanTemplate(
+            name=artifact.name,
+            description=str(artifact.spec.get("description", "")),
+            steps=tuple(dict(s) for s in artifact.spec.get("steps", [])),
+            source=f"assistant.workflow:{artifact.draft_id}@v{artifact.version}",
+        )

@@ -1,0 +1,68 @@
+"""Draft tests per type. Tool code runs only in the sandbox; other types are checked in-process."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from assistant.choices import DraftType
+from assistant.conf import AssistantConfig
+from assistant.models import Draft
+from assistant.sandbox import Limits, run_tool
+from assistant.validators import TEMPLATE_VARIABLE, validate_spec
+
+
+def sandbox_limits(config: AssistantConfig) -> Limits:
+    return Limits(
+        cpu_seconds=config.sandbox_cpu_seconds,
+        memory_mb=config.sandbox_memory_mb,
+        fsize_mb=config.sandbox_fsize_mb,
+        nofile=config.sandbox_nofile,
+        wall_seconds=config.sandbox_wall_seconds,
+    )
+
+
+def render_prompt(text: str, variables: dict[str, Any]) -> str:
+    return TEMPLATE_VARIABLE.sub(lambda m: str(variables.get(m.group(1), m.group(0))), text)
+
+
+def run_draft_tests(draft: Draft, config: AssistantConfig) -> dict[str, Any]:
+    """{ok, cases: [{name, ok, reason, error, output?}]}; the spec is re-validated first."""
+    validation = validate_spec(draft.type, draft.name, draft.spec, config)
+    if not validation["ok"]:
+        return {"ok": False, "cases": [], "error": "; ".join(validation["errors"])}
+    spec = draft.spec
+    cases: list[dict[str, Any]] = []
+    if draft.type == DraftType.TOOL:
+        schema = Draft202012Validator(spec.get("input_schema", {"type": "object"}))
+        limits = sandbox_limits(config)
+        tests = spec.get("tests") or []
+        if not tests:
+            return {"ok": False, "cases": [], "error": "A tool needs at least one test case."}
+        for index, test in enumerate(tests, 1):
+            name = str(test.get("name") or f"case {index}")
+            problems = [e.message for e in schema.iter_errors(test.get("input"))]
+            if problems:
+                cases.append({"name": name, "ok": False, "reason": "invalid input", "error": problems[0]})
+                continue
+            result = run_tool(spec["source"], spec.get("entrypoint") or "run", test["input"], limits=limits)
+            case = {"name": name, "ok": result.ok, "reason": result.reason, "error": result.error}
+            case["output"], case["duration_ms"] = result.output, result.duration_ms
+            if result.ok and "expect" in test and result.output != test["expect"]:
+                case.update(ok=False, reason="unexpected output", error=f"expected {test['expect']!r}")
+            cases.append(case)
+    elif draft.type == DraftType.PROMPT:
+        declared = spec.get("variables", [])
+        for index, test in enumerate(spec.get("tests") or [{"variables": {v: f"<{v}>" for v in declared}}], 1):
+            values = test.get("variables", {})
+            rendered = render_prompt(spec["text"], values)
+            missing = sorted(set(TEMPLATE_VARIABLE.findall(rendered)))
+            expected = [s for s in test.get("expect_contains", []) if s not in rendered]
+            ok = not missing and not expected
+            error = f"unfilled: {missing}" if missing else (f"missing text: {expected}" if expected else "")
+            cases.append({"name": f"render {index}", "ok": ok, "reason": "" if ok else "render", "error": error})
+    else:
+        # Skills, workflows and MCP servers carry no code to run here: the re-validation is the test.
+        cases.append({"name": "re-validate", "ok": True, "reason": "", "error": ""})
+    return {"ok": all(c["ok"] for c in cases), "cases": cases}

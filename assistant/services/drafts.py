@@ -1,0 +1,155 @@
+"""The draft lifecycle: one transition service, then validate, test, manual approve/reject."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from assistant.choices import DRAFT_BUSY, DRAFT_TRANSITIONS, DraftStatus, DraftType, ReviewDecision, ReviewKind
+from assistant.conf import get_config
+from assistant.models import Draft, Review, Session
+from assistant.services.draft_tests import run_draft_tests
+from assistant.validators import validate_spec
+from core.access import APPROVER, has_scopes
+from core.audit import audit_record
+from core.errors import Conflict, Forbidden, InvalidInput
+
+S = DraftStatus
+
+
+def _audit(draft: Draft, actor: AbstractBaseUser | None, action: str, **details: Any) -> None:
+    audit_record(actor=actor, action=action, target_type="assistant.draft", target_id=draft.pk, details=details)
+
+
+def draft_create(
+    *,
+    owner: AbstractBaseUser,
+    type: str,
+    name: str,
+    spec: dict[str, Any],
+    session: Session | None = None,
+) -> Draft:
+    if type not in DraftType.values:
+        raise InvalidInput(f"Unknown draft type {type!r}; choose one of {DraftType.values}.", field="type")
+    if not name.strip():
+        raise InvalidInput("name is required.", field="name")
+    if session is not None:
+        limit = get_config().max_drafts_per_session
+        if session.drafts.count() >= limit:
+            raise InvalidInput(f"A session holds at most {limit} drafts (max_drafts_per_session).", field="drafts")
+    draft = Draft(owner=owner, session=session, type=type, name=name.strip()[:100], spec=spec or {})
+    draft.content_hash = draft.compute_hash()
+    draft.save()
+    _audit(draft, owner, "draft.create", type=type, name=draft.name, hash=draft.content_hash)
+    return draft
+
+
+def draft_update(
+    *, draft: Draft, actor: AbstractBaseUser, name: str | None = None, spec: dict[str, Any] | None = None
+) -> Draft:
+    """An edit makes a new candidate: back to `draft`, version + 1, reports and reviews cleared."""
+    with transaction.atomic():
+        draft = Draft.objects.select_for_update().get(pk=draft.pk)
+        if draft.status in DRAFT_BUSY:
+            raise Conflict(f"Draft is {draft.status}; edit it when that finishes.", allowed=[])
+        if name is not None:
+            if not name.strip():
+                raise InvalidInput("name is required.", field="name")
+            draft.name = name.strip()[:100]
+        if spec is not None:
+            draft.spec = spec
+        old_status = draft.status
+        draft.status = S.DRAFT
+        draft.version += 1
+        draft.validation_report = {}
+        draft.test_report = {}
+        draft.content_hash = draft.compute_hash()
+        draft.save()
+        cleared = draft.reviews.filter(cleared=False).update(cleared=True)
+        _audit(draft, actor, "draft.edit", from_status=old_status, version=draft.version, reviews_cleared=cleared)
+    return draft
+
+
+def draft_transition(*, draft: Draft, to_status: str, actor: AbstractBaseUser | None, **details: Any) -> Draft:
+    """Lock the row, reject an illegal move with the allowed ones (409), record the change."""
+    with transaction.atomic():
+        locked = Draft.objects.select_for_update().get(pk=draft.pk)
+        allowed = DRAFT_TRANSITIONS[locked.status]
+        if to_status not in allowed:
+            raise Conflict(
+                f"Cannot move a {locked.status} draft to {to_status}.",
+                allowed=sorted(allowed),
+                status=locked.status,
+            )
+        from_status = locked.status
+        locked.status = to_status
+        for key in ("validation_report", "test_report"):
+            if key in details:
+                setattr(locked, key, details.pop(key))
+        locked.save()
+        _audit(locked, actor, "draft.transition", from_status=from_status, to_status=to_status, **details)
+    draft.refresh_from_db()
+    return draft
+
+
+def draft_validate(*, draft: Draft, actor: AbstractBaseUser) -> Draft:
+    draft = draft_transition(draft=draft, to_status=S.VALIDATING, actor=actor)
+    report = validate_spec(draft.type, draft.name, draft.spec, get_config())
+    report["candidate_hash"], report["version"] = draft.content_hash, draft.version
+    to_status = S.VALIDATED if report["ok"] else S.VALIDATION_FAILED
+    return draft_transition(draft=draft, to_status=to_status, actor=actor, validation_report=report)
+
+
+def draft_test(*, draft: Draft, actor: AbstractBaseUser) -> Draft:
+    draft = draft_transition(draft=draft, to_status=S.TESTING, actor=actor)
+    try:
+        report = run_draft_tests(draft, get_config())
+    except Exception as exc:  # a crashing runner is a failed test, never a stuck `testing` draft
+        report = {"ok": False, "cases": [], "error": f"{type(exc).__name__}: {exc}"}
+    report["candidate_hash"], report["version"] = draft.content_hash, draft.version
+    to_status = S.TESTED if report["ok"] else S.TEST_FAILED
+    return draft_transition(draft=draft, to_status=to_status, actor=actor, test_report=report)
+
+
+def _require_approver(draft: Draft, actor: AbstractBaseUser) -> None:
+    if not has_scopes(actor, [APPROVER]):
+        raise Forbidden("Approving requires scope: approver.", code="missing_scope")
+    if actor.pk == draft.owner_id:
+        raise Forbidden("Separation of duties: the author cannot approve their own draft.", code="separation_of_duties")
+
+
+def draft_approve(*, draft: Draft, actor: AbstractBaseUser, reason: str = "") -> Draft:
+    """Manual policy: an approver who is not the author approves this exact candidate."""
+    _require_approver(draft, actor)
+    draft = draft_transition(draft=draft, to_status=S.APPROVED, actor=actor, via="manual", reason=reason)
+    Review.objects.create(
+        draft=draft,
+        kind=ReviewKind.MANUAL,
+        reviewer=actor,
+        decision=ReviewDecision.APPROVE,
+        candidate_hash=draft.content_hash,
+        candidate_version=draft.version,
+        reason=reason,
+    )
+    _audit(draft, actor, "draft.approve", via="manual", hash=draft.content_hash, version=draft.version)
+    return draft
+
+
+def draft_reject(*, draft: Draft, actor: AbstractBaseUser, reason: str) -> Draft:
+    """A human rejection goes through the review states: tested → reviewing → review_rejected."""
+    _require_approver(draft, actor)
+    if not reason.strip():
+        raise InvalidInput("A rejection needs a reason.", field="reason")
+    draft = draft_transition(draft=draft, to_status=S.REVIEWING, actor=actor, via="manual")
+    Review.objects.create(
+        draft=draft,
+        kind=ReviewKind.MANUAL,
+        reviewer=actor,
+        decision=ReviewDecision.REJECT,
+        candidate_hash=draft.content_hash,
+        candidate_version=draft.version,
+        reason=reason,
+    )
+    return draft_transition(draft=draft, to_status=S.REVIEW_REJECTED, actor=actor, via="manual", reason=reason)

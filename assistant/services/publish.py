@@ -1,0 +1,118 @@
+"""Publish: re-check everything about the approval, then make the artifact live, versioned."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from assistant.choices import ApprovalPolicy, DraftStatus, ReviewDecision, ReviewKind
+from assistant.conf import get_config
+from assistant.models import Draft, PromptAlias, PromptVersion, PublishedArtifact, Review
+from assistant.publishers import publish_artifact
+from assistant.services.drafts import draft_transition
+from assistant.services.principals import resolve_principals
+from core.access import APPROVER, has_scopes
+from core.audit import audit_record
+from core.errors import Conflict, Forbidden, NotFound
+
+S = DraftStatus
+
+
+def _authorise_publisher(draft: Draft, actor: AbstractBaseUser) -> None:
+    """A human approver or the configured release principal; never the author."""
+    if actor is None or not actor.is_authenticated:
+        raise Forbidden("Publishing requires an authenticated principal.")
+    if actor.pk == draft.owner_id:
+        raise Forbidden("Separation of duties: the author cannot publish their own draft.", code="separation_of_duties")
+    config = get_config()
+    is_release = bool(config.release_username) and actor.get_username() == config.release_username
+    if not (has_scopes(actor, [APPROVER]) or is_release):
+        raise Forbidden("Publishing requires scope approver or the release principal.", code="missing_scope")
+
+
+def _approval_problem(draft: Draft, actor: AbstractBaseUser) -> str:
+    """Why this candidate may not go live, or "" — status, review row, hash/version, identities, expiry."""
+    review = draft.reviews.filter(cleared=False).order_by("-id").first()
+    if review is None or review.decision != ReviewDecision.APPROVE:
+        return "no approving review for this candidate."
+    current_hash = draft.compute_hash()
+    if current_hash != draft.content_hash or review.candidate_hash != current_hash:
+        return "candidate drift: the content hash differs from the approved candidate."
+    if review.candidate_version != draft.version:
+        return "candidate drift: the version differs from the approved candidate."
+    if review.reviewer_id is None or review.reviewer_id == draft.owner_id:
+        return "shared identities: the approval was not given by someone other than the author."
+    if review.reviewer_id == actor.pk:
+        return "shared identities: the reviewer cannot also publish."
+    if review.expires_at is not None and review.expires_at <= timezone.now():
+        return "review expired."
+    if review.kind == ReviewKind.AGENT:
+        config = get_config()
+        if config.approval_policy == ApprovalPolicy.MANUAL:
+            return "an agent review needs approval_policy agent_review or full_autonomy."
+        principals = resolve_principals(config, author=draft.owner)
+        if principals.reviewer is None or principals.reviewer.pk != review.reviewer_id:
+            return "the reviewing principal is no longer the configured reviewer."
+    return ""
+
+
+def draft_publish(*, draft: Draft, actor: AbstractBaseUser) -> Draft:
+    """approved → publishing → published | publish_failed (reason recorded, audited)."""
+    draft = Draft.objects.select_related("owner").get(pk=draft.pk)
+    if draft.status != S.APPROVED:
+        raise Conflict(f"Only an approved draft can be published (this one is {draft.status}).", allowed=[])
+    _authorise_publisher(draft, actor)
+    draft = draft_transition(draft=draft, to_status=S.PUBLISHING, actor=actor)
+    problem = _approval_problem(draft, actor)
+    if problem:
+        return draft_transition(draft=draft, to_status=S.PUBLISH_FAILED, actor=actor, reason=problem)
+    try:
+        with transaction.atomic():
+            artifact = publish_artifact(draft, actor)
+            audit_record(
+                actor=actor,
+                action="draft.publish",
+                target_type="assistant.draft",
+                target_id=draft.pk,
+                details={
+                    "artifact_id": artifact.pk,
+                    "type": draft.type,
+                    "name": draft.name,
+                    "version": artifact.version,
+                },
+            )
+    except Exception as exc:  # a failed go-live leaves nothing half-published
+        return draft_transition(
+            draft=draft, to_status=S.PUBLISH_FAILED, actor=actor, reason=f"{type(exc).__name__}: {exc}"
+        )
+    return draft_transition(draft=draft, to_status=S.PUBLISHED, actor=actor, artifact_id=artifact.pk)
+
+
+def prompt_alias_move(*, name: str, version: int, actor: AbstractBaseUser, alias: str = "production") -> PromptAlias:
+    """Point an alias at a version (rollback = move it back); audited."""
+    if not has_scopes(actor, [APPROVER]):
+        raise Forbidden("Moving a prompt alias requires scope: approver.", code="missing_scope")
+    try:
+        target = PromptVersion.objects.get(name=name, version=version)
+    except PromptVersion.DoesNotExist:
+        raise NotFound(f"Prompt {name}@v{version} not found.") from None
+    with transaction.atomic():
+        current = PromptAlias.objects.select_for_update().filter(name=name, alias=alias).first()
+        previous = current.version.version if current else None
+        row, _ = PromptAlias.objects.update_or_create(name=name, alias=alias, defaults={"version": target})
+        audit_record(
+            actor=actor,
+            action="prompt.alias_move",
+            target_type="assistant.prompt_alias",
+            target_id=f"{name}:{alias}",
+            details={"from_version": previous, "to_version": version},
+        )
+    return row
+
+
+def latest_approval(draft: Draft) -> Review | None:
+    return draft.reviews.filter(cleared=False).order_by("-id").first()
+
+
+__all__ = ["PublishedArtifact", "draft_publish", "latest_approval", "prompt_alias_move"]

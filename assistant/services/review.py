@@ -1,0 +1,118 @@
+"""Agent review: the reviewer principal judges the candidate alone; every doubt fails closed."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.utils import timezone
+from pydantic import ValidationError
+
+from assistant.agents.reviewer import SubmitReview, candidate_message, reviewer_spec
+from assistant.choices import ApprovalPolicy, DraftStatus, ReviewDecision, ReviewKind
+from assistant.conf import get_config
+from assistant.engines import reviewer_engine
+from assistant.models import Draft, Review
+from assistant.services.drafts import draft_transition
+from assistant.services.principals import resolve_principals
+from core.agents.engines import Engine
+from core.agents.loop import run_agent
+from core.audit import audit_record
+from core.capabilities import CapabilityContext
+from core.errors import Forbidden
+
+S = DraftStatus
+
+
+def _fail(draft: Draft, actor, reviewer, reason: str, **extra) -> Draft:
+    Review.objects.create(
+        draft=draft,
+        kind=ReviewKind.AGENT,
+        reviewer=reviewer,
+        decision=ReviewDecision.FAILED,
+        candidate_hash=draft.content_hash,
+        candidate_version=draft.version,
+        reason=reason,
+        **extra,
+    )
+    return draft_transition(draft=draft, to_status=S.REVIEW_FAILED, actor=actor, reason=reason)
+
+
+def _parse_decision(result) -> tuple[SubmitReview | None, str]:
+    if result.finish_reason == "error" or (result.finish_reason not in ("finish_tool", "end_turn")):
+        return None, f"provider error: {result.run.error or result.finish_reason}"
+    raw = result.output
+    if raw is None:
+        try:
+            raw = json.loads(result.text)
+        except (TypeError, ValueError):
+            return None, "invalid JSON: the reviewer did not return a structured decision."
+    try:
+        return SubmitReview.model_validate(raw), ""
+    except ValidationError as exc:
+        return None, f"invalid JSON: {exc.errors()[0]['msg']}"
+
+
+def draft_agent_review(*, draft: Draft, actor: AbstractBaseUser, engine: Engine | None = None) -> Draft:
+    """tested → reviewing → approved | review_rejected | review_failed (fail closed, reason recorded)."""
+    if actor.pk != draft.owner_id and not getattr(actor, "is_superuser", False):
+        raise Forbidden("Only the draft's author requests its review.", code="forbidden")
+    config = get_config()
+    draft = draft_transition(draft=draft, to_status=S.REVIEWING, actor=actor, via="agent_review")
+    principals = resolve_principals(config, author=draft.owner)
+    if not principals.ready:
+        return _fail(draft, actor, principals.reviewer, "; ".join(principals.problems))
+    hash_seen, version_seen = draft.content_hash, draft.version
+    try:
+        engine = engine or reviewer_engine(config)
+    except Exception as exc:
+        return _fail(draft, actor, principals.reviewer, f"provider error: {exc}")
+    result = run_agent(
+        reviewer_spec(config.run_timeout_seconds),
+        messages=candidate_message(draft, config.review_policy_version),
+        ctx=CapabilityContext(user=principals.reviewer),
+        engine=engine,
+        subject=("assistant.draft", draft.pk),
+    )
+    decision, problem = _parse_decision(result)
+    if decision is None:
+        return _fail(draft, actor, principals.reviewer, problem)
+    extra = {"confidence": decision.confidence, "policy_version": decision.policy_version}
+    if decision.policy_version != config.review_policy_version:
+        reason = f"policy version mismatch: got {decision.policy_version!r}, need {config.review_policy_version!r}."
+        return _fail(draft, actor, principals.reviewer, reason, **extra)
+    if decision.confidence < config.review_confidence_floor:
+        reason = f"low confidence: {decision.confidence:.2f} < floor {config.review_confidence_floor:.2f}."
+        return _fail(draft, actor, principals.reviewer, reason, **extra)
+    current = Draft.objects.get(pk=draft.pk)
+    if (current.content_hash, current.version) != (hash_seen, version_seen) or current.compute_hash() != hash_seen:
+        return _fail(draft, actor, principals.reviewer, "candidate drift: the draft changed during review.", **extra)
+    review = Review.objects.create(
+        draft=draft,
+        kind=ReviewKind.AGENT,
+        reviewer=principals.reviewer,
+        decision=ReviewDecision.APPROVE if decision.decision == "approve" else ReviewDecision.REJECT,
+        candidate_hash=hash_seen,
+        candidate_version=version_seen,
+        reason=decision.reason,
+        expires_at=timezone.now() + timedelta(seconds=config.review_ttl_seconds),
+        **extra,
+    )
+    if review.decision == ReviewDecision.REJECT:
+        return draft_transition(
+            draft=draft, to_status=S.REVIEW_REJECTED, actor=principals.reviewer, reason=decision.reason
+        )
+    draft = draft_transition(draft=draft, to_status=S.APPROVED, actor=principals.reviewer, via="agent_review")
+    audit_record(
+        actor=principals.reviewer,
+        action="draft.approve",
+        target_type="assistant.draft",
+        target_id=draft.pk,
+        details={"via": "agent_review", "review_id": review.pk, "confidence": decision.confidence},
+    )
+    if config.approval_policy == ApprovalPolicy.FULL_AUTONOMY:
+        from assistant.services.publish import draft_publish
+
+        draft = draft_publish(draft=draft, actor=principals.release)
+    return draft

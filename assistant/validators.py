@@ -1,0 +1,148 @@
+"""Per-type draft validators: a registry keyed by draft type. Each returns a list of errors."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlparse
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+from pydantic import ValidationError
+
+from assistant.choices import DraftType, SkillRuntimeMode
+from assistant.conf import AssistantConfig
+from core.capabilities import registry
+
+Validator = Callable[[str, dict[str, Any], AssistantConfig], list[str]]
+_validators: dict[str, Validator] = {}
+TEMPLATE_VARIABLE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+PLACEHOLDER = re.compile(r"^\{[A-Za-z_][A-Za-z0-9_]*\}$")
+NAME = re.compile(r"^[a-z][a-z0-9_]{1,62}$")
+MCP_TRANSPORTS = ("stdio", "http", "streamable_http", "sse")
+
+
+def validator(draft_type: str) -> Callable[[Validator], Validator]:
+    def decorate(fn: Validator) -> Validator:
+        _validators[draft_type] = fn
+        return fn
+
+    return decorate
+
+
+def validate_spec(draft_type: str, name: str, spec: dict[str, Any], config: AssistantConfig) -> dict[str, Any]:
+    """The validation report: {ok, errors, type}."""
+    check = _validators.get(draft_type)
+    errors = [f"No validator for draft type {draft_type!r}."] if check is None else check(name, spec, config)
+    return {"ok": not errors, "errors": errors, "type": draft_type}
+
+
+def _schema_errors(schema: Any, field: str = "input_schema") -> list[str]:
+    if not isinstance(schema, dict):
+        return [f"{field} must be a JSON Schema object."]
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        return [f"{field} is not a valid JSON Schema: {exc.message}"]
+    if schema.get("type", "object") != "object":
+        return [f"{field} must describe an object."]
+    return []
+
+
+@validator(DraftType.TOOL)
+def validate_tool(name: str, spec: dict[str, Any], config: AssistantConfig) -> list[str]:
+    errors = [] if NAME.match(name) else ["name must be snake_case (a-z, 0-9, _), 2–63 characters."]
+    source, entrypoint = spec.get("source"), spec.get("entrypoint") or "run"
+    if not isinstance(source, str) or not source.strip():
+        return [*errors, "source (Python code) is required."]
+    if len(source.encode()) > config.tool_source_max_bytes:
+        errors.append(f"source is larger than tool_source_max_bytes ({config.tool_source_max_bytes}).")
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        return [*errors, f"source does not parse: line {exc.lineno}: {exc.msg}"]
+    defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    if entrypoint not in defined:
+        errors.append(f"source does not define the entrypoint function {entrypoint!r}.")
+    errors += _schema_errors(spec.get("input_schema", {"type": "object"}))
+    tests = spec.get("tests", [])
+    if not isinstance(tests, list) or any(not isinstance(t, dict) or "input" not in t for t in tests):
+        errors.append("tests must be a list of {input, expect?}.")
+    return errors
+
+
+@validator(DraftType.PROMPT)
+def validate_prompt(name: str, spec: dict[str, Any], config: AssistantConfig) -> list[str]:
+    text, declared = spec.get("text"), spec.get("variables", [])
+    if not isinstance(text, str) or not text.strip():
+        return ["text is required."]
+    if not isinstance(declared, list) or not all(isinstance(v, str) for v in declared):
+        return ["variables must be a list of names."]
+    used = set(TEMPLATE_VARIABLE.findall(text))
+    undeclared = sorted(used - set(declared))
+    return [f"template variable {{{{{v}}}}} is not declared." for v in undeclared]
+
+
+@validator(DraftType.SKILL)
+def validate_skill(name: str, spec: dict[str, Any], config: AssistantConfig) -> list[str]:
+    errors = [] if name.strip() else ["name is required."]
+    if not isinstance(spec.get("instructions"), str) or not spec["instructions"].strip():
+        errors.append("instructions are required.")
+    if spec.get("runtime_mode", SkillRuntimeMode.AUTO) not in SkillRuntimeMode.values:
+        errors.append(f"runtime_mode must be one of {SkillRuntimeMode.values}.")
+    triggers = spec.get("triggers", [])
+    if not isinstance(triggers, list) or not all(isinstance(t, str) for t in triggers):
+        errors.append("triggers must be a list of strings.")
+    return errors
+
+
+@validator(DraftType.WORKFLOW)
+def validate_workflow(name: str, spec: dict[str, Any], config: AssistantConfig) -> list[str]:
+    steps = spec.get("steps")
+    if not isinstance(steps, list) or not steps:
+        return ["steps must be a non-empty list."]
+    errors = []
+    for index, step in enumerate(steps, 1):
+        if not isinstance(step, dict):
+            errors.append(f"step {index} must be an object.")
+            continue
+        cap = registry.get(str(step.get("capability", "")))
+        if cap is None:
+            errors.append(f"step {index}: unknown capability {step.get('capability')!r}.")
+            continue
+        try:
+            cap.input.model_validate(step.get("inputs") or {})
+        except ValidationError as exc:
+            # `{placeholder}` strings are filled from the plan's context later.
+            real = [e for e in exc.errors() if not (isinstance(e.get("input"), str) and PLACEHOLDER.match(e["input"]))]
+            if not real:
+                continue
+            first = real[0]
+            errors.append(f"step {index} ({cap.name}): {'.'.join(map(str, first['loc']))}: {first['msg']}")
+    return errors
+
+
+@validator(DraftType.MCP_SERVER)
+def validate_mcp_server(name: str, spec: dict[str, Any], config: AssistantConfig) -> list[str]:
+    transport = spec.get("transport")
+    if transport not in MCP_TRANSPORTS:
+        return [f"transport must be one of {MCP_TRANSPORTS}."]
+    errors = []
+    if transport == "stdio":
+        command = spec.get("command")
+        if not (isinstance(command, str) and command.strip()) and not (
+            isinstance(command, list) and command and all(isinstance(c, str) and c for c in command)
+        ):
+            errors.append("stdio transport needs a command (string or list of strings).")
+    else:
+        url = urlparse(str(spec.get("url", "")))
+        if url.scheme not in ("http", "https") or not url.netloc:
+            errors.append("url must be an http(s) URL.")
+    for index, tool in enumerate(spec.get("tools", []) or [], 1):
+        if not isinstance(tool, dict) or not NAME.match(str(tool.get("name", ""))):
+            errors.append(f"tool {index}: name must be snake_case.")
+        else:
+            errors += _schema_errors(tool.get("input_schema", {"type": "object"}), f"tool {index} input_schema")
+    return errors
