@@ -1,0 +1,172 @@
+"""Admin console for the plant, signal thresholds and alarms. Alarm actions call the services
+(which write the alarm event and the audit record); threshold edits are audited here."""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from core.audit import audit_record
+from core.errors import DomainError
+from sentinel.models import Alarm, AlarmEvent, Cell, Line, SignalDefinition, SignalLatest, Site, StaleCondition
+from sentinel.services import alarm_acknowledge, alarm_put_out_of_service, alarm_shelve, alarm_unshelve
+
+THRESHOLD_FIELDS = ("low_alert", "alert", "high_alert", "trip", "deadband", "on_delay_seconds", "enabled")
+
+
+class LineInline(admin.TabularInline):
+    model = Line
+    extra = 0
+
+
+@admin.register(Site)
+class SiteAdmin(admin.ModelAdmin):
+    search_fields = ["name"]
+    inlines = [LineInline]
+
+
+class CellInline(admin.TabularInline):
+    model = Cell
+    extra = 0
+    fields = ["tag", "name", "equipment_type", "onboarding_complete"]
+
+
+@admin.register(Line)
+class LineAdmin(admin.ModelAdmin):
+    list_display = ["name", "site"]
+    list_filter = ["site"]
+    search_fields = ["name"]
+    inlines = [CellInline]
+
+
+class SignalInline(admin.TabularInline):
+    model = SignalDefinition
+    extra = 0
+    fields = ["key", "display_name", "unit", *THRESHOLD_FIELDS]
+    show_change_link = True
+
+
+@admin.register(Cell)
+class CellAdmin(admin.ModelAdmin):
+    list_display = ["tag", "name", "equipment_type", "line", "onboarding_complete"]
+    list_filter = ["onboarding_complete", "line__site", "line"]
+    search_fields = ["tag", "name"]
+    inlines = [SignalInline]
+
+    def save_formset(self, request, form, formset, change):  # thresholds edited inline are audited too
+        super().save_formset(request, form, formset, change)
+        for signal, fields in getattr(formset, "changed_objects", []):
+            _audit_threshold_change(request, signal, fields)
+
+
+def _audit_threshold_change(request: HttpRequest, signal: SignalDefinition, changed: list[str]) -> None:
+    fields = [f for f in changed if f in THRESHOLD_FIELDS]
+    if fields:
+        audit_record(
+            actor=request.user,
+            action="signal.thresholds_change",
+            target_type="sentinel.signal",
+            target_id=signal.pk,
+            details={f: getattr(signal, f) for f in fields},
+        )
+
+
+@admin.register(SignalDefinition)
+class SignalDefinitionAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "display_name", "unit", *THRESHOLD_FIELDS]
+    list_editable = list(THRESHOLD_FIELDS)
+    list_filter = ["enabled", "cell__line", "cell"]
+    search_fields = ["key", "display_name", "cell__tag"]
+    list_select_related = ["cell"]
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if change:
+            _audit_threshold_change(request, obj, list(form.changed_data))
+
+
+@admin.register(SignalLatest)
+class SignalLatestAdmin(admin.ModelAdmin):
+    list_display = ["signal", "value", "time", "breach_since", "stale"]
+    list_filter = ["stale"]
+    list_select_related = ["signal__cell"]
+    search_fields = ["signal__key", "signal__cell__tag"]
+
+    def has_add_permission(self, request):  # written by ingest only
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+class AlarmEventInline(admin.TabularInline):
+    model = AlarmEvent
+    extra = 0
+    can_delete = False
+    fields = ["created_at", "from_state", "to_state", "actor", "comment", "details"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request, obj=None):  # append-only, through the services
+        return False
+
+
+def _run(modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet[Alarm], verb: str, action) -> None:
+    done, failed = 0, []
+    for alarm in queryset.order_by("pk"):
+        try:
+            action(alarm)
+            done += 1
+        except DomainError as exc:
+            failed.append(f"#{alarm.pk}: {exc.message}")
+    if done:
+        modeladmin.message_user(request, f"{verb}: {done} alarm(s).", messages.SUCCESS)
+    if failed:
+        modeladmin.message_user(request, "Skipped " + "; ".join(failed), messages.WARNING)
+
+
+@admin.register(Alarm)
+class AlarmAdmin(admin.ModelAdmin):
+    list_display = ["pk", "signal", "state", "severity", "direction", "value", "peak_value", "raised_at"]
+    list_filter = ["state", "severity", "direction", "signal__cell"]
+    search_fields = ["signal__key", "signal__display_name", "signal__cell__tag", "acknowledge_comment"]
+    list_select_related = ["signal__cell"]
+    date_hierarchy = "raised_at"
+    inlines = [AlarmEventInline]
+    actions = ["acknowledge", "shelve_one_hour", "unshelve", "put_out_of_service"]
+    readonly_fields = [f.name for f in Alarm._meta.fields]
+
+    def has_add_permission(self, request):  # alarms are raised by sentinel, never typed in
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.action(description="Acknowledge selected alarms")
+    def acknowledge(self, request, queryset):
+        _run(self, request, queryset, "Acknowledged", lambda a: alarm_acknowledge(alarm=a, actor=request.user))
+
+    @admin.action(description="Shelve selected alarms for 1 hour")
+    def shelve_one_hour(self, request, queryset):
+        _run(self, request, queryset, "Shelved", lambda a: alarm_shelve(alarm=a, actor=request.user, minutes=60))
+
+    @admin.action(description="Unshelve selected alarms")
+    def unshelve(self, request, queryset):
+        _run(self, request, queryset, "Unshelved", lambda a: alarm_unshelve(alarm=a, actor=request.user))
+
+    @admin.action(description="Put selected alarms out of service")
+    def put_out_of_service(self, request, queryset):
+        _run(self, request, queryset, "Out of service", lambda a: alarm_put_out_of_service(alarm=a, actor=request.user))
+
+
+@admin.register(StaleCondition)
+class StaleConditionAdmin(admin.ModelAdmin):
+    list_display = ["signal", "raised_at", "cleared_at"]
+    list_filter = [("cleared_at", admin.EmptyFieldListFilter)]
+    list_select_related = ["signal__cell"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False

@@ -1,0 +1,162 @@
+"""Demo data feed: realistic noisy values for every enabled signal of the onboarded cells, sent
+through the ingest service once per interval. Scenarios bend some signals over time.
+
+`Simulator(...).run(stop_event)` is what `manage.py simulate` runs and what a run-all command
+can start in a thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time as monotonic_time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import close_old_connections, connection
+from django.utils import timezone
+
+from sentinel.models import SignalDefinition
+from sentinel.plant import spec_for
+from sentinel.services import IngestResult, samples_ingest
+
+logger = logging.getLogger(__name__)
+
+# A scenario maps (cell tag, signal key) to a function of ramp progress 0..1 → target value.
+Ramp = Callable[[float], float]
+
+
+def _linear(start: float, end: float, *, ease: float = 1.0) -> Ramp:
+    return lambda p: start + (end - start) * (p**ease)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    description: str
+    ramps: dict[tuple[str, str], Ramp]
+    default_ramp_seconds: float = 90.0
+
+
+SCENARIOS: dict[str, Scenario] = {
+    "p02-bearing": Scenario(
+        "p02-bearing",
+        "P-02 bearing wear: vibration 2.1 → 5.0 mm/s (alert 4.5), bearing temperature up ~17 °C.",
+        {
+            ("P-02", "vibration_mm_s"): _linear(2.1, 5.0, ease=1.3),
+            ("P-02", "bearing_temp_c"): _linear(58.0, 75.0),
+            ("P-02", "motor_current_a"): _linear(41.0, 42.5),
+        },
+    ),
+}
+
+
+@dataclass
+class _Channel:
+    signal_id: int
+    tag: str
+    key: str
+    nominal: float
+    noise: float
+    deviation: float = 0.0
+
+
+def _nominal(signal: SignalDefinition) -> tuple[float, float]:
+    """Normal value and noise: from the demo plant spec, else the middle of the normal band."""
+    spec = spec_for(signal.cell.tag, signal.key)
+    if spec is not None:
+        return spec.nominal, spec.noise
+    high = min((v for v in (signal.alert, signal.high_alert, signal.trip) if v is not None), default=None)
+    if high is not None and signal.low_alert is not None:
+        nominal = (high + signal.low_alert) / 2
+    elif high is not None:
+        nominal = high * 0.5
+    elif signal.low_alert is not None:
+        nominal = signal.low_alert * 1.5
+    else:
+        nominal = 1.0
+    return nominal, abs(nominal) * 0.01 or 0.01
+
+
+class Simulator:
+    def __init__(
+        self,
+        *,
+        scenario: str | None = None,
+        interval: float = 1.0,
+        ramp_seconds: float | None = None,
+        seed: int | None = None,
+        log: Callable[[str], None] | None = None,
+    ) -> None:
+        if scenario is not None and scenario not in SCENARIOS:
+            raise ValueError(f"Unknown scenario {scenario!r}; known: {', '.join(SCENARIOS)}")
+        self.scenario = SCENARIOS[scenario] if scenario else None
+        self.interval = interval
+        self.ramp_seconds = (
+            ramp_seconds if ramp_seconds is not None else (self.scenario.default_ramp_seconds if self.scenario else 0)
+        )
+        self.rng = random.Random(seed)
+        self.log = log or (lambda message: logger.info(message))
+        self.started_at: datetime | None = None
+        self.channels: list[_Channel] = []
+        self.ticks = 0
+
+    def load(self) -> None:
+        signals = SignalDefinition.objects.filter(enabled=True, cell__onboarding_complete=True).select_related("cell")
+        known = {c.signal_id: c for c in self.channels}
+        self.channels = []
+        for signal in signals.order_by("pk"):
+            nominal, noise = _nominal(signal)
+            channel = known.get(signal.pk) or _Channel(signal.pk, signal.cell.tag, signal.key, nominal, noise)
+            self.channels.append(channel)
+
+    def progress(self, now: datetime) -> float:
+        if self.scenario is None or self.started_at is None:
+            return 0.0
+        if self.ramp_seconds <= 0:
+            return 1.0
+        return min(1.0, (now - self.started_at).total_seconds() / self.ramp_seconds)
+
+    def value(self, channel: _Channel, now: datetime) -> float:
+        # Mean-reverting noise (AR(1)) looks like a real transmitter, not white noise.
+        channel.deviation = 0.7 * channel.deviation + self.rng.gauss(0, channel.noise)
+        target = channel.nominal
+        ramp = self.scenario.ramps.get((channel.tag, channel.key)) if self.scenario else None
+        if ramp is not None:
+            target = ramp(self.progress(now))
+        return round(target + channel.deviation, 4)
+
+    def tick(self, now: datetime | None = None) -> IngestResult:
+        now = now or timezone.now()
+        if self.started_at is None:
+            self.started_at = now
+        if not self.channels or self.ticks % 60 == 0:
+            self.load()  # pick up signals added while running
+        self.ticks += 1
+        rows = [(c.signal_id, now, self.value(c, now)) for c in self.channels]
+        result = samples_ingest(samples=rows, now=now)
+        if result.evaluation.raised:
+            self.log(f"simulate: alarms raised {result.evaluation.raised}")
+        return result
+
+    def run(self, stop_event: threading.Event | None = None, *, once: bool = False) -> None:
+        """Feed until `stop_event` is set (or one tick with `once`). Errors are logged, not fatal."""
+        stop_event = stop_event or threading.Event()
+        name = self.scenario.name if self.scenario else "steady"
+        self.log(f"simulate: scenario {name}, every {self.interval:g}s")
+        try:
+            while not stop_event.is_set():
+                started = monotonic_time.monotonic()
+                close_old_connections()
+                try:
+                    self.tick()
+                except Exception:
+                    logger.exception("simulate: tick failed")
+                if once:
+                    break
+                stop_event.wait(max(0.0, self.interval - (monotonic_time.monotonic() - started)))
+        finally:
+            if threading.current_thread() is not threading.main_thread():
+                connection.close()
