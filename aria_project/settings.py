@@ -147,10 +147,10 @@ OPENAI_BASE_URL = env.str("OPENAI_BASE_URL", default="") or None
 OLLAMA_HOST = env.str("OLLAMA_HOST", default="")
 ARIA_MODELS = {
     "extraction": env.str("ARIA_MODEL_EXTRACTION", default="claude-haiku-4-5"),
-    "vision": env.str("ARIA_MODEL_VISION", default="claude-sonnet-4-5"),
-    "reasoning": env.str("ARIA_MODEL_REASONING", default="claude-sonnet-4-5"),
-    "chat": env.str("ARIA_MODEL_CHAT", default="claude-sonnet-4-5"),
-    "opus": env.str("ARIA_MODEL_OPUS", default="claude-opus-4-1"),
+    "vision": env.str("ARIA_MODEL_VISION", default="claude-sonnet-4-6"),
+    "reasoning": env.str("ARIA_MODEL_REASONING", default="claude-sonnet-4-6"),
+    "chat": env.str("ARIA_MODEL_CHAT", default="claude-sonnet-4-6"),
+    "opus": env.str("ARIA_MODEL_OPUS", default="claude-opus-4-8"),
 }
 
 # --- Auth, sessions, security -----------------------------------------------------------------

@@ -17,7 +17,8 @@ from typing import Any
 from django.utils import timezone
 from pydantic import BaseModel, ValidationError
 
-from core.agents.engines import Engine, get_engine, model_for
+from core.agents.engines import Engine, get_engine
+from core.agents.engines.catalog import provider_model
 from core.agents.types import EngineRequest, EngineTurn
 from core.capabilities import (
     CapabilityContext,
@@ -115,7 +116,7 @@ class _Loop:
         self.tokens = 0
         self.output: dict[str, Any] | None = None
         self.text = ""
-        self.model = model_for(spec.use_case) if engine.provider not in ("fake",) else "fake"
+        self.model = "fake" if engine.provider == "fake" else provider_model(engine.provider, spec.use_case)
         self.run_row = AgentRun.objects.create(
             agent=spec.name,
             turn_id=ctx.turn_id,
