@@ -31,7 +31,7 @@ def list_plans(request: HttpRequest, status: str | None = None, limit: int = 50)
     qs = plans_for(request.user)
     if status:
         qs = qs.filter(status=status)
-    return [plan_out(p) for p in qs[: max(1, min(limit, 200))]]
+    return [plan_out(p, with_interactions=True) for p in qs[: max(1, min(limit, 200))]]
 
 
 @router.post("/plans", response={201: dict})

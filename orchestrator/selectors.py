@@ -14,7 +14,7 @@ from orchestrator.models import Interaction, Plan, PlanStep
 def plans_for(user: AbstractBaseUser) -> QuerySet[Plan]:
     return owned_by(Plan.objects.select_related("owner"), user).prefetch_related(
         Prefetch("steps", queryset=PlanStep.objects.order_by("order")),
-        Prefetch("interactions", queryset=Interaction.objects.order_by("id")),
+        Prefetch("interactions", queryset=Interaction.objects.select_related("step", "answered_by").order_by("id")),
     )
 
 

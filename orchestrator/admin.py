@@ -1,0 +1,95 @@
+"""The approval console: plans with their steps and interactions; answers go through the service."""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from core.errors import DomainError
+from orchestrator.models import Interaction, Plan, PlanStep
+from orchestrator.services.interactions import interaction_answer
+from orchestrator.services.plans import plan_cancel
+
+
+class ReadOnlyInline(admin.TabularInline):
+    extra = 0
+    can_delete = False
+    show_change_link = True
+
+    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+
+class PlanStepInline(ReadOnlyInline):
+    model = PlanStep
+    fields = ("order", "capability", "tier", "status", "attempts", "depends_on", "inputs", "error")
+    readonly_fields = fields
+
+
+class InteractionInline(ReadOnlyInline):
+    model = Interaction
+    fk_name = "plan"
+    fields = ("kind", "step", "question", "required_scope", "status", "answered_by", "answered_at")
+    readonly_fields = fields
+
+
+@admin.register(Plan)
+class PlanAdmin(admin.ModelAdmin):
+    list_display = ("id", "goal", "owner", "status", "autonomy", "planner", "updated_at")
+    list_filter = ("status", "autonomy", "planner")
+    search_fields = ("goal", "owner__username")
+    readonly_fields = [f.name for f in Plan._meta.fields]
+    inlines = [PlanStepInline, InteractionInline]
+    actions = ["cancel_plans"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    @admin.action(description="Cancel the selected plans")
+    def cancel_plans(self, request: HttpRequest, queryset: QuerySet[Plan]) -> None:
+        for plan in queryset:
+            try:
+                plan_cancel(plan=plan, actor=request.user)
+            except DomainError as exc:
+                self.message_user(request, f"Plan {plan.pk}: {exc.message}", messages.ERROR)
+            else:
+                self.message_user(request, f"Plan {plan.pk} cancelled.")
+
+
+@admin.register(Interaction)
+class InteractionAdmin(admin.ModelAdmin):
+    list_display = ("id", "plan", "kind", "question", "required_scope", "status", "answered_by", "created_at")
+    list_filter = ("status", "kind", "required_scope")
+    readonly_fields = [f.name for f in Interaction._meta.fields]
+    actions = ["approve", "reject"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def _answer(self, request: HttpRequest, queryset: QuerySet[Interaction], decision: str) -> None:
+        # Same service, same separation of duties as the API: the owner cannot approve a gated step.
+        for interaction in queryset:
+            try:
+                interaction_answer(interaction=interaction, actor=request.user, decision=decision)
+            except DomainError as exc:
+                self.message_user(request, f"Interaction {interaction.pk}: {exc.message}", messages.ERROR)
+            else:
+                self.message_user(request, f"Interaction {interaction.pk}: {decision}d.")
+
+    @admin.action(description="Approve / accept the selected interactions")
+    def approve(self, request: HttpRequest, queryset: QuerySet[Interaction]) -> None:
+        self._answer(request, queryset, "approve")
+
+    @admin.action(description="Reject the selected interactions")
+    def reject(self, request: HttpRequest, queryset: QuerySet[Interaction]) -> None:
+        self._answer(request, queryset, "reject")

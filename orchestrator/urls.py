@@ -1,0 +1,5 @@
+from django.urls import path
+
+from orchestrator import views
+
+urlpatterns = [path("plans/", views.plans_page, name="plans")]
