@@ -1,9 +1,20 @@
 import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from django.contrib.auth.models import Group, User
 
 from core.access import ADMIN, APPROVER, OPERATOR
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _user(username: str, *scopes: str, **extra) -> User:
@@ -34,11 +45,107 @@ def admin_user(db) -> User:
     return _user("adam", ADMIN)
 
 
+def integration_services_configured() -> bool:
+    return os.environ.get("DATABASE_URL", "").startswith("postgres") and bool(os.environ.get("REDIS_URL"))
+
+
 def pytest_collection_modifyitems(config, items):
-    """Integration tests need PostgreSQL and Redis: skipped unless DATABASE_URL and REDIS_URL are set."""
-    if os.environ.get("DATABASE_URL", "").startswith("postgres") and os.environ.get("REDIS_URL"):
+    """Integration tests need PostgreSQL and Redis: skipped unless DATABASE_URL and REDIS_URL are set.
+
+    With ARIA_REQUIRE_INTEGRATION=1 (CI's second leg) a missing service or an empty integration
+    selection is an error, never a silent skip.
+    """
+    integration = [item for item in items if "integration" in item.keywords]
+    if os.environ.get("ARIA_REQUIRE_INTEGRATION") == "1":
+        if not integration_services_configured():
+            raise pytest.UsageError("ARIA_REQUIRE_INTEGRATION=1 needs DATABASE_URL=postgres://… and REDIS_URL.")
+        if not integration and not config.getoption("keyword") and not config.getoption("markexpr"):
+            raise pytest.UsageError("ARIA_REQUIRE_INTEGRATION=1 but no integration tests were collected.")
+    if integration_services_configured():
         return
     skip = pytest.mark.skip(reason="needs DATABASE_URL (PostgreSQL) and REDIS_URL")
-    for item in items:
-        if "integration" in item.keywords:
-            item.add_marker(skip)
+    for item in integration:
+        item.add_marker(skip)
+
+
+# --- a real Celery worker for integration tests ------------------------------------------------
+
+
+@dataclass
+class CeleryWorker:
+    """A `celery worker -P threads` subprocess on the test database and this session's queue."""
+
+    process: subprocess.Popen
+    nodename: str
+    queue: str
+    log_path: Path
+
+    def log_tail(self, lines: int = 60) -> str:
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+
+
+def wait_until(predicate: Callable[[], Any], timeout: float = 20.0, interval: float = 0.1) -> Any:
+    """Poll `predicate` until it returns something truthy; returns it, or None on timeout."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = predicate()
+        if result:
+            return result
+        time.sleep(interval)
+    return None
+
+
+def _database_url_for(name: str) -> str:
+    parts = urlsplit(os.environ["DATABASE_URL"])
+    return urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, parts.fragment))
+
+
+@pytest.fixture(scope="session")
+def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[CeleryWorker]:
+    """Start one real worker for the session (integration tests only); stop it at the end.
+
+    Tests enqueue with `celery_app.send_task("app.verb", args=[…])` (never eager), use
+    `transactional_db` so the worker sees their rows, and poll the database with `wait_until`.
+    """
+    if not integration_services_configured():
+        pytest.skip("needs DATABASE_URL (PostgreSQL) and REDIS_URL")
+    from django.conf import settings
+    from django.db import connection
+
+    from aria_project.celery import app as celery_app
+
+    nodename = f"pytest-{settings.ARIA_TEST_SESSION}@{socket.gethostname()}"
+    log_path = tmp_path_factory.mktemp("celery") / "worker.log"
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "aria_project.settings_test",
+        "DATABASE_URL": _database_url_for(connection.settings_dict["NAME"]),
+        "ARIA_TEST_WORKER": "1",
+        "ARIA_TEST_SESSION": settings.ARIA_TEST_SESSION,
+        "ARIA_VAR_DIR": str(log_path.parent),
+    }
+    command = [
+        sys.executable, "-m", "celery", "-A", "aria_project", "worker", "-P", "threads", "-c", "4",
+        "-Q", settings.CELERY_TASK_DEFAULT_QUEUE, "-n", nodename, "-l", "info",
+        "--without-heartbeat", "--without-mingle", "--without-gossip",
+    ]  # fmt: skip
+    with log_path.open("w") as log:
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    worker = CeleryWorker(process, nodename, settings.CELERY_TASK_DEFAULT_QUEUE, log_path)
+
+    def answers_ping() -> bool:
+        if process.poll() is not None:
+            raise RuntimeError(f"celery worker exited with {process.returncode}:\n{worker.log_tail()}")
+        return bool(celery_app.control.ping(destination=[nodename], timeout=0.5))
+
+    try:
+        if not wait_until(answers_ping, timeout=60, interval=0.2):
+            raise RuntimeError(f"celery worker did not become ready:\n{worker.log_tail()}")
+        yield worker
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
