@@ -1,0 +1,133 @@
+"""The human console for work orders, failure history, KB, logbook, shifts and production.
+
+Work-order changes go through the services (lifecycle map, events, audit), never a bare save.
+"""
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from core.errors import DomainError
+from workorders.models import (
+    EquipmentKB,
+    FailureHistory,
+    LogbookEntry,
+    ProductionRecord,
+    ShiftAssignment,
+    WorkOrder,
+    WorkOrderEvent,
+)
+from workorders.services import equipment_kb_update, work_order_transition, work_order_update
+from workorders.services.work_orders import EDITABLE_FIELDS
+
+
+class WorkOrderEventInline(admin.TabularInline):
+    model = WorkOrderEvent
+    extra = 0
+    can_delete = False
+    fields = ("created_at", "from_status", "to_status", "actor", "note")
+    readonly_fields = fields
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+def _transition_action(to_status: str, label: str):
+    def action(modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet[WorkOrder]) -> None:
+        done, failed = 0, []
+        for pk in queryset.order_by("pk").values_list("pk", flat=True):
+            try:
+                work_order_transition(work_order=pk, to_status=to_status, actor=request.user, note="admin action")
+                done += 1
+            except DomainError as exc:
+                failed.append(f"WO-{pk}: {exc.message} Allowed: {', '.join(exc.extra.get('allowed', [])) or 'none'}")
+        if done:
+            modeladmin.message_user(request, f"{label}: {done} work order(s).", messages.SUCCESS)
+        for message in failed:
+            modeladmin.message_user(request, message, messages.ERROR)
+
+    action.__name__ = f"mark_{to_status}"
+    return admin.action(description=f"{label} selected work orders")(action)
+
+
+@admin.register(WorkOrder)
+class WorkOrderAdmin(admin.ModelAdmin):
+    list_display = ("id", "cell", "title", "status", "priority", "confidence", "generated_by_agent", "created_at")
+    list_filter = ("status", "priority", "cell", "generated_by_agent")
+    search_fields = ("title", "description", "rca_summary", "cell__tag", "cell__name")
+    list_select_related = ("cell",)
+    date_hierarchy = "created_at"
+    inlines = [WorkOrderEventInline]
+    actions = [
+        _transition_action("in_progress", "Start"),
+        _transition_action("completed", "Complete"),
+        _transition_action("cancelled", "Cancel"),
+    ]
+    readonly_fields = (
+        "cell",
+        "status",
+        "rca_summary",
+        "rca_details",
+        "confidence",
+        "trigger_anomaly_time",
+        "triggered_by_signal_def",
+        "triggered_by_alarm",
+        "generated_by_agent",
+        "created_at",
+        "updated_at",
+    )
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # work orders come from alarms (or the API); the admin edits and moves them
+
+    def save_model(self, request: HttpRequest, obj: WorkOrder, form: Any, change: bool) -> None:
+        changes = {name: form.cleaned_data[name] for name in form.changed_data if name in EDITABLE_FIELDS}
+        if changes:
+            work_order_update(work_order=obj.pk, actor=request.user, changes=changes, note="admin edit")
+
+
+@admin.register(FailureHistory)
+class FailureHistoryAdmin(admin.ModelAdmin):
+    list_display = ("id", "cell", "failure_mode", "failure_time", "resolved_time", "work_order")
+    list_filter = ("failure_mode", "cell")
+    search_fields = ("failure_mode", "root_cause", "cell__tag")
+    list_select_related = ("cell", "work_order")
+    date_hierarchy = "failure_time"
+    raw_id_fields = ("work_order",)
+
+
+@admin.register(EquipmentKB)
+class EquipmentKBAdmin(admin.ModelAdmin):
+    list_display = ("cell", "updated_at")
+    search_fields = ("cell__tag", "cell__name")
+    readonly_fields = ("calibration_log", "updated_at")
+    list_select_related = ("cell",)
+
+    def save_model(self, request: HttpRequest, obj: EquipmentKB, form: Any, change: bool) -> None:
+        # The service replaces the data, appends the calibration log and audits the edit.
+        equipment_kb_update(cell=obj.cell, patch=obj.data or {}, actor=request.user, note="admin edit", replace=True)
+
+
+@admin.register(LogbookEntry)
+class LogbookEntryAdmin(admin.ModelAdmin):
+    list_display = ("time", "cell", "author", "shift", "category", "text")
+    list_filter = ("cell", "shift", "category")
+    search_fields = ("text", "author", "cell__tag")
+    date_hierarchy = "time"
+
+
+@admin.register(ShiftAssignment)
+class ShiftAssignmentAdmin(admin.ModelAdmin):
+    list_display = ("date", "shift", "technician", "role", "line", "starts_at", "ends_at")
+    list_filter = ("shift", "role", "line")
+    search_fields = ("technician", "role")
+    date_hierarchy = "date"
+
+
+@admin.register(ProductionRecord)
+class ProductionRecordAdmin(admin.ModelAdmin):
+    list_display = ("date", "shift", "cell", "planned_time_min", "run_time_min", "total_count", "good_count")
+    list_filter = ("cell", "shift")
+    date_hierarchy = "date"

@@ -1,0 +1,146 @@
+"""Work orders, failure history, equipment KB and KPIs over HTTP (mounted at /api/v1/workorders)."""
+
+from typing import Any, Literal
+
+from django.http import HttpRequest
+from ninja import Query, Router
+
+from core.access import OPERATOR, require_scopes
+from core.models import AgentRun
+from sentinel.models import Cell
+from workorders import kpis, selectors
+from workorders.choices import allowed_transitions
+from workorders.models import FailureHistory, WorkOrder
+from workorders.schemas import KbPatchIn, StatusName, TransitionIn
+from workorders.services import equipment_kb_update, work_order_transition
+
+router = Router(tags=["workorders"])
+PREFIX = "/workorders"
+
+PriorityName = Literal["low", "medium", "high", "critical"]
+
+
+def _detail(wo: WorkOrder) -> dict[str, Any]:
+    data = selectors.work_order_as_dict(wo, full=True)
+    data["allowed_transitions"] = allowed_transitions(wo.status)
+    data["events"] = [
+        {
+            "from_status": e.from_status,
+            "to_status": e.to_status,
+            "actor": e.actor.get_username() if e.actor else "system",
+            "note": e.note,
+            "time": e.created_at.isoformat(),
+        }
+        for e in wo.events.select_related("actor")
+    ]
+    data["failures"] = [selectors.failure_as_dict(f) for f in wo.failures.all()]
+    runs = AgentRun.objects.filter(subject_type="work_order", subject_id=str(wo.pk)).order_by("id")
+    data["agent_runs"] = [
+        {
+            "id": r.pk,
+            "agent": r.agent,
+            "status": r.status,
+            "finish_reason": r.finish_reason,
+            "turn_id": r.turn_id,
+            "tool_calls": r.tool_calls,
+            "turns": r.turns,
+            "duration_ms": r.duration_ms,
+            "started_at": r.started_at.isoformat(),
+        }
+        for r in runs
+    ]
+    return data
+
+
+@router.get("/failures")
+def list_failures(
+    request: HttpRequest,
+    cell_id: int | None = None,
+    failure_mode: str | None = None,
+    limit: int = Query(50, ge=1, le=500),
+) -> dict[str, Any]:
+    require_scopes(request.user, OPERATOR)
+    qs = FailureHistory.objects.order_by("-failure_time")
+    if cell_id is not None:
+        qs = qs.filter(cell_id=cell_id)
+    if failure_mode:
+        qs = qs.filter(failure_mode=failure_mode)
+    items = [selectors.failure_as_dict(f) for f in qs[:limit]]
+    return {"count": len(items), "items": items}
+
+
+@router.get("/kb/{cell_id}")
+def get_kb(request: HttpRequest, cell_id: int) -> dict[str, Any]:
+    require_scopes(request.user, OPERATOR)
+    cell = selectors.get_cell(cell_id)
+    kb = selectors.equipment_kb(cell)
+    return {
+        "cell_id": cell.pk,
+        "cell_tag": cell.tag,
+        "data": kb.data if kb else {},
+        "calibration_log": kb.calibration_log if kb else [],
+        "updated_at": kb.updated_at.isoformat() if kb else None,
+    }
+
+
+@router.patch("/kb/{cell_id}")
+def patch_kb(request: HttpRequest, cell_id: int, payload: KbPatchIn) -> dict[str, Any]:
+    require_scopes(request.user, OPERATOR)
+    cell = selectors.get_cell(cell_id)
+    equipment_kb_update(cell=cell, patch=payload.patch, actor=request.user, note=payload.note)
+    return get_kb(request, cell_id)
+
+
+@router.get("/kpis")
+def get_kpis(request: HttpRequest, cell_id: int | None = None, days: int = Query(90, ge=1, le=3650)) -> dict[str, Any]:
+    require_scopes(request.user, OPERATOR)
+    cells = [selectors.get_cell(cell_id)] if cell_id is not None else list(Cell.objects.order_by("tag"))
+    items = [
+        {
+            "cell_id": cell.pk,
+            "cell_tag": cell.tag,
+            "oee": kpis.oee(cell, days=min(days, 365)),
+            "mtbf": kpis.mtbf(cell, days=days),
+            "mttr": kpis.mttr(cell, days=days),
+        }
+        for cell in cells
+    ]
+    return {"days": days, "items": items}
+
+
+@router.get("")
+def list_work_orders(
+    request: HttpRequest,
+    status: StatusName | None = None,
+    cell_id: int | None = None,
+    cell: str | None = Query(None, description="Cell tag, e.g. P-02."),
+    priority: PriorityName | None = None,
+    limit: int = Query(50, ge=1, le=200),
+    offset: int = Query(0, ge=0),
+) -> dict[str, Any]:
+    require_scopes(request.user, OPERATOR)
+    qs = selectors.work_orders_qs()
+    if status:
+        qs = qs.filter(status=status)
+    if cell_id is not None:
+        qs = qs.filter(cell_id=cell_id)
+    if cell:
+        qs = qs.filter(cell__tag=cell)
+    if priority:
+        qs = qs.filter(priority=priority)
+    items = [selectors.work_order_as_dict(wo) for wo in qs[offset : offset + limit]]
+    return {"count": qs.count(), "items": items}
+
+
+@router.get("/{work_order_id}")
+def get_work_order(request: HttpRequest, work_order_id: int) -> dict[str, Any]:
+    require_scopes(request.user, OPERATOR)
+    return _detail(selectors.get_work_order(work_order_id))
+
+
+@router.post("/{work_order_id}/transition")
+def transition_work_order(request: HttpRequest, work_order_id: int, payload: TransitionIn) -> dict[str, Any]:
+    require_scopes(request.user, OPERATOR)
+    wo = selectors.get_work_order(work_order_id)
+    work_order_transition(work_order=wo, to_status=payload.to_status, actor=request.user, note=payload.note)
+    return _detail(selectors.get_work_order(work_order_id))

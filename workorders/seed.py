@@ -1,0 +1,212 @@
+"""Demo data for workorders (idempotent; runs after sentinel's seed): a KB per cell, three months
+of failure history (a bearing_wear on P-02 that the Investigator will recognise), logbook
+entries, shifts and production records."""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, time, timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from sentinel.models import Cell, Line, Site
+from workorders.choices import Shift
+from workorders.demo_kb import kb_for
+from workorders.models import EquipmentKB, FailureHistory, LogbookEntry, ProductionRecord, ShiftAssignment
+
+P02 = "P-02"
+
+# (days ago, failure mode, repair hours, root cause, signal patterns)
+P02_HISTORY = [
+    (
+        58,
+        "bearing_wear",
+        5.5,
+        "Drive-end bearing outer race worn; grease degraded after a missed lubrication round.",
+        {"vibration_mm_s": {"peak": 5.4, "duration_min": 14}, "bearing_temp_c": {"peak": 78.0, "duration_min": 40}},
+    ),
+    (
+        86,
+        "seal_leak",
+        3.0,
+        "Mechanical seal faces worn; drips reported in the logbook two shifts before.",
+        {"discharge_pressure_bar": {"peak": 3.1, "duration_min": 45}},
+    ),
+]
+OTHER_MODES = [
+    (
+        "cavitation",
+        4.0,
+        "Suction strainer clogged; suction pressure fell below NPSH margin.",
+        {
+            "suction_pressure_bar": {"peak": 0.35, "duration_min": 25},
+            "vibration_mm_s": {"peak": 4.9, "duration_min": 6},
+        },
+    ),
+    (
+        "misalignment",
+        2.5,
+        "Coupling misaligned after motor replacement; 2× running-speed vibration.",
+        {"vibration_mm_s": {"peak": 8.2, "duration_min": 3}},
+    ),
+    (
+        "seal_leak",
+        3.5,
+        "Seal cartridge leaking; pressure drop and drips under the pump.",
+        {"discharge_pressure_bar": {"peak": 2.8, "duration_min": 60}},
+    ),
+]
+TECHNICIANS = [
+    ("Marta Silva", "mechanical technician", ["mechanical", "vibration_analysis", "laser_alignment"]),
+    ("Jonas Weber", "electrical technician", ["electrical", "motors"]),
+    ("Aiko Tanaka", "mechanical technician", ["mechanical", "process"]),
+    ("Luis Romero", "reliability engineer", ["vibration_analysis", "process"]),
+    ("Eva Novak", "mechanical technician", ["mechanical", "pneumatics", "laser_alignment"]),
+    ("Tom Baker", "operator", ["process"]),
+]
+SHIFT_HOURS = {Shift.MORNING: 6, Shift.AFTERNOON: 14, Shift.NIGHT: 22}
+
+
+def _p02() -> Cell:
+    cell = Cell.objects.filter(tag=P02).first()
+    if cell is not None:
+        return cell
+    site, _ = Site.objects.get_or_create(name="Demo Plant")
+    line, _ = Line.objects.get_or_create(site=site, name="Line 1")
+    return Cell.objects.create(
+        line=line, tag=P02, name="Cooling water pump", equipment_type="pump", onboarding_complete=True
+    )
+
+
+def _failure(cell: Cell, days: int, mode: str, hours: float, cause: str, patterns: dict) -> bool:
+    failure_time = (timezone.now() - timedelta(days=days)).replace(minute=0, second=0, microsecond=0)
+    _, created = FailureHistory.objects.get_or_create(
+        cell=cell,
+        failure_mode=mode,
+        root_cause=cause,
+        defaults={
+            "failure_time": failure_time,
+            "resolved_time": failure_time + timedelta(hours=hours),
+            "signal_patterns": patterns,
+        },
+    )
+    return created
+
+
+def _logbook(cells: list[Cell]) -> int:
+    now = timezone.now()
+    created = 0
+    for cell in cells:
+        notes = [
+            (20, Shift.MORNING, "observation", f"{cell.tag} running normally, no unusual noise."),
+            (9, Shift.AFTERNOON, "maintenance", f"{cell.tag} lubrication round done."),
+            (2, Shift.NIGHT, "handover", f"{cell.tag} stable through the night."),
+        ]
+        if cell.tag == P02:
+            notes += [
+                (3, Shift.MORNING, "observation", "P-02 slight humming from the drive-end bearing housing."),
+                (
+                    1,
+                    Shift.AFTERNOON,
+                    "observation",
+                    "P-02 bearing housing warm to the touch; vibration reading 3.9 mm/s on the handheld.",
+                ),
+            ]
+        for days, shift, category, text in notes:
+            _, new = LogbookEntry.objects.get_or_create(
+                cell=cell,
+                text=text,
+                defaults={
+                    "time": now - timedelta(days=days, hours=2),
+                    "author": "Tom Baker" if category == "observation" else "Marta Silva",
+                    "shift": shift,
+                    "category": category,
+                },
+            )
+            created += new
+    return created
+
+
+def _shifts(line: Line | None) -> int:
+    today = timezone.localdate()
+    created = 0
+    for offset in range(-1, 7):
+        day = today + timedelta(days=offset)
+        for index, (shift, hour) in enumerate(SHIFT_HOURS.items()):
+            starts = timezone.make_aware(datetime.combine(day, time(hour)))
+            for name, role, skills in (
+                TECHNICIANS[(2 * index + offset) % 6],
+                TECHNICIANS[(2 * index + offset + 1) % 6],
+            ):
+                _, new = ShiftAssignment.objects.get_or_create(
+                    date=day,
+                    shift=shift,
+                    technician=name,
+                    defaults={
+                        "line": line,
+                        "role": role,
+                        "skills": skills,
+                        "starts_at": starts,
+                        "ends_at": starts + timedelta(hours=8),
+                    },
+                )
+                created += new
+    return created
+
+
+def _production(cells: list[Cell], days: int = 90) -> int:
+    today = timezone.localdate()
+    existing = set(
+        ProductionRecord.objects.filter(cell__in=cells, date__gte=today - timedelta(days=days)).values_list(
+            "cell_id", "date", "shift"
+        )
+    )
+    rows = []
+    for cell in cells:
+        rng = random.Random(f"aria-{cell.tag}")  # deterministic per cell
+        for offset in range(days, 0, -1):
+            day = today - timedelta(days=offset)
+            for shift in SHIFT_HOURS:
+                run = 480 - rng.choice([0, 0, 10, 20, 35, 60])
+                ideal = 30.0
+                total = int(run * 60 / ideal * rng.uniform(0.86, 0.97))
+                good = int(total * rng.uniform(0.97, 0.995))
+                if (cell.pk, day, shift) in existing:
+                    continue
+                rows.append(
+                    ProductionRecord(
+                        cell=cell,
+                        date=day,
+                        shift=shift,
+                        planned_time_min=480,
+                        run_time_min=run,
+                        ideal_cycle_time_s=ideal,
+                        total_count=total,
+                        good_count=good,
+                    )
+                )
+    ProductionRecord.objects.bulk_create(rows, ignore_conflicts=True)
+    return len(rows)
+
+
+def seed(stdout) -> None:
+    with transaction.atomic():
+        p02 = _p02()
+        cells = list(Cell.objects.select_related("line").order_by("tag"))
+        kb_created = 0
+        for cell in cells:
+            _, created = EquipmentKB.objects.get_or_create(cell=cell, defaults={"data": kb_for(cell.equipment_type)})
+            kb_created += created
+        failures = sum(_failure(p02, *row) for row in P02_HISTORY)
+        others = [c for c in cells if c.pk != p02.pk]
+        for index, cell in enumerate(others):
+            mode, hours, cause, patterns = OTHER_MODES[index % len(OTHER_MODES)]
+            failures += _failure(cell, 20 + 23 * index % 70, mode, hours, cause, patterns)
+        logbook = _logbook(cells)
+        shifts = _shifts(p02.line)
+        production = _production(cells)
+    stdout.write(
+        f"workorders: {len(cells)} cells, {kb_created} KB, {failures} failures, {logbook} logbook entries, "
+        f"{shifts} shift assignments, {production} production records created\n"
+    )
