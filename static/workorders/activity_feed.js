@@ -1,0 +1,142 @@
+/*
+ * AriaActivityFeed — what the agents are doing, from bus frames: agent start/end, tool calls with
+ * their durations, handoffs, a collapsible thinking stream per agent turn, RCA / order readiness.
+ *
+ *   var feed = AriaActivityFeed.create(listElement, emptyElement);
+ *   feed.add(frame);   // any bus frame; irrelevant types are ignored
+ */
+(function (global) {
+  "use strict";
+
+  var MAX_ITEMS = 150;
+
+  function node(tag, cls, text) {
+    var el = document.createElement(tag);
+    if (cls) el.className = cls;
+    if (text !== undefined && text !== null) el.textContent = String(text);
+    return el;
+  }
+
+  function brief(value, limit) {
+    var text;
+    try { text = typeof value === "string" ? value : JSON.stringify(value); } catch (err) { text = String(value); }
+    if (text === undefined) text = "";
+    return text.length > limit ? text.slice(0, limit - 1) + "…" : text;
+  }
+
+  function create(list, empty) {
+    var toolRows = {};   // turn|agent|tool → [li, ...] waiting for completion (FIFO)
+    var thinking = {};   // turn|agent → {details, pre, count}
+
+    function push(item, frame) {
+      item.setAttribute("data-event-type", frame.type);
+      if (frame.agent) item.setAttribute("data-agent", frame.agent);
+      var time = node("time", "act-time", new Date().toLocaleTimeString());
+      item.insertBefore(time, item.firstChild);
+      list.insertBefore(item, list.firstChild);
+      while (list.children.length > MAX_ITEMS) list.removeChild(list.lastChild);
+      if (empty) empty.hidden = true;
+      return item;
+    }
+
+    function row(frame, cls, parts) {
+      var item = node("li", "act " + cls);
+      parts.forEach(function (part) { item.appendChild(part); });
+      return push(item, frame);
+    }
+
+    function agentTag(name) { return node("span", "act-agent", name || "agent"); }
+
+    function toolKey(frame) { return [frame.turn_id, frame.agent, frame.tool_name].join("|"); }
+
+    function onToolStarted(frame) {
+      var item = row(frame, "act-tool pending", [
+        agentTag(frame.agent), node("span", "act-arrow", "→"),
+        node("code", "act-tool-name", frame.tool_name),
+        node("span", "act-args", brief(frame.args || {}, 90)),
+        node("span", "act-duration", "running…")
+      ]);
+      item.setAttribute("data-tool", frame.tool_name);
+      var key = toolKey(frame);
+      (toolRows[key] = toolRows[key] || []).push(item);
+    }
+
+    function onToolCompleted(frame) {
+      var waiting = toolRows[toolKey(frame)];
+      var item = waiting && waiting.shift();
+      var text = (typeof frame.duration_ms === "number" ? frame.duration_ms : "?") + " ms";
+      if (!item) {
+        item = row(frame, "act-tool", [agentTag(frame.agent), node("span", "act-arrow", "→"),
+          node("code", "act-tool-name", frame.tool_name), node("span", "act-duration", text)]);
+      } else {
+        item.querySelector(".act-duration").textContent = text;
+      }
+      item.classList.remove("pending");
+      item.setAttribute("data-duration-ms", String(frame.duration_ms));
+    }
+
+    function onThinking(frame) {
+      var key = [frame.turn_id, frame.agent].join("|");
+      var entry = thinking[key];
+      if (!entry) {
+        var details = node("details", "act-thinking");
+        var summary = node("summary", null);
+        summary.appendChild(agentTag(frame.agent));
+        summary.appendChild(node("span", "act-thinking-label", " thinking"));
+        summary.appendChild(node("span", "act-thinking-count", ""));
+        details.appendChild(summary);
+        var pre = node("pre", "act-thinking-text", "");
+        details.appendChild(pre);
+        var item = node("li", "act act-thinking-row");
+        item.appendChild(details);
+        push(item, frame);
+        entry = thinking[key] = { pre: pre, count: summary.querySelector(".act-thinking-count") };
+      }
+      entry.pre.textContent += frame.content || "";
+      entry.count.textContent = " (" + entry.pre.textContent.length + " chars)";
+    }
+
+    function add(frame) {
+      switch (frame.type) {
+        case "agent_start":
+          row(frame, "act-start", [node("span", "act-icon", "▶"), agentTag(frame.agent), node("span", null, "started")]);
+          break;
+        case "agent_end":
+          row(frame, "act-end", [node("span", "act-icon", "■"), agentTag(frame.agent),
+            node("span", null, "finished (" + (frame.finish_reason || "?") + ")")]);
+          break;
+        case "tool_call_started": onToolStarted(frame); break;
+        case "tool_call_completed": onToolCompleted(frame); break;
+        case "thinking_delta": onThinking(frame); break;
+        case "agent_handoff":
+          row(frame, "act-handoff", [agentTag(frame.from_agent), node("span", "act-arrow", "⇢"),
+            agentTag(frame.to_agent), node("span", "act-reason", brief(frame.reason || "", 120))]);
+          break;
+        case "rca_ready":
+          row(frame, "act-rca", [node("span", "act-icon", "✔"), node("span", null,
+            "RCA ready for work order #" + frame.work_order_id + " (confidence " +
+            Math.round((frame.confidence || 0) * 100) + "%)")]);
+          break;
+        case "work_order_ready":
+          row(frame, "act-ready", [node("span", "act-icon", "✔"),
+            node("span", null, "Work order #" + frame.work_order_id + " is open")]);
+          break;
+        case "anomaly_detected":
+          row(frame, "act-anomaly sev-" + frame.severity, [node("span", "act-icon", "⚠"),
+            node("span", null, "Anomaly on cell " + frame.cell_id + ": " + frame.value + " (" +
+              (frame.direction === "low" ? "below " : "above ") + frame.threshold + ")")]);
+          break;
+        case "ui_render":
+          row(frame, "act-render", [agentTag(frame.agent), node("span", null, "rendered"),
+            node("code", null, frame.component)]);
+          break;
+        default:
+          break;
+      }
+    }
+
+    return { add: add };
+  }
+
+  global.AriaActivityFeed = { create: create };
+})(window);

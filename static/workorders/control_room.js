@@ -1,0 +1,367 @@
+/*
+ * The maintenance Control Room: alert banners, active alarms (acknowledge / shelve), work orders
+ * moving detected → analyzed → open, a trend chart per cell and the agent activity feed — all kept
+ * live from the event bus (AriaEvents) without reloading. Data is only ever put in the page with
+ * textContent / createElement.
+ */
+(function () {
+  "use strict";
+  var root = document.getElementById("control-room");
+  if (!root || !window.AriaEvents || !window.AriaTrendChart || !window.AriaActivityFeed) return;
+
+  var state = JSON.parse(document.getElementById("cr-snapshot").textContent);
+  var paths = JSON.parse(document.getElementById("cr-api-paths").textContent);
+  var latestAtLoad = Number(root.getAttribute("data-latest-event-id")) || 0;
+  var replayAfter = Number(root.getAttribute("data-replay-after")) || 0;
+  var feed = AriaActivityFeed.create(document.getElementById("activity-feed"), document.getElementById("activity-empty"));
+  var TREND_MINUTES = 30, TREND_REFRESH_MS = 15000;
+  var STEPS = ["detected", "analyzed", "open"];
+  var STATE_LABEL = { active_unack: "unacknowledged", acknowledged: "acknowledged", shelved: "shelved" };
+  var chosenSignal = {};   // cell id → signal id the operator picked
+  var banners = {};        // cell id → banner info
+
+  // --- helpers ------------------------------------------------------------------------------------
+  function node(tag, cls, text) {
+    var el = document.createElement(tag);
+    if (cls) el.className = cls;
+    if (text !== undefined && text !== null) el.textContent = String(text);
+    return el;
+  }
+  function url(name, id) { return paths[name].replace("{id}", encodeURIComponent(String(id))); }
+  function cookie(name) {
+    var match = document.cookie.split("; ").filter(function (c) { return c.indexOf(name + "=") === 0; })[0];
+    return match ? decodeURIComponent(match.slice(name.length + 1)) : "";
+  }
+  function request(method, path, body) {
+    var headers = { Accept: "application/json" };
+    if (method !== "GET") { headers["Content-Type"] = "application/json"; headers["X-CSRFToken"] = cookie("csrftoken"); }
+    return fetch(path, { method: method, credentials: "same-origin", headers: headers,
+      body: body === undefined ? undefined : JSON.stringify(body) })
+      .then(function (response) {
+        return response.json().catch(function () { return {}; }).then(function (data) {
+          if (!response.ok) throw new Error(data.detail || ("HTTP " + response.status));
+          return data;
+        });
+      });
+  }
+  function fmt(value) {
+    if (typeof value !== "number" || !isFinite(value)) return "—";
+    return Math.abs(value) >= 100 ? value.toFixed(0) : value.toFixed(2);
+  }
+  function timeOf(iso) { var d = new Date(iso); return isNaN(d.getTime()) ? "" : d.toLocaleTimeString(); }
+  function findSignal(id) {
+    for (var i = 0; i < state.cells.length; i++) {
+      var signals = state.cells[i].signals;
+      for (var j = 0; j < signals.length; j++) if (signals[j].id === id) return { cell: state.cells[i], signal: signals[j] };
+    }
+    return null;
+  }
+  function cellById(id) { return state.cells.filter(function (c) { return c.id === id; })[0] || null; }
+  function tooWhat(direction) { return direction === "low" ? "TOO LOW" : "TOO HIGH"; }
+
+  // --- alert banners ------------------------------------------------------------------------------
+  function renderBanners() {
+    var host = document.getElementById("cr-banners");
+    host.textContent = "";
+    Object.keys(banners).forEach(function (cellId) {
+      var b = banners[cellId];
+      var box = node("div", "cr-banner sev-" + (b.severity === "trip" ? "trip" : "alert"));
+      box.setAttribute("data-cell-id", cellId);
+      box.setAttribute("data-severity", b.severity || "alert");
+      box.appendChild(node("span", "cr-banner-sev", (b.severity || "alert").toUpperCase()));
+      var text = node("div", "cr-banner-text");
+      var headline = (b.cellTag || ("Cell " + cellId)) + " · " + (b.signalName || "signal") + " " + tooWhat(b.direction);
+      text.appendChild(node("strong", "cr-banner-head", headline));
+      if (typeof b.value === "number") {
+        text.appendChild(node("span", "cr-banner-value", " " + fmt(b.value) + " " + (b.unit || "") +
+          (typeof b.threshold === "number" ? " (limit " + fmt(b.threshold) + ")" : "")));
+      }
+      if (b.message) text.appendChild(node("div", "cr-banner-msg", b.message));
+      box.appendChild(text);
+      if (b.workOrderId) {
+        var link = node("a", "cr-banner-wo", "Work order #" + b.workOrderId);
+        link.href = "#work-order-" + b.workOrderId;
+        box.appendChild(link);
+      }
+      var close = node("button", "cr-banner-close", "×");
+      close.type = "button";
+      close.setAttribute("aria-label", "Dismiss");
+      close.addEventListener("click", function () { delete banners[cellId]; renderBanners(); });
+      box.appendChild(close);
+      host.appendChild(box);
+    });
+  }
+  function raiseBanner(cellId, info) {
+    var b = banners[cellId] || {};
+    Object.keys(info).forEach(function (k) { if (info[k] !== undefined && info[k] !== null && info[k] !== "") b[k] = info[k]; });
+    var cell = cellById(cellId);
+    if (cell) b.cellTag = cell.tag;
+    banners[cellId] = b;
+    renderBanners();
+  }
+  function bannerFromAnomaly(frame) {
+    var found = findSignal(frame.signal_def_id);
+    raiseBanner(frame.cell_id, { severity: frame.severity, direction: frame.direction, value: frame.value,
+      threshold: frame.threshold, workOrderId: frame.work_order_id,
+      signalName: found ? found.signal.name : null, unit: found ? found.signal.unit : null });
+  }
+
+  // --- alarms -------------------------------------------------------------------------------------
+  function alarmAction(alarm, kind, button) {
+    var error = document.getElementById("alarm-error");
+    error.hidden = true;
+    button.disabled = true;
+    var body = kind === "alarm_acknowledge" ? { comment: "" } : { minutes: 60, comment: "" };
+    request("POST", url(kind, alarm.id), body)
+      .then(function () { refreshState(); })
+      .catch(function (err) { error.textContent = "Alarm #" + alarm.id + ": " + err.message; error.hidden = false; button.disabled = false; });
+  }
+  function renderAlarms() {
+    var list = document.getElementById("alarm-list");
+    list.textContent = "";
+    document.getElementById("alarm-count").textContent = String(state.alarms.length);
+    document.getElementById("alarms-empty").hidden = state.alarms.length > 0;
+    state.alarms.forEach(function (alarm) {
+      var item = node("li", "cr-alarm sev-" + alarm.severity + " state-" + alarm.state);
+      item.setAttribute("data-alarm-id", String(alarm.id));
+      item.setAttribute("data-state", alarm.state);
+      item.appendChild(node("span", "cr-sev", alarm.severity.toUpperCase()));
+      var what = node("div", "cr-alarm-what");
+      what.appendChild(node("strong", null, alarm.cell_tag + " · " + alarm.signal_name + " " + tooWhat(alarm.direction)));
+      what.appendChild(node("div", "cr-alarm-detail", fmt(alarm.value) + " " + alarm.unit + " (limit " +
+        fmt(alarm.threshold_value) + ", peak " + fmt(alarm.peak_value) + ") · raised " + timeOf(alarm.raised_at) +
+        " · " + (STATE_LABEL[alarm.state] || alarm.state) +
+        (alarm.acknowledged_by ? " by " + alarm.acknowledged_by : "")));
+      item.appendChild(what);
+      if (state.can_operate) {
+        var actions = node("div", "cr-alarm-actions");
+        if (alarm.state === "active_unack") {
+          var ack = node("button", "btn btn-ack", "Acknowledge");
+          ack.type = "button";
+          ack.addEventListener("click", function () { alarmAction(alarm, "alarm_acknowledge", ack); });
+          actions.appendChild(ack);
+        }
+        if (alarm.state !== "shelved") {
+          var shelve = node("button", "btn btn-shelve", "Shelve 1 h");
+          shelve.type = "button";
+          shelve.addEventListener("click", function () { alarmAction(alarm, "alarm_shelve", shelve); });
+          actions.appendChild(shelve);
+        }
+        item.appendChild(actions);
+      }
+      list.appendChild(item);
+    });
+  }
+
+  // --- work orders --------------------------------------------------------------------------------
+  function describeFailure(value) {
+    if (!value) return "";
+    if (typeof value === "string") return value;
+    if (typeof value !== "object") return String(value);
+    var parts = [];
+    ["failure_mode", "failure_time", "root_cause", "summary", "description"].forEach(function (k) {
+      if (value[k]) parts.push(k === "failure_time" ? new Date(value[k]).toLocaleDateString() : String(value[k]));
+    });
+    return parts.length ? parts.join(" · ") : JSON.stringify(value);
+  }
+  function workOrderCard(wo) {
+    var card = node("article", "wo status-" + wo.status);
+    card.id = "work-order-" + wo.id;
+    card.setAttribute("data-work-order-id", String(wo.id));
+    card.setAttribute("data-status", wo.status);
+    var head = node("header", "wo-head");
+    head.appendChild(node("span", "wo-id", "#" + wo.id));
+    head.appendChild(node("span", "wo-cell", wo.cell_tag || ""));
+    head.appendChild(node("strong", "wo-title", wo.title || "Investigating anomaly…"));
+    head.appendChild(node("span", "wo-priority prio-" + wo.priority, wo.priority));
+    card.appendChild(head);
+
+    var steps = node("ol", "wo-steps");
+    var reached = STEPS.indexOf(wo.status);
+    if (reached < 0 && wo.status !== "cancelled") reached = STEPS.length;  // in_progress / completed
+    STEPS.forEach(function (step, i) {
+      var li = node("li", i < reached ? "done" : i === reached ? "current" : "todo", step);
+      li.setAttribute("data-step", step);
+      steps.appendChild(li);
+    });
+    if (STEPS.indexOf(wo.status) < 0) steps.appendChild(node("li", "current", wo.status));
+    card.appendChild(steps);
+
+    if (wo.rca_summary) {
+      var rca = node("section", "wo-rca");
+      rca.appendChild(node("h3", null, "Root cause" + (typeof wo.confidence === "number" ?
+        " · confidence " + Math.round(wo.confidence * 100) + "%" : "")));
+      rca.appendChild(node("p", "wo-rca-summary", wo.rca_summary));
+      var details = wo.rca_details || {};
+      var similar = describeFailure(details.similar_past_failure);
+      if (similar) rca.appendChild(node("p", "wo-similar", "Similar past failure: " + similar));
+      card.appendChild(rca);
+    } else if (wo.status === "detected") {
+      card.appendChild(node("p", "wo-pending", "Investigator at work…"));
+    }
+    var actions = wo.recommended_actions || [];
+    if (actions.length) {
+      card.appendChild(node("h3", null, "Actions"));
+      var ol = node("ol", "wo-actions");
+      actions.forEach(function (a) { ol.appendChild(node("li", null, typeof a === "string" ? a : (a.action || a.text || JSON.stringify(a)))); });
+      card.appendChild(ol);
+    }
+    var facts = [];
+    if ((wo.required_parts || []).length) {
+      facts.push("Parts: " + wo.required_parts.map(function (p) { return (p.qty || 1) + "× " + (p.ref || p.name || "?"); }).join(", "));
+    }
+    if (wo.estimated_duration_min) facts.push("Est. " + wo.estimated_duration_min + " min");
+    if (wo.suggested_window_start) facts.push("Window " + new Date(wo.suggested_window_start).toLocaleString() +
+      (wo.suggested_window_end ? " – " + new Date(wo.suggested_window_end).toLocaleTimeString() : ""));
+    if (facts.length) card.appendChild(node("p", "wo-facts", facts.join(" · ")));
+    return card;
+  }
+  function renderWorkOrders() {
+    var host = document.getElementById("work-order-list");
+    host.textContent = "";
+    document.getElementById("wo-empty").hidden = state.work_orders.length > 0;
+    state.work_orders.forEach(function (wo) { host.appendChild(workOrderCard(wo)); });
+  }
+  function patchWorkOrder(id, fields) {
+    var wo = state.work_orders.filter(function (w) { return w.id === id; })[0];
+    if (!wo) return false;
+    Object.keys(fields).forEach(function (k) { if (fields[k] !== undefined) wo[k] = fields[k]; });
+    renderWorkOrders();
+    return true;
+  }
+  function refreshWorkOrder(id) {
+    request("GET", url("work_order", id))
+      .then(function (data) {
+        var wo = data && (data.work_order || data);
+        if (!wo || wo.id !== id || !patchWorkOrder(id, wo)) refreshState();
+      })
+      .catch(function () { refreshState(); });
+  }
+
+  // --- trends -------------------------------------------------------------------------------------
+  function defaultSignal(cell) {
+    var alarmed = state.alarms.filter(function (a) { return a.cell_id === cell.id; })[0];
+    if (alarmed) return alarmed.signal_id;
+    var limited = cell.signals.filter(function (s) { return s.thresholds.alert !== null || s.thresholds.trip !== null; });
+    var vibration = limited.filter(function (s) { return s.key.indexOf("vibration") === 0; })[0];
+    return (vibration || limited[0] || cell.signals[0]).id;
+  }
+  function drawTrend(cell, figure) {
+    var signalId = chosenSignal[cell.id] || defaultSignal(cell);
+    var found = findSignal(signalId);
+    if (!found) return;
+    var host = figure.querySelector(".trend-host");
+    var select = figure.querySelector(".trend-select");
+    if (select) select.value = String(signalId);
+    figure.setAttribute("data-signal-id", String(signalId));
+    request("GET", url("trends", signalId) + "?minutes=" + TREND_MINUTES + "&buckets=60")
+      .then(function (body) {
+        var pts = AriaTrendChart.points(body);
+        AriaTrendChart.draw(host, { points: pts, thresholds: found.signal.thresholds, unit: found.signal.unit,
+          title: cell.tag + " " + found.signal.name });
+        figure.setAttribute("data-points", String(pts.length));
+      })
+      .catch(function (err) { host.textContent = "Trend unavailable: " + err.message; });
+  }
+  function renderTrends() {
+    var host = document.getElementById("trend-list");
+    host.textContent = "";
+    state.cells.forEach(function (cell) {
+      var figure = node("figure", "trend");
+      figure.setAttribute("data-cell-id", String(cell.id));
+      var caption = node("figcaption", "trend-caption");
+      caption.appendChild(node("strong", null, cell.tag));
+      caption.appendChild(node("span", "trend-cell-name", " " + cell.name + " "));
+      var select = node("select", "trend-select");
+      select.setAttribute("aria-label", cell.tag + " signal");
+      var current = chosenSignal[cell.id] || defaultSignal(cell);
+      cell.signals.forEach(function (s) {
+        var option = node("option", null, s.name + (s.unit ? " (" + s.unit + ")" : ""));
+        option.value = String(s.id);
+        option.selected = s.id === current;
+        select.appendChild(option);
+      });
+      select.addEventListener("change", function () { chosenSignal[cell.id] = Number(select.value); drawTrend(cell, figure); });
+      caption.appendChild(select);
+      figure.appendChild(caption);
+      figure.appendChild(node("div", "trend-host"));
+      host.appendChild(figure);
+      drawTrend(cell, figure);
+    });
+  }
+  function redrawTrends(cellId) {
+    state.cells.forEach(function (cell) {
+      if (cellId !== undefined && cell.id !== cellId) return;
+      var figure = document.querySelector('.trend[data-cell-id="' + cell.id + '"]');
+      if (figure) drawTrend(cell, figure);
+    });
+  }
+
+  // --- state and events ---------------------------------------------------------------------------
+  var refreshTimer = null;
+  function refreshState() {
+    if (refreshTimer) return;
+    refreshTimer = setTimeout(function () {
+      refreshTimer = null;
+      request("GET", paths.state).then(function (data) {
+        var cellsChanged = JSON.stringify(data.cells.map(function (c) { return [c.id, c.signals.length]; })) !==
+          JSON.stringify(state.cells.map(function (c) { return [c.id, c.signals.length]; }));
+        state = data;
+        renderAlarms();
+        renderWorkOrders();
+        if (cellsChanged) renderTrends();
+      }).catch(function () { /* the next event or reconnect retries */ });
+    }, 250);
+  }
+
+  function onFrame(frame) {
+    var live = frame.id > latestAtLoad;
+    feed.add(frame);
+    if (!live) return;  // replayed history feeds the activity log only
+    switch (frame.type) {
+      case "anomaly_detected":
+        bannerFromAnomaly(frame);
+        if (frame.signal_def_id && !chosenSignal[frame.cell_id]) chosenSignal[frame.cell_id] = frame.signal_def_id;
+        refreshState();
+        redrawTrends(frame.cell_id);
+        break;
+      case "ui_render":
+        if (frame.component === "alert_banner" && frame.props && frame.props.cell_id !== undefined) {
+          raiseBanner(frame.props.cell_id, { severity: frame.props.severity, message: frame.props.message });
+        }
+        break;
+      case "rca_ready":
+        if (!patchWorkOrder(frame.work_order_id, { status: "analyzed", rca_summary: frame.rca_summary,
+          confidence: frame.confidence })) refreshState();
+        refreshWorkOrder(frame.work_order_id);
+        break;
+      case "work_order_ready":
+        if (!patchWorkOrder(frame.work_order_id, { status: "open" })) refreshState();
+        refreshWorkOrder(frame.work_order_id);
+        break;
+      default:
+        break;
+    }
+  }
+
+  var pill = document.getElementById("ws-status");
+  var STATUS_TEXT = { open: "live", connecting: "connecting", reconnecting: "reconnecting",
+    unauthorized: "signed out", closed: "closed" };
+  function onStatus(status) {
+    pill.setAttribute("data-status", status);
+    pill.textContent = STATUS_TEXT[status] || status;
+    if (status === "open") refreshState();  // catch up on what changed while disconnected
+  }
+
+  // Open unacknowledged alarms announce themselves on load, too.
+  state.alarms.filter(function (a) { return a.state === "active_unack"; }).reverse().forEach(function (a) {
+    var wo = state.work_orders.filter(function (w) { return w.triggered_by_alarm_id === a.id; })[0];
+    raiseBanner(a.cell_id, { severity: a.severity, direction: a.direction, value: a.value, threshold: a.threshold_value,
+      signalName: a.signal_name, unit: a.unit, workOrderId: wo ? wo.id : null });
+  });
+  renderAlarms();
+  renderWorkOrders();
+  renderTrends();
+  setInterval(function () { redrawTrends(); }, TREND_REFRESH_MS);
+  AriaEvents.connect({ onFrame: onFrame, onStatus: onStatus, after: replayAfter });
+})();

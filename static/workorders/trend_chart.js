@@ -1,0 +1,143 @@
+/*
+ * AriaTrendChart — an inline SVG line chart of one signal with its threshold lines. No dependencies.
+ *
+ *   AriaTrendChart.points(json)   // trend API body → [{t: Date, v: Number, lo?, hi?}] (tolerant of shape)
+ *   AriaTrendChart.draw(svgHost, {points, thresholds: {low_alert, alert, high_alert, trip}, unit})
+ *
+ * Everything is built with createElementNS/textContent; no markup strings.
+ */
+(function (global) {
+  "use strict";
+
+  var NS = "http://www.w3.org/2000/svg";
+  var W = 560, H = 170, PAD_L = 42, PAD_R = 74, PAD_T = 10, PAD_B = 22;
+  var LINES = [
+    { key: "trip", label: "trip", cls: "thr-trip" },
+    { key: "high_alert", label: "high", cls: "thr-high" },
+    { key: "alert", label: "alert", cls: "thr-alert" },
+    { key: "low_alert", label: "low", cls: "thr-low" }
+  ];
+
+  function num(value) {
+    return typeof value === "number" && isFinite(value) ? value : null;
+  }
+
+  function firstArray(body) {
+    if (Array.isArray(body)) return body;
+    if (!body || typeof body !== "object") return [];
+    var keys = ["points", "buckets", "samples", "data", "series", "items", "trend"];
+    for (var i = 0; i < keys.length; i++) {
+      var value = body[keys[i]];
+      if (Array.isArray(value)) {
+        // A list of per-signal series: take the first one's points.
+        if (value.length && value[0] && typeof value[0] === "object" && !("value" in value[0]) &&
+            !("avg" in value[0]) && firstArray(value[0]).length) return firstArray(value[0]);
+        return value;
+      }
+    }
+    if (Array.isArray(body.signals) && body.signals.length) return firstArray(body.signals[0]);
+    return [];
+  }
+
+  function points(body) {
+    var out = [];
+    firstArray(body).forEach(function (item) {
+      var t, v, lo = null, hi = null;
+      if (Array.isArray(item)) {
+        t = item[0]; v = num(item[1]);
+      } else if (item && typeof item === "object") {
+        t = item.time || item.t || item.start || item.bucket || item.ts;
+        v = num(item.value);
+        if (v === null) v = num(item.avg);
+        if (v === null) v = num(item.mean);
+        if (v === null) v = num(item.v);
+        lo = num(item.min); hi = num(item.max);
+      }
+      var when = new Date(t);
+      if (v !== null && !isNaN(when.getTime())) out.push({ t: when, v: v, lo: lo, hi: hi });
+    });
+    out.sort(function (a, b) { return a.t - b.t; });
+    return out;
+  }
+
+  function el(name, attrs, text) {
+    var node = document.createElementNS(NS, name);
+    Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, String(attrs[k])); });
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function fmt(value) {
+    var abs = Math.abs(value);
+    return abs >= 100 ? value.toFixed(0) : abs >= 10 ? value.toFixed(1) : value.toFixed(2);
+  }
+
+  function clock(date) {
+    return date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  }
+
+  function draw(host, options) {
+    var pts = options.points || [];
+    var thresholds = options.thresholds || {};
+    var unit = options.unit || "";
+    var svg = el("svg", { viewBox: "0 0 " + W + " " + H, class: "trend-svg", role: "img",
+      "aria-label": (options.title || "Trend") + (pts.length ? "" : " (no data)") });
+    svg.appendChild(el("title", {}, (options.title || "Trend") + (unit ? " (" + unit + ")" : "")));
+
+    var values = [];
+    pts.forEach(function (p) { values.push(p.v); if (p.hi !== null) values.push(p.hi); });
+    LINES.forEach(function (l) { if (num(thresholds[l.key]) !== null) values.push(thresholds[l.key]); });
+    var lo = values.length ? Math.min.apply(null, values) : 0;
+    var hi = values.length ? Math.max.apply(null, values) : 1;
+    if (hi === lo) { hi += 1; lo -= 1; }
+    var span = hi - lo;
+    lo -= span * 0.08; hi += span * 0.08;
+    var now = Date.now();
+    var t0 = pts.length ? pts[0].t.getTime() : now - 30 * 60000;
+    var t1 = pts.length ? pts[pts.length - 1].t.getTime() : now;
+    if (t1 === t0) t0 -= 60000;
+
+    function x(t) { return PAD_L + (t - t0) / (t1 - t0) * (W - PAD_L - PAD_R); }
+    function y(v) { return PAD_T + (hi - v) / (hi - lo) * (H - PAD_T - PAD_B); }
+
+    svg.appendChild(el("rect", { x: PAD_L, y: PAD_T, width: W - PAD_L - PAD_R, height: H - PAD_T - PAD_B, class: "trend-plot" }));
+    [lo + (hi - lo) * 0.1, (lo + hi) / 2, hi - (hi - lo) * 0.1].forEach(function (v) {
+      svg.appendChild(el("line", { x1: PAD_L, x2: W - PAD_R, y1: y(v), y2: y(v), class: "trend-grid" }));
+      svg.appendChild(el("text", { x: PAD_L - 4, y: y(v) + 4, class: "trend-axis", "text-anchor": "end" }, fmt(v)));
+    });
+    svg.appendChild(el("text", { x: PAD_L, y: H - 6, class: "trend-axis" }, clock(new Date(t0))));
+    svg.appendChild(el("text", { x: W - PAD_R, y: H - 6, class: "trend-axis", "text-anchor": "end" }, clock(new Date(t1))));
+
+    LINES.forEach(function (l) {
+      var v = num(thresholds[l.key]);
+      if (v === null) return;
+      var line = el("line", { x1: PAD_L, x2: W - PAD_R, y1: y(v), y2: y(v), class: "trend-threshold " + l.cls,
+        "data-threshold": l.key });
+      svg.appendChild(line);
+      svg.appendChild(el("text", { x: W - PAD_R + 4, y: y(v) + 4, class: "trend-label " + l.cls },
+        l.label + " " + fmt(v)));
+    });
+
+    if (pts.length > 1) {
+      var band = pts.filter(function (p) { return p.lo !== null && p.hi !== null; });
+      if (band.length > 1) {
+        var area = band.map(function (p, i) { return (i ? "L" : "M") + x(p.t.getTime()).toFixed(1) + "," + y(p.hi).toFixed(1); });
+        band.slice().reverse().forEach(function (p) { area.push("L" + x(p.t.getTime()).toFixed(1) + "," + y(p.lo).toFixed(1)); });
+        svg.appendChild(el("path", { d: area.join(" ") + " Z", class: "trend-band" }));
+      }
+      var d = pts.map(function (p, i) { return (i ? "L" : "M") + x(p.t.getTime()).toFixed(1) + "," + y(p.v).toFixed(1); });
+      svg.appendChild(el("path", { d: d.join(" "), class: "trend-line", "data-points": pts.length }));
+    }
+    if (pts.length) {
+      var last = pts[pts.length - 1];
+      svg.appendChild(el("circle", { cx: x(last.t.getTime()), cy: y(last.v), r: 3.5, class: "trend-last" }));
+      svg.appendChild(el("text", { x: PAD_L + 6, y: PAD_T + 14, class: "trend-value" }, "now " + fmt(last.v) + " " + unit));
+    } else {
+      svg.appendChild(el("text", { x: (PAD_L + W - PAD_R) / 2, y: H / 2, class: "trend-axis", "text-anchor": "middle" }, "no samples in window"));
+    }
+    host.textContent = "";
+    host.appendChild(svg);
+  }
+
+  global.AriaTrendChart = { points: points, draw: draw };
+})(window);

@@ -1,0 +1,10 @@
+"""Workorders pages: the maintenance Control Room at "/" (mounted before core's shell, so it wins)."""
+
+from django.urls import path
+
+from workorders import views
+
+urlpatterns = [
+    path("", views.control_room, name="control-room"),
+    path("control-room/state", views.control_room_state, name="control-room-state"),
+]

@@ -1,0 +1,117 @@
+"""The maintenance Control Room page and its state snapshot.
+
+The page renders once; `static/workorders/control_room.js` then keeps it live from the event bus
+(`/ws/events`) and refetches `control-room/state` (a read-only snapshot of cells, signals, open
+alarms and recent work orders) when an event says something changed. Alarm actions go to the
+sentinel API, trends come from `/api/v1/signals/{id}/trends`, work orders from the workorders API.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from core.access import OPERATOR, has_scopes
+from core.models import Event
+from sentinel.choices import AlarmState
+from sentinel.models import Alarm, Cell, SignalDefinition
+from workorders import selectors
+
+# The agent activity feed starts with this many recent bus events (replayed via ?after=).
+RECENT_EVENTS = 60
+RECENT_WORK_ORDERS = 8
+SHOWN_ALARM_STATES = (AlarmState.ACTIVE_UNACK, AlarmState.ACKNOWLEDGED, AlarmState.SHELVED)
+
+# Endpoints the page script calls; one place to read them.
+API_PATHS = {
+    "state": "/control-room/state",
+    "trends": "/api/v1/signals/{id}/trends",
+    "alarm_acknowledge": "/api/v1/alarms/{id}/acknowledge",
+    "alarm_shelve": "/api/v1/alarms/{id}/shelve",
+    "work_order": "/api/v1/workorders/{id}",
+}
+
+
+def _signal_row(signal: SignalDefinition) -> dict[str, Any]:
+    latest = getattr(signal, "latest", None)
+    value = latest.value if latest is not None else None
+    return {
+        "id": signal.pk,
+        "key": signal.key,
+        "name": signal.display_name,
+        "unit": signal.unit,
+        "value": value,
+        "time": latest.time.isoformat() if latest is not None else None,
+        "stale": bool(latest is not None and latest.stale),
+        "state": selectors.signal_state(signal, value),
+        "thresholds": selectors.thresholds(signal),
+    }
+
+
+def _alarm_row(alarm: Alarm) -> dict[str, Any]:
+    signal = alarm.signal
+    return {
+        "id": alarm.pk,
+        "signal_id": signal.pk,
+        "signal_name": signal.display_name,
+        "unit": signal.unit,
+        "cell_id": signal.cell_id,
+        "cell_tag": signal.cell.tag,
+        "state": alarm.state,
+        "severity": alarm.severity,
+        "direction": alarm.direction,
+        "value": alarm.value,
+        "peak_value": alarm.peak_value,
+        "threshold_value": alarm.threshold_value,
+        "raised_at": alarm.raised_at.isoformat(),
+        "acknowledged_by": alarm.acknowledged_by.get_username() if alarm.acknowledged_by else None,
+        "shelved_until": alarm.shelved_until.isoformat() if alarm.shelved_until else None,
+    }
+
+
+def control_room_snapshot(user: Any) -> dict[str, Any]:
+    """Everything the page draws, in a fixed number of queries (independent of the row counts)."""
+    cells = list(Cell.objects.order_by("tag"))
+    signals = SignalDefinition.objects.filter(enabled=True).select_related("latest").order_by("cell_id", "key")
+    by_cell: dict[int, list[dict[str, Any]]] = {}
+    for signal in signals:
+        by_cell.setdefault(signal.cell_id, []).append(_signal_row(signal))
+    alarms = (
+        Alarm.objects.filter(state__in=SHOWN_ALARM_STATES)
+        .select_related("signal__cell", "acknowledged_by")
+        .order_by("-raised_at")[:50]
+    )
+    work_orders = selectors.work_orders_qs().order_by("-created_at", "-pk")[:RECENT_WORK_ORDERS]
+    return {
+        "can_operate": has_scopes(user, (OPERATOR,)),
+        "cells": [
+            {"id": c.pk, "tag": c.tag, "name": c.name, "signals": by_cell.get(c.pk, [])}
+            for c in cells
+            if by_cell.get(c.pk)
+        ],
+        "alarms": [_alarm_row(a) for a in alarms],
+        "work_orders": [selectors.work_order_as_dict(wo, full=True) for wo in work_orders],
+    }
+
+
+@login_required
+@require_GET
+def control_room(request: HttpRequest) -> HttpResponse:
+    latest = Event.objects.order_by("-id").values_list("id", flat=True).first() or 0
+    context = {
+        "snapshot": control_room_snapshot(request.user),
+        "api_paths": API_PATHS,
+        "latest_event_id": latest,
+        "replay_after": max(latest - RECENT_EVENTS, 0),
+    }
+    return render(request, "workorders/control_room.html", context)
+
+
+@login_required
+@require_GET
+def control_room_state(request: HttpRequest) -> JsonResponse:
+    return JsonResponse(control_room_snapshot(request.user))
