@@ -149,7 +149,8 @@ class Simulator:
         try:
             while not stop_event.is_set():
                 started = monotonic_time.monotonic()
-                close_old_connections()
+                if not connection.in_atomic_block:  # (never inside a caller's transaction, e.g. a test)
+                    close_old_connections()
                 try:
                     self.tick()
                 except Exception:
