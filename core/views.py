@@ -27,10 +27,21 @@ CHECK_TIMEOUT_SECONDS = 3.0
 RECENT_EVENTS = 50
 
 
+def _shell(request: HttpRequest, title: str) -> HttpResponse:
+    latest = Event.objects.order_by("-id").values_list("id", flat=True).first() or 0
+    context = {"title": title, "replay_after": max(latest - RECENT_EVENTS, 0)}
+    return render(request, "core/control_room.html", context)
+
+
 @login_required
 def control_room(request: HttpRequest) -> HttpResponse:
-    latest = Event.objects.order_by("-id").values_list("id", flat=True).first() or 0
-    return render(request, "core/control_room.html", {"replay_after": max(latest - RECENT_EVENTS, 0)})
+    return _shell(request, "Control Room")
+
+
+@login_required
+def event_feed(request: HttpRequest) -> HttpResponse:
+    """The raw live event feed (always here, whoever serves "/")."""
+    return _shell(request, "Live events")
 
 
 def healthz(request: HttpRequest) -> JsonResponse:

@@ -7,7 +7,19 @@
   if (!feed || !window.AriaEvents) return;
 
   var MAX_ROWS = 200;
-  var SKIP = { id: true, type: true };
+  var SKIP = { id: true, type: true, time: true, turn_id: true };
+  var MAX_FIELDS = 8;
+  // Fields that say the most about an event come first; the rest follow in payload order.
+  var KEY_FIELDS = ["severity", "direction", "agent", "tool_name", "from_agent", "to_agent", "work_order_id",
+    "cell_id", "signal_def_id", "value", "threshold", "finish_reason", "component", "duration_ms",
+    "confidence", "rca_summary", "reason", "content"];
+
+  function fieldOrder(frame) {
+    var keys = Object.keys(frame).filter(function (k) { return !SKIP[k]; });
+    var first = KEY_FIELDS.filter(function (k) { return keys.indexOf(k) !== -1; });
+    var rest = keys.filter(function (k) { return KEY_FIELDS.indexOf(k) === -1; });
+    return first.concat(rest).slice(0, MAX_FIELDS);
+  }
   var STATUS_TEXT = {
     connecting: "connecting",
     open: "live",
@@ -46,16 +58,15 @@
 
     var fields = document.createElement("span");
     fields.className = "feed-fields";
-    Object.keys(frame).filter(function (k) { return !SKIP[k] && k !== "time"; }).slice(0, 5)
-      .forEach(function (key) {
-        var field = document.createElement("span");
-        field.className = "feed-field";
-        var name = document.createElement("b");
-        name.textContent = key;
-        field.appendChild(name);
-        field.appendChild(document.createTextNode(" " + summarise(frame[key])));
-        fields.appendChild(field);
-      });
+    fieldOrder(frame).forEach(function (key) {
+      var field = document.createElement("span");
+      field.className = "feed-field";
+      var name = document.createElement("b");
+      name.textContent = key;
+      field.appendChild(name);
+      field.appendChild(document.createTextNode(" " + summarise(frame[key])));
+      fields.appendChild(field);
+    });
     item.appendChild(fields);
 
     var id = document.createElement("span");

@@ -53,10 +53,10 @@ def test_readyz_is_503_when_the_channel_layer_hangs(client, monkeypatch):
     }
 
 
-def test_control_room_requires_login_and_replays_recent_events(client, operator):
-    assert client.get("/").status_code == 302
+def test_event_feed_requires_login_and_replays_recent_events(client, operator):
+    assert client.get("/events/").status_code == 302
     client.force_login(operator)
-    page = client.get("/")
+    page = client.get("/events/")
     assert page.status_code == 200
     html = page.content.decode()
     assert 'id="live-feed"' in html and 'data-replay-after="0"' in html
