@@ -65,14 +65,14 @@ def _claim(plan: Plan, step: PlanStep) -> bool:
     """pending → running for exactly one worker; a new attempt gets a new idempotency key."""
     key = f"plan{plan.pk}-step{step.pk}-{uuid.uuid4().hex[:12]}"
     now = timezone.now()
-    with transaction.atomic():
-        won = PlanStep.objects.filter(pk=step.pk, status=StepStatus.PENDING, plan__status=PlanStatus.RUNNING).update(
-            status=StepStatus.RUNNING, attempts=F("attempts") + 1, idempotency_key=key, claimed_at=now, updated_at=now
-        )
-        if won:
-            step.status, step.idempotency_key, step.claimed_at = StepStatus.RUNNING, key, now
-            step.attempts += 1
-            plan_updated(plan, step)
+    # Committed on its own before the handler runs. No event: `running` is transient, and the
+    # outcome (done / waiting / failed) is published a moment later.
+    won = PlanStep.objects.filter(pk=step.pk, status=StepStatus.PENDING, plan__status=PlanStatus.RUNNING).update(
+        status=StepStatus.RUNNING, attempts=F("attempts") + 1, idempotency_key=key, claimed_at=now, updated_at=now
+    )
+    if won:
+        step.status, step.idempotency_key, step.claimed_at = StepStatus.RUNNING, key, now
+        step.attempts += 1
     return bool(won)
 
 
