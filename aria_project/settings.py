@@ -129,6 +129,8 @@ CELERY_BEAT_SCHEDULE_FILENAME = env.str("CELERY_BEAT_SCHEDULE_FILENAME", default
 
 ARIA_SENTINEL_INTERVAL = env.float("ARIA_SENTINEL_INTERVAL", default=5.0)
 ARIA_PLAN_POLL_INTERVAL = env.float("ARIA_PLAN_POLL_INTERVAL", default=10.0)
+# A plan step left `running` longer than this is taken over (its worker is presumed dead).
+ARIA_PLAN_STEP_LEASE_SECONDS = env.float("ARIA_PLAN_STEP_LEASE_SECONDS", default=300.0)
 # /ws/events consumers re-read the outbox this often (0 = off): events that missed the fast path.
 ARIA_EVENTS_TAIL_SECONDS = env.float("ARIA_EVENTS_TAIL_SECONDS", default=2.0)
 # One beat entry per periodic job; the apps own the tasks, the composition root owns the schedule.
