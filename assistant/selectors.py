@@ -34,10 +34,10 @@ def drafts_visible(user: AbstractBaseUser) -> QuerySet:
 
 def draft_get(user: AbstractBaseUser, draft_id: int, *, for_review: bool = False) -> Draft:
     """Owner-scoped; approvers see every draft because approving others' drafts is their job."""
-    from core.access import APPROVER, has_scopes
+    from core.access import APPROVER, has_scopes, is_service_account
 
     qs = Draft.objects.select_related("owner")
-    if for_review and has_scopes(user, [APPROVER]):
+    if for_review and (has_scopes(user, [APPROVER]) or is_service_account(user)):
         try:
             return qs.get(pk=draft_id)
         except Draft.DoesNotExist:

@@ -151,3 +151,6 @@ def draft_reviewer(state: FakeState) -> FakeReply:
         "reason": reason,
     }
     return FakeReply(tool_calls=[("submit_review", review)])
+
+
+from assistant.agents import author_policy  # noqa: E402,F401  (registers the authoring policy)

@@ -130,3 +130,25 @@ def _forget_published_tools():
     for cap in registry.all():
         if cap.name.startswith("published."):
             registry.unregister(cap.name)
+
+
+@pytest.fixture
+def swap_capability():
+    """Register a stand-in under a name another app may own; the original comes back after."""
+    saved: list[Capability] = []
+    added: list[str] = []
+
+    def swap(cap: Capability) -> Capability:
+        for existing in (registry.get(cap.name), registry.get(cap.tool_name)):
+            if existing is not None:
+                saved.append(existing)
+                registry.unregister(existing.name)
+        added.append(cap.name)
+        return registry.register(cap)
+
+    yield swap
+    for name in added:
+        registry.unregister(name)
+    for original in saved:
+        if original.name not in registry:
+            registry.register(original)

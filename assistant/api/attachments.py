@@ -1,0 +1,63 @@
+"""Session attachments: JSON (snippet, library resource, object file) and multipart upload."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest
+from ninja import File, Router, Status
+from ninja.files import UploadedFile
+
+from assistant import selectors
+from assistant.api.schemas import AttachmentIn, AttachmentOut
+from assistant.conf import get_config
+from assistant.services.attachments import (
+    attachment_add_text,
+    attachment_delete,
+    attachment_library_resource,
+    attachment_object_file,
+    attachment_upload,
+)
+from core.access import OPERATOR, require_scopes
+from core.errors import PayloadTooLarge
+
+router = Router(tags=["assistant"])
+
+
+@router.get("/sessions/{session_id}/attachments", response=list[AttachmentOut])
+def list_attachments(request: HttpRequest, session_id: int) -> list:
+    require_scopes(request.user, OPERATOR)
+    return list(selectors.session_get(request.user, session_id).attachments.all())
+
+
+@router.post("/sessions/{session_id}/attachments", response={201: AttachmentOut})
+def add_attachment(request: HttpRequest, session_id: int, payload: AttachmentIn):
+    require_scopes(request.user, OPERATOR)
+    session = selectors.session_get(request.user, session_id)
+    if payload.kind == "text_snippet":
+        attachment = attachment_add_text(session=session, name=payload.name, text=payload.text)
+    elif payload.kind == "library_resource":
+        attachment = attachment_library_resource(
+            session=session, user=request.user, resource_type=payload.resource_type, ref=payload.ref
+        )
+    else:
+        attachment = attachment_object_file(session=session, bucket=payload.bucket, key=payload.key, name=payload.name)
+    return Status(201, attachment)
+
+
+@router.post("/sessions/{session_id}/attachments/upload", response={201: AttachmentOut})
+def upload_attachment(request: HttpRequest, session_id: int, file: File[UploadedFile]):
+    require_scopes(request.user, OPERATOR)
+    session = selectors.session_get(request.user, session_id)
+    limit = get_config().upload_max_bytes
+    if file.size > limit:  # refuse before reading it into memory
+        raise PayloadTooLarge(f"Upload is larger than {limit} bytes.", field="file", limit=limit)
+    attachment = attachment_upload(
+        session=session, name=file.name or "upload", data=file.read(), content_type=file.content_type or ""
+    )
+    return Status(201, attachment)
+
+
+@router.delete("/attachments/{attachment_id}", response={204: None})
+def delete_attachment(request: HttpRequest, attachment_id: int):
+    require_scopes(request.user, OPERATOR)
+    attachment_delete(attachment=selectors.attachment_get(request.user, attachment_id))
+    return Status(204, None)

@@ -1,0 +1,100 @@
+"""Drafts and their lifecycle actions. Mutations need operator; approve needs approver."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest
+from ninja import Router, Status
+
+from assistant import selectors
+from assistant.api.schemas import DecisionIn, DraftIn, DraftOut, DraftPatch, ReviewOut
+from assistant.services.drafts import (
+    draft_approve,
+    draft_create,
+    draft_reject,
+    draft_test,
+    draft_update,
+    draft_validate,
+)
+from assistant.services.publish import draft_publish
+from assistant.services.review import draft_agent_review
+from core.access import APPROVER, OPERATOR, require_scopes
+
+router = Router(tags=["assistant"])
+
+
+@router.get("/drafts", response=list[DraftOut])
+def list_drafts(request: HttpRequest, status: str | None = None, session_id: int | None = None) -> list:
+    require_scopes(request.user, OPERATOR)
+    qs = selectors.drafts_visible(request.user)
+    if status:
+        qs = qs.filter(status=status)
+    if session_id is not None:
+        qs = qs.filter(session_id=session_id)
+    return list(qs[:200])
+
+
+@router.post("/drafts", response={201: DraftOut})
+def create_draft(request: HttpRequest, payload: DraftIn):
+    require_scopes(request.user, OPERATOR)
+    session = selectors.session_get(request.user, payload.session_id) if payload.session_id else None
+    draft = draft_create(owner=request.user, type=payload.type, name=payload.name, spec=payload.spec, session=session)
+    return Status(201, draft)
+
+
+@router.get("/drafts/{draft_id}", response=DraftOut)
+def get_draft(request: HttpRequest, draft_id: int):
+    require_scopes(request.user, OPERATOR)
+    return selectors.draft_get(request.user, draft_id, for_review=True)
+
+
+@router.patch("/drafts/{draft_id}", response=DraftOut)
+def patch_draft(request: HttpRequest, draft_id: int, payload: DraftPatch):
+    require_scopes(request.user, OPERATOR)
+    draft = selectors.draft_get(request.user, draft_id)
+    return draft_update(draft=draft, actor=request.user, name=payload.name, spec=payload.spec)
+
+
+@router.post("/drafts/{draft_id}/validate", response=DraftOut)
+def validate_draft(request: HttpRequest, draft_id: int):
+    require_scopes(request.user, OPERATOR)
+    return draft_validate(draft=selectors.draft_get(request.user, draft_id), actor=request.user)
+
+
+@router.post("/drafts/{draft_id}/test", response=DraftOut)
+def test_draft(request: HttpRequest, draft_id: int):
+    require_scopes(request.user, OPERATOR)
+    return draft_test(draft=selectors.draft_get(request.user, draft_id), actor=request.user)
+
+
+@router.post("/drafts/{draft_id}/review", response=DraftOut)
+def review_draft(request: HttpRequest, draft_id: int):
+    """agent_review / full_autonomy: the reviewer principal judges the candidate."""
+    require_scopes(request.user, OPERATOR)
+    return draft_agent_review(draft=selectors.draft_get(request.user, draft_id), actor=request.user)
+
+
+@router.post("/drafts/{draft_id}/approve", response=DraftOut)
+def approve_draft(request: HttpRequest, draft_id: int, payload: DecisionIn):
+    require_scopes(request.user, APPROVER)
+    draft = selectors.draft_get(request.user, draft_id, for_review=True)
+    return draft_approve(draft=draft, actor=request.user, reason=payload.reason)
+
+
+@router.post("/drafts/{draft_id}/reject", response=DraftOut)
+def reject_draft(request: HttpRequest, draft_id: int, payload: DecisionIn):
+    require_scopes(request.user, APPROVER)
+    draft = selectors.draft_get(request.user, draft_id, for_review=True)
+    return draft_reject(draft=draft, actor=request.user, reason=payload.reason)
+
+
+@router.post("/drafts/{draft_id}/publish", response=DraftOut)
+def publish_draft(request: HttpRequest, draft_id: int):
+    require_scopes(request.user, OPERATOR)
+    draft = selectors.draft_get(request.user, draft_id, for_review=True)
+    return draft_publish(draft=draft, actor=request.user)
+
+
+@router.get("/drafts/{draft_id}/reviews", response=list[ReviewOut])
+def list_reviews(request: HttpRequest, draft_id: int) -> list:
+    require_scopes(request.user, OPERATOR)
+    return list(selectors.draft_get(request.user, draft_id, for_review=True).reviews.all())

@@ -1,0 +1,155 @@
+"""Schemas of the assistant routes."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from ninja import Schema
+from pydantic import Field
+
+ModeName = Literal["chat", "build", "plan"]
+
+
+class SessionIn(Schema):
+    title: str = Field(default="", max_length=200)
+    mode: ModeName = "chat"
+
+
+class SessionPatch(Schema):
+    title: str | None = Field(default=None, max_length=200)
+    archived: bool | None = None
+    mode: ModeName | None = None
+
+
+class SessionOut(Schema):
+    id: int
+    owner_id: int
+    title: str
+    mode: str
+    archived: bool
+    correlation_id: str
+    created: datetime
+    updated: datetime
+
+
+class MessageOut(Schema):
+    id: int
+    role: str
+    content: str
+    metadata: dict[str, Any]
+    created: datetime
+
+
+class TurnIn(Schema):
+    content: str = Field(min_length=1, max_length=20_000)
+    mode: ModeName | None = None
+
+
+class DraftOut(Schema):
+    id: int
+    owner_id: int
+    session_id: int | None
+    type: str
+    name: str
+    spec: dict[str, Any]
+    status: str
+    validation_report: dict[str, Any]
+    test_report: dict[str, Any]
+    content_hash: str
+    version: int
+    created: datetime
+    updated: datetime
+
+
+class TurnOut(Schema):
+    message: MessageOut
+    run_id: int
+    reply: str
+    questions: list[str]
+    drafts: list[DraftOut]
+    delta_errors: list[str]
+    plan_card: dict[str, Any] | None
+    tool_calls: list[dict[str, Any]]
+
+
+class PromptDraftIn(Schema):
+    content: str = Field(min_length=1, max_length=20_000)
+    mode: ModeName = "build"
+
+
+class RunOut(Schema):
+    id: int
+    session_id: int | None
+    engine: str
+    model: str
+    mode: str
+    input_summary: str
+    output_summary: str
+    trace_id: str
+    error: str
+    duration_ms: int
+    tokens: int
+    status: str
+    selected_skills: list[Any]
+    agent_run_id: int | None
+    created: datetime
+    finished: datetime | None
+
+
+class AttachmentIn(Schema):
+    kind: Literal["text_snippet", "library_resource", "object_file"]
+    name: str = Field(default="", max_length=200)
+    text: str = Field(default="", max_length=2_000_000)
+    resource_type: str = ""
+    ref: str = ""
+    bucket: str = "default"
+    key: str = ""
+
+
+class AttachmentOut(Schema):
+    id: int
+    session_id: int
+    kind: str
+    name: str
+    bucket: str
+    key: str
+    size: int
+    truncated: bool
+    content_chars: int
+    created: datetime
+
+    @staticmethod
+    def resolve_content_chars(obj) -> int:
+        return len(obj.content_text)
+
+
+class DraftIn(Schema):
+    type: Literal["tool", "skill", "prompt", "workflow", "mcp_server"]
+    name: str = Field(min_length=1, max_length=100)
+    spec: dict[str, Any] = Field(default_factory=dict)
+    session_id: int | None = None
+
+
+class DraftPatch(Schema):
+    name: str | None = Field(default=None, max_length=100)
+    spec: dict[str, Any] | None = None
+
+
+class DecisionIn(Schema):
+    reason: str = Field(default="", max_length=4000)
+
+
+class ReviewOut(Schema):
+    id: int
+    kind: str
+    reviewer_id: int | None
+    decision: str
+    confidence: float | None
+    policy_version: str
+    candidate_hash: str
+    candidate_version: int
+    reason: str
+    cleared: bool
+    created: datetime
+    expires_at: datetime | None

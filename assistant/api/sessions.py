@@ -1,0 +1,100 @@
+"""Sessions, turns, the one-shot prompt draft and runs."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest
+from ninja import Router, Status
+
+from assistant import selectors
+from assistant.api.schemas import (
+    MessageOut,
+    PromptDraftIn,
+    RunOut,
+    SessionIn,
+    SessionOut,
+    SessionPatch,
+    TurnIn,
+    TurnOut,
+)
+from assistant.services.sessions import session_create, session_update
+from assistant.services.turns import prompt_draft, session_turn
+from core.access import OPERATOR, require_scopes
+
+router = Router(tags=["assistant"])
+
+
+def _session_out(session) -> dict:
+    return {
+        "id": session.pk,
+        "owner_id": session.owner_id,
+        "title": session.title,
+        "mode": session.mode,
+        "archived": session.archived,
+        "correlation_id": session.correlation_id,
+        "created": session.created,
+        "updated": session.updated,
+    }
+
+
+@router.get("/sessions", response=list[SessionOut])
+def list_sessions(request: HttpRequest, owner_id: int | None = None, archived: bool | None = None) -> list[dict]:
+    require_scopes(request.user, OPERATOR)
+    return [
+        _session_out(s) for s in selectors.sessions_visible(request.user, owner_id=owner_id, archived=archived)[:200]
+    ]
+
+
+@router.post("/sessions", response={201: SessionOut})
+def create_session(request: HttpRequest, payload: SessionIn) -> Status:
+    require_scopes(request.user, OPERATOR)
+    return Status(201, _session_out(session_create(owner=request.user, title=payload.title, mode=payload.mode)))
+
+
+@router.get("/sessions/{session_id}", response=SessionOut)
+def get_session(request: HttpRequest, session_id: int) -> dict:
+    require_scopes(request.user, OPERATOR)
+    return _session_out(selectors.session_get(request.user, session_id))
+
+
+@router.patch("/sessions/{session_id}", response=SessionOut)
+def patch_session(request: HttpRequest, session_id: int, payload: SessionPatch) -> dict:
+    require_scopes(request.user, OPERATOR)
+    session = selectors.session_get(request.user, session_id)
+    return _session_out(
+        session_update(session=session, title=payload.title, archived=payload.archived, mode=payload.mode)
+    )
+
+
+@router.get("/sessions/{session_id}/messages", response=list[MessageOut])
+def list_messages(request: HttpRequest, session_id: int) -> list:
+    require_scopes(request.user, OPERATOR)
+    return list(selectors.session_get(request.user, session_id).messages.all())
+
+
+@router.post("/sessions/{session_id}/messages", response=TurnOut)
+def post_message(request: HttpRequest, session_id: int, payload: TurnIn) -> dict:
+    require_scopes(request.user, OPERATOR)
+    session = selectors.session_get(request.user, session_id)
+    outcome = session_turn(session=session, user=request.user, content=payload.content, mode=payload.mode)
+    return {
+        "message": outcome.message,
+        "run_id": outcome.run.pk,
+        "reply": outcome.reply,
+        "questions": outcome.questions,
+        "drafts": outcome.drafts,
+        "delta_errors": outcome.delta_errors,
+        "plan_card": outcome.plan_card,
+        "tool_calls": outcome.tool_calls,
+    }
+
+
+@router.post("/prompt-draft")
+def post_prompt_draft(request: HttpRequest, payload: PromptDraftIn) -> dict:
+    require_scopes(request.user, OPERATOR)
+    return prompt_draft(user=request.user, content=payload.content, mode=payload.mode)
+
+
+@router.get("/runs/{run_id}", response=RunOut)
+def get_run(request: HttpRequest, run_id: int):
+    require_scopes(request.user, OPERATOR)
+    return selectors.run_get(request.user, run_id)

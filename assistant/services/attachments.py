@@ -1,0 +1,132 @@
+"""Session attachments: text snapshots capped at 50,000 characters, at most 25 per session."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import PurePosixPath
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.files.storage import default_storage
+from django.db import transaction
+
+from assistant.choices import AttachmentKind
+from assistant.conf import get_config
+from assistant.library import render_library_resource
+from assistant.models import Attachment, Session
+from core.errors import InvalidInput, PayloadTooLarge
+
+TEXT_TYPES = {".txt", ".md", ".csv", ".json", ".pdf", ".log", ".yaml", ".yml", ".py"}
+
+
+def _snapshot(text: str) -> tuple[str, bool]:
+    limit = Attachment.CONTENT_LIMIT
+    return (text[:limit], True) if len(text) > limit else (text, False)
+
+
+def _create(*, session: Session, kind: str, name: str, text: str, **fields) -> Attachment:
+    with transaction.atomic():
+        Session.objects.select_for_update().filter(pk=session.pk).first()  # serialise the count check
+        if session.attachments.count() >= Attachment.PER_SESSION_LIMIT:
+            raise InvalidInput(
+                f"A session holds at most {Attachment.PER_SESSION_LIMIT} attachments.", field="attachments"
+            )
+        content, truncated = _snapshot(text)
+        return Attachment.objects.create(
+            session=session, kind=kind, name=name[:200], content_text=content, truncated=truncated, **fields
+        )
+
+
+def extract_text(name: str, data: bytes) -> str:
+    """Text of a txt/md/csv/json/pdf upload (others: decoded as UTF-8 if they are text)."""
+    suffix = PurePosixPath(name).suffix.lower()
+    if suffix == ".pdf":
+        from pypdf import PdfReader
+        from pypdf.errors import PdfReadError
+
+        try:
+            reader = PdfReader(io.BytesIO(data))
+            return "\n\n".join((page.extract_text() or "") for page in reader.pages)
+        except (PdfReadError, ValueError, KeyError) as exc:
+            raise InvalidInput(f"Could not read the PDF: {exc}", field="file") from exc
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise InvalidInput("Only text files (txt, md, csv, json) and PDFs can be attached.", field="file") from None
+    if suffix == ".json":
+        try:
+            return json.dumps(json.loads(text), indent=1, ensure_ascii=False)
+        except ValueError as exc:
+            raise InvalidInput(f"Invalid JSON: {exc}", field="file") from exc
+    if suffix == ".csv":
+        rows = list(csv.reader(io.StringIO(text)))
+        return "\n".join(" | ".join(row) for row in rows)
+    return text
+
+
+def attachment_add_text(*, session: Session, name: str, text: str) -> Attachment:
+    if not text.strip():
+        raise InvalidInput("text is required.", field="text")
+    return _create(session=session, kind=AttachmentKind.TEXT_SNIPPET, name=name or "snippet", text=text)
+
+
+def attachment_upload(*, session: Session, name: str, data: bytes, content_type: str = "") -> Attachment:
+    limit = get_config().upload_max_bytes
+    if len(data) > limit:
+        raise PayloadTooLarge(f"Upload is larger than {limit} bytes.", field="file", limit=limit)
+    suffix = PurePosixPath(name).suffix.lower()
+    if suffix and suffix not in TEXT_TYPES:
+        raise InvalidInput(f"Unsupported file type {suffix}.", field="file")
+    text = extract_text(name, data)
+    key = default_storage.save(f"assistant/{session.pk}/{PurePosixPath(name).name}", io.BytesIO(data))
+    return _create(
+        session=session,
+        kind=AttachmentKind.UPLOAD,
+        name=name,
+        text=text,
+        bucket="default",
+        key=key,
+        content_type=content_type[:100],
+        size=len(data),
+    )
+
+
+def attachment_object_file(*, session: Session, bucket: str, key: str, name: str = "") -> Attachment:
+    """A file already in Django storage (the `default` bucket) under this session's prefix."""
+    if bucket != "default":
+        raise InvalidInput("Only the default storage bucket is configured.", field="bucket")
+    if ".." in key.split("/") or key.startswith("/"):
+        raise InvalidInput("Invalid key.", field="key")
+    if not default_storage.exists(key):
+        raise InvalidInput(f"No object {key!r} in bucket {bucket!r}.", field="key")
+    size = default_storage.size(key)
+    limit = get_config().upload_max_bytes
+    if size > limit:
+        raise PayloadTooLarge(f"Object is larger than {limit} bytes.", field="key", limit=limit)
+    with default_storage.open(key, "rb") as fh:
+        data = fh.read()
+    return _create(
+        session=session,
+        kind=AttachmentKind.OBJECT_FILE,
+        name=name or PurePosixPath(key).name,
+        text=extract_text(key, data),
+        bucket=bucket,
+        key=key,
+        size=size,
+    )
+
+
+def attachment_library_resource(
+    *, session: Session, user: AbstractBaseUser, resource_type: str, ref: str
+) -> Attachment:
+    name, text = render_library_resource(user=user, resource_type=resource_type, ref=ref)
+    return _create(
+        session=session, kind=AttachmentKind.LIBRARY_RESOURCE, name=name, text=text, key=f"{resource_type}:{ref}"
+    )
+
+
+def attachment_delete(*, attachment: Attachment) -> None:
+    if attachment.kind == AttachmentKind.UPLOAD and attachment.key:
+        default_storage.delete(attachment.key)
+    attachment.delete()

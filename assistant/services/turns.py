@@ -1,0 +1,191 @@
+"""One authoring turn: persist → context → skills → run → engine turn → persist → draft deltas."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.utils import timezone
+
+from assistant.agents.author import SubmitTurn, author_spec
+from assistant.choices import Mode, Role, RunStatus
+from assistant.conf import AssistantConfig, get_config
+from assistant.engines import author_engine
+from assistant.models import Draft, Message, Run, Session
+from assistant.services.drafts import draft_create, draft_update
+from assistant.services.sessions import message_create, session_history, session_update
+from assistant.skills import select_skills, skills_record
+from core.agents.engines import Engine
+from core.agents.loop import FrameCallback, run_agent
+from core.capabilities import CapabilityContext, dispatch
+from core.errors import DomainError, InvalidInput
+from core.events import new_turn_id
+
+CREATE_PLAN = "orchestrator.create_plan"
+
+
+@dataclass
+class TurnOutcome:
+    message: Message
+    run: Run
+    reply: str
+    questions: list[str] = field(default_factory=list)
+    drafts: list[Draft] = field(default_factory=list)
+    delta_errors: list[str] = field(default_factory=list)
+    plan_card: dict[str, Any] | None = None
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _apply_deltas(
+    session: Session, user: AbstractBaseUser, deltas: list[dict[str, Any]], config: AssistantConfig
+) -> tuple[list[Draft], list[str]]:
+    """Only the draft's content moves: a delta can never set a status, approve or publish."""
+    drafts, errors = [], []
+    for delta in deltas:
+        intent = f"{delta['op']}_{delta['type']}"
+        if intent in config.disabled_intents:
+            errors.append(f"{intent} is disabled.")
+            continue
+        try:
+            if delta["op"] == "update" and delta.get("draft_id"):
+                draft = session.drafts.filter(pk=delta["draft_id"], owner=user).first()
+                if draft is None:
+                    errors.append(f"draft {delta['draft_id']} is not in this session.")
+                    continue
+                drafts.append(draft_update(draft=draft, actor=user, name=delta["name"], spec=delta["spec"]))
+            else:
+                drafts.append(
+                    draft_create(
+                        owner=user, type=delta["type"], name=delta["name"], spec=delta["spec"], session=session
+                    )
+                )
+        except DomainError as exc:
+            errors.append(f"{delta['name']}: {exc.message}")
+    return drafts, errors
+
+
+def _plan_card(user: AbstractBaseUser, goal: str, session: Session) -> tuple[str, dict[str, Any] | None, str]:
+    result = dispatch(CREATE_PLAN, {"goal": goal}, ctx=CapabilityContext(user=user, extra={"session_id": session.pk}))
+    if result.is_error:
+        return f"I could not create a plan: {result.message}", None, result.message
+    plan = result.content if isinstance(result.content, dict) else {"plan": result.content}
+    card = {"component": "plan_card", "props": plan}
+    title = plan.get("title") or plan.get("goal") or goal
+    steps = plan.get("steps") or []
+    return f"Plan created: {title} ({len(steps)} step(s)). Review and approve it to run.", card, ""
+
+
+def session_turn(
+    *,
+    session: Session,
+    user: AbstractBaseUser,
+    content: str,
+    mode: str | None = None,
+    engine: Engine | None = None,
+    on_frame: FrameCallback | None = None,
+) -> TurnOutcome:
+    config = get_config()
+    if not content.strip():
+        raise InvalidInput("content is required.", field="content")
+    if mode is not None and mode != session.mode:
+        session_update(session=session, mode=mode)
+    mode = session.mode
+    message_create(session=session, role=Role.USER, content=content, metadata={"mode": mode})
+    history = session_history(session)
+    drafts = list(session.drafts.order_by("id"))
+    attachments = list(session.attachments.order_by("id"))
+    skills = select_skills(text=content, mode=mode, draft_types=sorted({d.type for d in drafts}))
+    engine = engine or author_engine(config)
+    started = time.monotonic()
+    run = Run.objects.create(
+        session=session,
+        engine=engine.name,
+        model=config.model,
+        mode=mode,
+        trace_id=new_turn_id(),
+        input_summary=content[:2000],
+        selected_skills=skills_record(skills),
+    )
+    tool_calls: list[dict[str, Any]] = []
+    questions: list[str] = []
+    deltas: list[dict[str, Any]] = []
+    plan_card = None
+    error = ""
+    if mode == Mode.PLAN:
+        reply, plan_card, error = _plan_card(user, content, session)
+    else:
+        spec = author_spec(mode=mode, config=config, skills=skills, drafts=drafts, attachments=attachments)
+
+        def frame(f: dict[str, Any]) -> None:
+            if f["type"] == "tool_call":
+                tool_calls.append({"name": f["name"], "args": f["args"]})
+            if on_frame:
+                on_frame(f)
+
+        ctx = CapabilityContext(user=user, turn_id=run.trace_id, extra={"session_id": session.pk})
+        result = run_agent(
+            spec, messages=history, ctx=ctx, engine=engine, on_frame=frame, subject=("assistant.session", session.pk)
+        )
+        run.agent_run, run.model = result.run, result.run.model or run.model
+        run.tokens = result.run.input_tokens + result.run.output_tokens
+        output = SubmitTurn.model_validate(result.output) if result.output else SubmitTurn(reply=result.text)
+        reply = output.reply or result.text
+        questions = output.questions[: config.max_questions_per_turn]
+        if mode == Mode.BUILD:
+            deltas = [d.model_dump() for d in output.draft_deltas]
+        if not result.ok:
+            error = result.run.error or result.finish_reason
+            reply = reply or f"The assistant stopped: {error}"
+    drafts_changed, delta_errors = _apply_deltas(session, user, deltas, config) if deltas else ([], [])
+    message = message_create(
+        session=session,
+        role=Role.ASSISTANT,
+        content=reply,
+        metadata={
+            "mode": mode,
+            "questions": questions,
+            "drafts": [d.pk for d in drafts_changed],
+            "delta_errors": delta_errors,
+            "tool_calls": tool_calls,
+            "plan_card": plan_card,
+            "run_id": run.pk,
+        },
+    )
+    run.output_summary = reply[:2000]
+    run.error = error
+    run.status = RunStatus.FAILED if error else RunStatus.COMPLETED
+    run.duration_ms = int((time.monotonic() - started) * 1000)
+    run.finished = timezone.now()
+    run.save()
+    return TurnOutcome(
+        message=message,
+        run=run,
+        reply=reply,
+        questions=questions,
+        drafts=drafts_changed,
+        delta_errors=delta_errors,
+        plan_card=plan_card,
+        tool_calls=tool_calls,
+    )
+
+
+def prompt_draft(*, user: AbstractBaseUser, content: str, mode: str = Mode.BUILD, engine: Engine | None = None) -> dict:
+    """Stateless one-shot: the engine's proposal, nothing persisted except the core run record."""
+    config = get_config()
+    spec = author_spec(
+        mode=mode,
+        config=config,
+        skills=select_skills(text=content, mode=mode, draft_types=[]),
+        drafts=[],
+        attachments=[],
+    )
+    result = run_agent(spec, messages=content, ctx=CapabilityContext(user=user), engine=engine or author_engine(config))
+    output = SubmitTurn.model_validate(result.output) if result.output else SubmitTurn(reply=result.text)
+    return {
+        "reply": output.reply,
+        "questions": output.questions[: config.max_questions_per_turn],
+        "draft_deltas": [d.model_dump() for d in output.draft_deltas] if mode == Mode.BUILD else [],
+        "error": "" if result.ok else (result.run.error or result.finish_reason),
+    }
