@@ -28,7 +28,7 @@ PUMP: dict[str, Any] = {
             "duration_min": 240,
         },
         "cavitation": {
-            "signals": ["suction_pressure_bar", "flow_m3h", "vibration_mm_s"],
+            "signals": ["suction_pressure_bar", "flow_m3_h", "vibration_mm_s"],
             "signatures": ["noisy vibration", "suction pressure low", "flow unstable"],
             "remedy": "Restore suction head: clean the suction strainer, check the inlet valve and tank level.",
             "procedure": "PR-PMP-CAV-01",
@@ -178,10 +178,38 @@ CONVEYOR: dict[str, Any] = {
 }
 
 
+PRESS: dict[str, Any] = {
+    "equipment": {"type": "hydraulic press", "force_kn": 800, "hydraulic_oil": "HLP 46"},
+    "failure_modes": {
+        "seal_leak": {
+            "signals": ["hydraulic_pressure_bar"],
+            "signatures": ["pressure decay while holding", "oil under the cylinder"],
+            "remedy": "Replace the main cylinder seal kit.",
+            "procedure": "PR-PRS-SEAL-01",
+            "parts": [{"ref": "SEAL-KIT-CYL-125", "qty": 1}, {"ref": "OIL-HLP46-20L", "qty": 1}],
+            "skills": ["hydraulics", "mechanical"],
+            "duration_min": 300,
+        },
+    },
+    "spare_parts": [
+        {"ref": "SEAL-KIT-CYL-125", "name": "Cylinder seal kit Ø125", "on_hand": 1},
+        {"ref": "OIL-HLP46-20L", "name": "Hydraulic oil HLP 46 (20 l)", "on_hand": 3},
+    ],
+    "procedures": {
+        "PR-PRS-SEAL-01": {
+            "title": "Replace the cylinder seals",
+            "steps": ["Lower and block the ram", "Depressurise", "Swap the seal kit", "Bleed and pressure test"],
+        },
+    },
+}
+
+
 def kb_for(equipment_type: str) -> dict[str, Any]:
     kind = (equipment_type or "").lower()
     if "compress" in kind:
         return COMPRESSOR
     if "convey" in kind:
         return CONVEYOR
+    if "press" in kind and "pump" not in kind:
+        return PRESS
     return PUMP

@@ -17,46 +17,55 @@ from workorders.models import EquipmentKB, FailureHistory, LogbookEntry, Product
 
 P02 = "P-02"
 
-# (days ago, failure mode, repair hours, root cause, signal patterns)
-P02_HISTORY = [
-    (
-        58,
-        "bearing_wear",
-        5.5,
-        "Drive-end bearing outer race worn; grease degraded after a missed lubrication round.",
-        {"vibration_mm_s": {"peak": 5.4, "duration_min": 14}, "bearing_temp_c": {"peak": 78.0, "duration_min": 40}},
-    ),
-    (
-        86,
-        "seal_leak",
-        3.0,
-        "Mechanical seal faces worn; drips reported in the logbook two shifts before.",
-        {"discharge_pressure_bar": {"peak": 3.1, "duration_min": 45}},
-    ),
-]
-OTHER_MODES = [
-    (
-        "cavitation",
-        4.0,
-        "Suction strainer clogged; suction pressure fell below NPSH margin.",
-        {
-            "suction_pressure_bar": {"peak": 0.35, "duration_min": 25},
-            "vibration_mm_s": {"peak": 4.9, "duration_min": 6},
-        },
-    ),
-    (
-        "misalignment",
-        2.5,
-        "Coupling misaligned after motor replacement; 2× running-speed vibration.",
-        {"vibration_mm_s": {"peak": 8.2, "duration_min": 3}},
-    ),
-    (
-        "seal_leak",
-        3.5,
-        "Seal cartridge leaking; pressure drop and drips under the pump.",
-        {"discharge_pressure_bar": {"peak": 2.8, "duration_min": 60}},
-    ),
-]
+# tag → [(days ago, failure mode, repair hours, root cause, signal patterns)]
+HISTORY: dict[str, list[tuple[int, str, float, str, dict]]] = {
+    P02: [
+        (
+            58,
+            "bearing_wear",
+            5.5,
+            "Drive-end bearing outer race worn; grease degraded after a missed lubrication round.",
+            {"vibration_mm_s": {"peak": 5.4, "duration_min": 14}},
+        ),
+        (
+            84,
+            "cavitation",
+            4.0,
+            "Suction strainer clogged; suction pressure fell below the NPSH margin, flow unstable.",
+            {
+                "suction_pressure_bar": {"peak": 0.6, "duration_min": 25},
+                "flow_m3_h": {"peak": 72.0, "duration_min": 20},
+            },
+        ),
+    ],
+    "C-01": [
+        (
+            33,
+            "misalignment",
+            2.5,
+            "Motor coupling misaligned after motor replacement; vibration at 2× running speed.",
+            {"vibration_mm_s": {"peak": 8.2, "duration_min": 3}},
+        )
+    ],
+    "CV-03": [
+        (
+            47,
+            "misalignment",
+            1.5,
+            "Gearbox-to-drive-pulley coupling misaligned; coupling warm, vibration up.",
+            {"vibration_mm_s": {"peak": 6.1, "duration_min": 9}, "gearbox_temp_c": {"peak": 86.0, "duration_min": 30}},
+        )
+    ],
+    "PR-05": [
+        (
+            71,
+            "seal_leak",
+            6.0,
+            "Main cylinder seal leaking; pressure decay while holding, oil under the cylinder.",
+            {"hydraulic_pressure_bar": {"peak": 148.0, "duration_min": 40}},
+        )
+    ],
+}
 TECHNICIANS = [
     ("Marta Silva", "mechanical technician", ["mechanical", "vibration_analysis", "laser_alignment"]),
     ("Jonas Weber", "electrical technician", ["electrical", "motors"]),
@@ -198,11 +207,7 @@ def seed(stdout) -> None:
         for cell in cells:
             _, created = EquipmentKB.objects.get_or_create(cell=cell, defaults={"data": kb_for(cell.equipment_type)})
             kb_created += created
-        failures = sum(_failure(p02, *row) for row in P02_HISTORY)
-        others = [c for c in cells if c.pk != p02.pk]
-        for index, cell in enumerate(others):
-            mode, hours, cause, patterns = OTHER_MODES[index % len(OTHER_MODES)]
-            failures += _failure(cell, 20 + 23 * index % 70, mode, hours, cause, patterns)
+        failures = sum(_failure(cell, *row) for cell in cells for row in HISTORY.get(cell.tag, []))
         logbook = _logbook(cells)
         shifts = _shifts(p02.line)
         production = _production(cells)

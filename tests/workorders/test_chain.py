@@ -43,10 +43,42 @@ def test_alarm_to_open_work_order_with_rca_citing_past_bearing_failure(
     new_failure = FailureHistory.objects.get(work_order=wo)
     assert new_failure.signal_patterns["vibration_mm_s"]["peak"] == 5.0
 
-    types = event_types(before)
-    assert types[0] == "anomaly_detected"
+    events = list(Event.objects.filter(id__gt=before).order_by("id"))
+    types = [e.type for e in events]
+    # the bus tells the story in order (other events, e.g. thinking and renders, interleave)
+    assert is_subsequence(
+        [
+            "anomaly_detected",
+            "ui_render",  # the sentinel alert banner
+            "agent_start",  # investigator
+            "tool_call_started",
+            "tool_call_completed",
+            "agent_handoff",  # investigator → kb_builder
+            "agent_end",
+            "rca_ready",
+            "agent_start",  # work_order_generator
+            "tool_call_started",
+            "tool_call_completed",
+            "agent_end",
+            "work_order_ready",
+        ],
+        types,
+    )
+    assert types[0] == "anomaly_detected" and events[0].payload["work_order_id"] == wo.pk
+    assert events[1].payload["component"] == "alert_banner" and events[1].payload["agent"] == "sentinel"
     milestones = [t for t in types if t in ("anomaly_detected", "rca_ready", "work_order_ready")]
     assert milestones == ["anomaly_detected", "rca_ready", "work_order_ready"]
-    assert types.index("agent_start") < types.index("tool_call_started") < types.index("tool_call_completed")
-    assert types.index("tool_call_completed") < types.index("rca_ready") < types.index("work_order_ready")
-    assert "agent_handoff" in types and "ui_render" in types and "thinking_delta" in types
+    starts = {e.payload["agent"]: e.turn_id for e in events if e.type == "agent_start"}
+    assert set(starts) == {"investigator", "kb_builder", "work_order_generator"}
+    rca = next(e for e in events if e.type == "rca_ready")
+    assert rca.turn_id == starts["investigator"] == starts["kb_builder"]
+    assert rca.payload["rca_summary"] == wo.rca_summary
+    renders = [e.payload for e in events if e.type == "ui_render"]
+    assert {r["component"] for r in renders} >= {"alert_banner", "signal_chart", "pattern_match"}
+    assert all(r["props"]["cell_id"] == plant.pk for r in renders)
+    assert "thinking_delta" in types
+
+
+def is_subsequence(expected: list[str], actual: list[str]) -> bool:
+    remaining = iter(actual)
+    return all(any(item == seen for seen in remaining) for item in expected)

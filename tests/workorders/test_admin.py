@@ -1,0 +1,77 @@
+import pytest
+
+from core.models import AuditRecord
+from tests.workorders import factories as f
+from workorders.models import EquipmentKB
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def staff(client, admin_user):
+    admin_user.is_staff = True
+    admin_user.is_superuser = True
+    admin_user.save()
+    client.force_login(admin_user)
+    return client
+
+
+def test_changelists_render(staff, plant):
+    wo = f.make_work_order(plant)
+    for url in (
+        "/admin/workorders/workorder/",
+        f"/admin/workorders/workorder/{wo.pk}/change/",
+        "/admin/workorders/failurehistory/",
+        "/admin/workorders/equipmentkb/",
+        "/admin/workorders/logbookentry/",
+        "/admin/workorders/shiftassignment/",
+        "/admin/workorders/productionrecord/",
+    ):
+        assert staff.get(url).status_code == 200, url
+    assert staff.get("/admin/workorders/workorder/?status__exact=detected&q=Test").status_code == 200
+
+
+def test_actions_call_the_lifecycle_service(staff, cell):
+    ready = f.make_work_order(cell, status="open")
+    fresh = f.make_work_order(cell)
+    response = staff.post(
+        "/admin/workorders/workorder/",
+        {"action": "mark_in_progress", "_selected_action": [ready.pk, fresh.pk]},
+        follow=True,
+    )
+    assert response.status_code == 200
+    ready.refresh_from_db()
+    fresh.refresh_from_db()
+    assert (ready.status, fresh.status) == ("in_progress", "detected")
+    messages = [str(m) for m in response.context["messages"]]
+    assert any("Allowed: analyzed, cancelled" in m for m in messages)
+    staff.post("/admin/workorders/workorder/", {"action": "mark_completed", "_selected_action": [ready.pk]})
+    staff.post("/admin/workorders/workorder/", {"action": "mark_cancelled", "_selected_action": [fresh.pk]})
+    ready.refresh_from_db()
+    fresh.refresh_from_db()
+    assert (ready.status, fresh.status) == ("completed", "cancelled")
+    assert AuditRecord.objects.filter(action="work_order.transition", actor_label="adam").count() == 3
+
+
+def test_kb_edit_goes_through_the_service(staff, cell):
+    kb = f.make_kb(cell, {"a": 1})
+    response = staff.post(f"/admin/workorders/equipmentkb/{kb.pk}/change/", {"cell": cell.pk, "data": '{"b": 2}'})
+    assert response.status_code == 302
+    kb = EquipmentKB.objects.get(pk=kb.pk)
+    assert kb.data == {"b": 2}
+    assert kb.calibration_log[-1]["actor"] == "adam"
+    assert AuditRecord.objects.filter(action="equipment_kb.update").exists()
+
+
+def test_work_order_edit_goes_through_the_update_service(staff, cell):
+    wo = f.make_work_order(cell, title="Old")
+    url = f"/admin/workorders/workorder/{wo.pk}/change/"
+    form = staff.get(url).context["adminform"].form
+    data = {k: v for k, v in form.initial.items() if k in form.fields and v is not None}
+    data.update({"title": "Replace DE bearing", "priority": "high", "required_parts": "[]", "required_skills": "[]",
+                 "recommended_actions": "[]", "description": "", "events-TOTAL_FORMS": 0, "events-INITIAL_FORMS": 0})  # fmt: skip
+    response = staff.post(url, data)
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    wo.refresh_from_db()
+    assert (wo.title, wo.priority, wo.status) == ("Replace DE bearing", "high", "detected")
+    assert AuditRecord.objects.filter(action="work_order.update", target_id=str(wo.pk)).exists()
