@@ -108,6 +108,7 @@ if REDIS_URL:
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": 5000}}}
     CELERY_BROKER_URL = "memory://localhost/"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"polling_interval": 0.1}  # the in-process queue: pick up tasks fast
 # `manage.py runaria` binds here.
 ARIA_HOST = env.str("ARIA_HOST", default="127.0.0.1")
 ARIA_PORT = env.int("ARIA_PORT", default=8000)

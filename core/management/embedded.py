@@ -8,24 +8,19 @@ processes instead (`celery -A aria_project worker`, `celery -A aria_project beat
 
 from __future__ import annotations
 
-import inspect
 import logging
 import socket
 import threading
 from collections.abc import Callable
 from importlib import import_module
 from importlib.util import find_spec
-from typing import Any, TextIO
+from typing import Any
 
 from celery import Celery
 from celery.beat import EmbeddedService
 from celery.worker import WorkController
 
 logger = logging.getLogger(__name__)
-
-# The names runaria looks for in `sentinel.simulator`, in order. The callable runs until
-# `stop_event` is set; `scenario` and `stdout` are passed when its signature accepts them.
-SIMULATOR_ENTRY_POINTS = ("run_simulator", "run", "simulate")
 
 
 class EmbeddedWorker:
@@ -91,37 +86,32 @@ class EmbeddedBeat:
             self.service.join(timeout)
 
 
-def find_simulator() -> Callable[..., Any] | None:
-    """The demo simulator's entry point, when the sentinel app provides one."""
+def build_simulator(*, scenario: str | None, log: Callable[[str], None]) -> Any | None:
+    """The sentinel app's demo simulator (`Simulator(...).run(stop_event)`), if it has one.
+
+    Raises ValueError for an unknown scenario, before anything is started.
+    """
     if find_spec("sentinel") is None or find_spec("sentinel.simulator") is None:
         return None
-    module = import_module("sentinel.simulator")
-    for name in SIMULATOR_ENTRY_POINTS:
-        entry = getattr(module, name, None)
-        if callable(entry):
-            return entry
-    return None
+    simulator_cls = getattr(import_module("sentinel.simulator"), "Simulator", None)
+    if simulator_cls is None:
+        return None
+    return simulator_cls(scenario=scenario, log=log)
 
 
 class SimulatorThread:
-    """Runs the simulator entry point until the stop event is set."""
+    """Runs a simulator until its stop event is set."""
 
-    def __init__(self, entry: Callable[..., Any], *, scenario: str | None, stdout: TextIO) -> None:
+    def __init__(self, simulator: Any) -> None:
+        self.simulator = simulator
         self.stop_event = threading.Event()
-        params = inspect.signature(entry).parameters
-        offered = {"stop_event": self.stop_event, "scenario": scenario, "stdout": stdout}
-        accepts_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-        self.kwargs = {k: v for k, v in offered.items() if accepts_any or k in params}
-        if scenario is None:
-            self.kwargs.pop("scenario", None)
-        self.entry = entry
         self.thread = threading.Thread(target=self._run, name="simulator", daemon=True)
 
     def _run(self) -> None:
         from django.db import close_old_connections
 
         try:
-            self.entry(**self.kwargs)
+            self.simulator.run(self.stop_event)
         except Exception:
             logger.exception("The simulator stopped with an error")
         finally:

@@ -4,6 +4,7 @@ and stops cleanly on SIGINT/SIGTERM with exit code 0."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import sqlite3
@@ -43,9 +44,23 @@ def _wait_for(predicate, timeout: float) -> bool:
     return False
 
 
+@pytest.fixture(scope="module")
+def migrated_db(tmp_path_factory) -> Path:
+    """One migrated SQLite file for the module; each test runs on its own copy."""
+    var = tmp_path_factory.mktemp("runaria-template")
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    env.update({"DJANGO_SETTINGS_MODULE": "aria_project.settings", "ARIA_VAR_DIR": str(var)})
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput", "-v0"], cwd=ROOT, env=env, check=True, timeout=180
+    )
+    return var / "aria.sqlite3"
+
+
 @pytest.fixture
-def runaria_env(tmp_path: Path) -> dict[str, str]:
+def runaria_env(tmp_path: Path, migrated_db: Path) -> dict[str, str]:
     (tmp_path / "runaria_test_settings.py").write_text(SETTINGS)
+    (tmp_path / "var").mkdir()
+    shutil.copy(migrated_db, tmp_path / "var" / "aria.sqlite3")
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "ARIA_EMBEDDED_WORKER")}
     env.update(
         {
@@ -56,9 +71,6 @@ def runaria_env(tmp_path: Path) -> dict[str, str]:
             "ARIA_ENV": "development",
         }
     )
-    subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--noinput", "-v0"], cwd=ROOT, env=env, check=True, timeout=180
-    )
     return env
 
 
@@ -67,7 +79,7 @@ def _ping_count(var_dir: str) -> int:
         return conn.execute("select count(*) from core_auditrecord where action = 'core.ping'").fetchone()[0]
 
 
-@pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_runaria_serves_runs_beat_tasks_and_stops_cleanly(runaria_env: dict[str, str], stop_signal: int) -> None:
     port = runaria_env["ARIA_PORT"]
     proc = subprocess.Popen(
@@ -100,3 +112,16 @@ def test_runaria_serves_runs_beat_tasks_and_stops_cleanly(runaria_env: dict[str,
     assert "demo_credentials.txt" in output
     assert "Stopped." in output
     assert "Traceback" not in output, output
+
+
+def test_runaria_rejects_an_unknown_scenario_before_starting(runaria_env: dict[str, str]) -> None:
+    result = subprocess.run(
+        [sys.executable, "manage.py", "runaria", "--scenario", "no-such-scenario"],
+        cwd=ROOT,
+        env=runaria_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert "Unknown scenario 'no-such-scenario'" in result.stderr

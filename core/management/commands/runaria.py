@@ -17,7 +17,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from core.management.embedded import EmbeddedBeat, EmbeddedWorker, SimulatorThread, find_simulator
+from core.management.embedded import EmbeddedBeat, EmbeddedWorker, SimulatorThread, build_simulator
 
 
 class Command(BaseCommand):
@@ -41,31 +41,11 @@ class Command(BaseCommand):
         host, port = options["host"], options["port"]
         verbosity = options["verbosity"]
         background: list[Any] = []
-        if verbosity > 1:  # show every task received and finished
+        if verbosity > 1:  # log every task received and finished (the worker re-applies LOGGING)
+            settings.LOGGING.setdefault("loggers", {}).setdefault("celery", {})["level"] = "INFO"
             logging.getLogger("celery").setLevel(logging.INFO)
-
         if settings.ARIA_EMBEDDED_WORKER and not settings.CELERY_TASK_ALWAYS_EAGER:
-            worker = EmbeddedWorker(
-                celery_app, concurrency=options["concurrency"], loglevel="INFO" if verbosity > 1 else "WARNING"
-            )
-            beat = EmbeddedBeat(celery_app, schedule_filename=settings.CELERY_BEAT_SCHEDULE_FILENAME)
-            worker.start()
-            if not worker.ready.wait(30):
-                raise CommandError(f"The embedded Celery worker did not start: {worker.error!r}")
-            for name in beat.skipped:
-                self.stdout.write(f"Beat entry {name!r} skipped: its task is not registered (yet).")
-            beat.start()
-            background += [beat, worker]  # stop order: beat first, so nothing new is enqueued
-            self.stdout.write("Celery worker (threads) and beat are running in this process.")
-            if not options["no_simulator"]:
-                entry = find_simulator()
-                if entry is None:
-                    self.stdout.write("No simulator available (sentinel.simulator); skipping.")
-                else:
-                    simulator = SimulatorThread(entry, scenario=options["scenario"], stdout=self.stdout)
-                    simulator.start()
-                    background.append(simulator)
-                    self.stdout.write(f"Simulator running (scenario: {options['scenario'] or 'default'}).")
+            background = self._start_embedded(celery_app, options)
         else:
             self.stdout.write(
                 "REDIS_URL is set: run the worker, beat and simulator as their own processes:\n"
@@ -111,6 +91,37 @@ class Command(BaseCommand):
         if AriaServer.listen_failed:
             raise CommandError(f"Could not bind {host}:{port}.")
         self.stdout.write("Stopped.")
+
+    def _start_embedded(self, celery_app: Any, options: dict[str, Any]) -> list[Any]:
+        """Worker, beat and simulator in threads; returns them in the order they should stop."""
+        simulator = None
+        if not options["no_simulator"]:
+            try:  # before anything starts, so a bad --scenario is a plain error
+                simulator = build_simulator(scenario=options["scenario"], log=self.stdout.write)
+            except ValueError as exc:
+                raise CommandError(str(exc)) from None
+        worker = EmbeddedWorker(
+            celery_app,
+            concurrency=options["concurrency"],
+            loglevel="INFO" if options["verbosity"] > 1 else "WARNING",
+        )
+        worker.start()
+        if not worker.ready.wait(30):
+            raise CommandError(f"The embedded Celery worker did not start: {worker.error!r}")
+        beat = EmbeddedBeat(celery_app, schedule_filename=settings.CELERY_BEAT_SCHEDULE_FILENAME)
+        for name in beat.skipped:
+            self.stdout.write(f"Beat entry {name!r} skipped: its task is not registered (yet).")
+        beat.start()
+        self.stdout.write("Celery worker (threads) and beat are running in this process.")
+        # Stop order: beat first (nothing new is scheduled), then the simulator, then the worker.
+        background: list[Any] = [beat]
+        if simulator is not None:
+            thread = SimulatorThread(simulator)
+            thread.start()
+            background.append(thread)
+        elif not options["no_simulator"]:
+            self.stdout.write("No simulator available (sentinel.simulator); skipping.")
+        return [*background, worker]
 
     def _install_signal_handlers(self, server: Any) -> None:
         from twisted.internet import reactor
