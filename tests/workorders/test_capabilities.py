@@ -13,7 +13,7 @@ READ = [
     "get_current_signals", "get_signal_trends", "get_signal_anomalies", "get_equipment_kb", "get_failure_history",
     "get_logbook_entries", "get_shift_assignments", "get_work_orders", "get_work_order", "get_oee", "get_mtbf",
     "get_mttr", "render_signal_chart", "render_diagnostic_card", "render_pattern_match", "render_bar_chart",
-    "render_equipment_kb_card", "render_work_order_card", "ask_kb_builder",
+    "render_equipment_kb_card", "render_work_order_card", "ask_kb_builder", "answer_kb_question",
 ]  # fmt: skip
 MUTATE = ["update_equipment_kb", "update_work_order"]
 
@@ -171,3 +171,9 @@ def test_ask_kb_builder_runs_the_kb_agent_as_a_handoff(plant, operator):
     answer = call(operator, "ask_kb_builder", cell_id=plant.pk, question="How do we fix bearing wear?")
     assert answer["source"] == "kb:failure_modes.bearing_wear" and answer["confidence"] > 0.5
     assert list(Event.objects.filter(payload__agent="kb_builder").values_list("type", flat=True))[:1] == ["agent_start"]
+
+
+def test_answer_kb_question_capability(plant, operator):
+    answer = call(operator, "answer_kb_question", cell_id=plant.pk, question="Which spare parts are on hand?")
+    assert answer["source"] == "kb:spare_parts"
+    assert not Event.objects.exists()

@@ -69,3 +69,17 @@ def ask_kb_builder(ctx: CapabilityContext, params: AskKbInput) -> dict[str, Any]
     from workorders.agents.kb import run_kb_builder
 
     return run_kb_builder(cell_id=params.cell_id, question=params.question, ctx=ctx)
+
+
+@capability(
+    "workorders.answer_kb_question",
+    description="Answer a question about a cell's equipment from its KB: {answer, source, confidence}. No side effects.",
+    input=AskKbInput,
+    tier=Tier.READ,
+    scopes=(OPERATOR,),
+)
+def answer_kb_question(ctx: CapabilityContext, params: AskKbInput) -> dict[str, Any]:
+    from workorders.agents.kb import answer_kb_question as answer
+
+    selectors.get_cell(params.cell_id)
+    return answer(params.cell_id, params.question)
