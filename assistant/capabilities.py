@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import re
+import time
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from assistant.tool_args import args_for
 from core.access import OPERATOR
-from core.capabilities import CapabilityContext, Tier, capability, dispatch
+from core.capabilities import CapabilityContext, Tier, capability, dispatch, job_status
 
 START_INVESTIGATION = "workorders.start_investigation"
 _WORD = re.compile(r"[a-z0-9]{4,}")
-_RCA_KEYS = ("rca_summary", "root_cause", "rca", "summary", "failure_mode", "cause", "description", "title")
+_RCA_KEYS = ("rca_summary", "root_cause", "failure_mode", "cause")
 
 
 class AskInvestigatorInput(BaseModel):
@@ -73,23 +74,29 @@ def ask_investigator(ctx: CapabilityContext, params: AskInvestigatorInput) -> di
         candidates += [("work_order", item) for item in _items(recent.content)]
     if not history.is_error:
         candidates += [("failure", item) for item in _items(history.content)]
-    for kind, item in candidates:
-        text = _text_of(item)
-        if _matches(params.question, text):
-            ref = f"{kind} #{item.get('id', item.get('work_order_id', '?'))}"
-            sources.append(ref)
-            return {
-                "source": "recent_rca",
-                "summary": f"From {ref}: {text[:300]}",
-                "answer": text[:2000],
-                "sources": sources,
-                "record": item,
-            }
-    started = dispatch(
-        START_INVESTIGATION,
-        args_for(START_INVESTIGATION, {"cell_id": params.cell_id, "question": params.question[:500]}),
-        ctx=ctx,
-    )
+    # A detected (not yet analysed) order is the current event: an old RCA would not explain it.
+    detected = [item for kind, item in candidates if kind == "work_order" and item.get("status") == "detected"]
+    if not detected:
+        for kind, item in candidates:
+            text = _text_of(item)
+            if _matches(params.question, text):
+                ref = f"{kind} #{item.get('id', item.get('work_order_id', '?'))}"
+                sources.append(ref)
+                return {
+                    "source": "recent_rca",
+                    "summary": f"From {ref}: {text[:300]}",
+                    "answer": text[:2000],
+                    "sources": sources,
+                    "record": item,
+                }
+        return {
+            "source": "none",
+            "summary": "No matching RCA on record and no detected work order of this cell to investigate.",
+            "answer": "",
+            "sources": [],
+        }
+    work_order_id = detected[0].get("id")
+    started = dispatch(START_INVESTIGATION, args_for(START_INVESTIGATION, {"work_order_id": work_order_id}), ctx=ctx)
     if started.is_error:
         return {
             "source": "none",
@@ -97,9 +104,31 @@ def ask_investigator(ctx: CapabilityContext, params: AskInvestigatorInput) -> di
             "answer": "",
             "sources": [],
         }
+    outcome = _await_job(started, ctx)
+    if outcome.get("rca_summary"):
+        return {
+            "source": "investigation",
+            "summary": f"Investigation of work_order #{work_order_id}: {outcome['rca_summary'][:300]}",
+            "answer": outcome["rca_summary"],
+            "sources": [f"work_order #{work_order_id}"],
+            "investigation": outcome,
+        }
     return {
         "source": "investigation_started",
-        "summary": f"No matching RCA on record; started an investigation ({started.summary()}).",
-        "investigation": started.content,
+        "summary": f"No matching RCA on record; started an investigation of work_order #{work_order_id}.",
+        "investigation": {"work_order_id": work_order_id, **outcome},
         "sources": [],
     }
+
+
+def _await_job(started, ctx: CapabilityContext) -> dict[str, Any]:
+    """Wait (bounded) for the investigation so the operator gets the RCA in the same answer."""
+    if started.job is None:
+        return started.content if isinstance(started.content, dict) else {}
+    wait = float(ctx.extra.get("investigator_wait_seconds", 0))
+    deadline = time.monotonic() + wait
+    status, details = job_status(started.job)
+    while status == "pending" and time.monotonic() < deadline:
+        time.sleep(1.0)
+        status, details = job_status(started.job)
+    return {"status": status, **details}

@@ -30,6 +30,7 @@ class AssistantConfig(BaseModel):
     max_questions_per_turn: int = Field(default=3, ge=0, le=20)
     max_drafts_per_session: int = Field(default=10, ge=1, le=200)
     run_timeout_seconds: float = Field(default=120, gt=0, le=3600)
+    investigator_wait_seconds: float = Field(default=20, ge=0, le=300)
     tool_source_max_bytes: int = Field(default=20_000, ge=100)
     upload_max_bytes: int = Field(default=5_000_000, ge=1)
     sandbox_cpu_seconds: int = Field(default=5, ge=1)

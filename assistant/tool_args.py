@@ -17,6 +17,9 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "hours": ("hours", "window_hours", "lookback_hours"),
     "signal": ("signal", "signal_name", "signal_key"),
     "work_order_id": ("work_order_id",),
+    "signal_def_ids": ("signal_def_ids",),
+    "minutes": ("minutes",),
+    "limit": ("limit",),
 }
 
 

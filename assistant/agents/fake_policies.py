@@ -19,14 +19,13 @@ def _find_cell_id(content: Any, tag: str) -> int | None:
 
     def walk(node: Any) -> None:
         if isinstance(node, dict):
-            labels = [str(node.get(k, "")) for k in ("tag", "name", "cell_tag", "cell", "cell_name")]
+            labels = [str(node.get(k, "")) for k in ("tag", "cell_tag", "name", "cell", "cell_name")]
             if any(label.upper() == tag.upper() or label.upper().startswith(tag.upper() + " ") for label in labels):
-                for key in ("cell_id", "id"):
+                keys = ("cell_id",) if "cell_tag" in node else ("cell_id", "id")
+                for key in keys:
                     if isinstance(node.get(key), int):
                         found.append(node[key])
                         return
-            if isinstance(node.get("cell_id"), int) and not found:
-                found.append(node["cell_id"])
             for value in node.values():
                 walk(value)
         elif isinstance(node, list):
@@ -62,6 +61,18 @@ def _brief(content: Any, limit: int = 240) -> str:
     return text[:limit]
 
 
+def _chart_signals(current: Any) -> list[int] | None:
+    """The abnormal signals of the cell (else its first two), for the chart."""
+    signals = current.get("signals", []) if isinstance(current, dict) else []
+    ids = [s["signal_def_id"] for s in signals if isinstance(s, dict) and isinstance(s.get("signal_def_id"), int)]
+    abnormal = [
+        s["signal_def_id"]
+        for s in signals
+        if isinstance(s, dict) and s.get("state") not in (None, "normal", "unknown") and "signal_def_id" in s
+    ]
+    return (abnormal or ids)[:4] or None
+
+
 @fake_policy("operator_qa")
 def operator_qa(state: FakeState) -> FakeReply:
     """Resolve the equipment, look at its signals and history, chart the trend, ask the
@@ -81,8 +92,21 @@ def operator_qa(state: FakeState) -> FakeReply:
                     thinking=f"First resolve {tag} to a cell.",
                     tool_calls=[(resolver, args_for(resolver, {"tag": tag}, tools))],
                 )
+        # No resolver by tag: the plant's work orders name their cell's tag.
+        if "get_work_orders" in names and not state.called("get_work_orders"):
+            return FakeReply(
+                thinking=f"Find the cell tagged {tag} through its work orders.",
+                tool_calls=[("get_work_orders", args_for("get_work_orders", {"limit": 100}, tools))],
+            )
     if cell_id is not None:
-        known = {"cell_id": cell_id, "tag": tag, "question": question, "hours": 24}
+        known = {
+            "cell_id": cell_id,
+            "tag": tag,
+            "question": question,
+            "hours": 24,
+            "minutes": 24 * 60,
+            "signal_def_ids": _chart_signals(state.result("get_current_signals")),
+        }
         plan = ["get_current_signals", "get_signal_trends", "render_signal_chart", "get_failure_history"]
         if why:
             plan.append("ask_investigator")
@@ -90,6 +114,12 @@ def operator_qa(state: FakeState) -> FakeReply:
             plan.append("render_equipment_kb_card")
         for tool in plan:
             if tool in names and not state.called(tool):
+                if (
+                    tool == "render_signal_chart"
+                    and accepts(tool, "signal_def_ids", tools)
+                    and not known["signal_def_ids"]
+                ):
+                    continue
                 return FakeReply(tool_calls=[(tool, args_for(tool, known, tools))])
 
     sources = []

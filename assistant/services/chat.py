@@ -90,7 +90,8 @@ def chat_turn(
         if on_frame:
             on_frame(f)
 
-    ctx = CapabilityContext(user=user, turn_id=trace_id, extra={"session_id": session.pk})
+    extra = {"session_id": session.pk, "investigator_wait_seconds": get_config().investigator_wait_seconds}
+    ctx = CapabilityContext(user=user, turn_id=trace_id, extra=extra)
     result = run_agent(qa_spec(), messages=history, ctx=ctx, engine=engine, on_frame=frame)
     error = "" if result.ok else (result.run.error or result.finish_reason)
     response = result.text

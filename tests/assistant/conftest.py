@@ -6,46 +6,65 @@ import pytest
 from pydantic import BaseModel
 
 from core.access import OPERATOR
-from core.capabilities import Capability, Tier, registry
+from core.capabilities import Capability, JobHandle, Tier, job_resolver, registry
 
 
 class CellIn(BaseModel):
     cell_id: int
 
 
-class TagIn(BaseModel):
-    tag: str
+class LimitedCellIn(BaseModel):
+    cell_id: int
+    limit: int = 10
+
+
+class WorkOrdersIn(BaseModel):
+    cell_id: int | None = None
+    limit: int = 20
 
 
 class TrendIn(BaseModel):
-    cell_id: int
-    hours: int = 24
+    cell_id: int | None = None
+    minutes: int = 60
 
 
-class InvestigateIn(BaseModel):
-    cell_id: int
-    reason: str = ""
+class ChartIn(BaseModel):
+    signal_def_ids: list[int]
+    minutes: int = 60
 
 
-CELLS = [{"id": 2, "tag": "P-02", "name": "P-02 feed pump"}, {"id": 3, "tag": "C-01", "name": "C-01 compressor"}]
+class WorkOrderIn(BaseModel):
+    work_order_id: int
 
 
 class FakePlant:
-    """What the stand-in capabilities return; tests tweak it."""
+    """What the stand-ins (shaped like the workorders capabilities) return; tests tweak it."""
 
     def __init__(self) -> None:
         self.work_orders: list[dict] = [
             {
                 "id": 7,
                 "cell_id": 2,
+                "cell_tag": "P-02",
                 "status": "analyzed",
                 "title": "P-02 vibration trip",
                 "rca_summary": "Bearing wear on the drive-end bearing: vibration rose from 3 to 7.4 mm/s over 2 days.",
-            }
+            },
+            {
+                "id": 3,
+                "cell_id": 3,
+                "cell_tag": "C-01",
+                "status": "completed",
+                "title": "C-01 filter",
+                "rca_summary": "",
+            },
         ]
-        self.failures: list[dict] = [{"id": 11, "cell_id": 2, "failure_mode": "bearing wear", "cause": "lubrication"}]
+        self.failures: list[dict] = [
+            {"id": 11, "cell_id": 2, "failure_mode": "bearing_wear", "root_cause": "lubrication"}
+        ]
         self.kb = {"cell_id": 2, "summary": "P-02: centrifugal pump, SKF 6309 bearings.", "text": "KB text"}
-        self.investigations: list[dict] = []
+        self.investigations: list[int] = []
+        self.rca_ready = False
 
 
 def _caps(plant: FakePlant) -> list[Capability]:
@@ -61,13 +80,35 @@ def _caps(plant: FakePlant) -> list[Capability]:
             **kw,
         )
 
+    def signals(ctx, p):
+        tag = {2: "P-02", 3: "C-01"}[p.cell_id]
+        rows = [
+            {"signal_def_id": 5, "key": "vibration_mm_s", "value": 7.4, "state": "trip"},
+            {"signal_def_id": 6, "key": "bearing_temp_c", "value": 71.0, "state": "normal"},
+        ]
+        return {
+            "cell_id": p.cell_id,
+            "cell_tag": tag,
+            "signals": rows,
+            "summary": f"{tag}: 2 signals, abnormal: vibration_mm_s",
+        }
+
+    def work_orders(ctx, p):
+        rows = [w for w in plant.work_orders if p.cell_id is None or w["cell_id"] == p.cell_id]
+        return {"cell_id": p.cell_id, "work_orders": rows, "summary": f"{len(rows)} work order(s)"}
+
+    def start(ctx, p):
+        plant.investigations.append(p.work_order_id)
+        return JobHandle("test_investigation", str(p.work_order_id))
+
+    @job_resolver("test_investigation")
+    def resolve(ref):
+        if plant.rca_ready:
+            return "done", {"work_order_id": int(ref), "rca_summary": "Cavitation: suction strainer blocked."}
+        return "pending", {"work_order_id": int(ref)}
+
     return [
-        cap("workorders.find_cell", lambda ctx, p: [c for c in CELLS if c["tag"] == p.tag], TagIn),
-        cap(
-            "workorders.get_current_signals",
-            lambda ctx, p: {"cell_id": p.cell_id, "signals": [{"name": "vibration", "value": 7.4, "unit": "mm/s"}]},
-            CellIn,
-        ),
+        cap("workorders.get_current_signals", signals, CellIn),
         cap(
             "workorders.get_signal_trends",
             lambda ctx, p: {"cell_id": p.cell_id, "summary": "vibration rising 3.1 → 7.4 mm/s over 48 h"},
@@ -77,30 +118,21 @@ def _caps(plant: FakePlant) -> list[Capability]:
             "workorders.render_signal_chart",
             lambda ctx, p: {
                 "component": "signal_chart",
-                "props": {"cell_id": p.cell_id, "series": [{"name": "vibration", "points": [[0, 3.1], [1, 7.4]]}]},
+                "props": {
+                    "cell_id": 2,
+                    "series": [{"signal_def_id": i, "points": [[0, 3.1], [1, 7.4]]} for i in p.signal_def_ids],
+                },
             },
-            TrendIn,
+            ChartIn,
         ),
         cap(
             "workorders.get_failure_history",
-            lambda ctx, p: [f for f in plant.failures if f["cell_id"] == p.cell_id],
-            CellIn,
+            lambda ctx, p: {"failures": [f for f in plant.failures if f["cell_id"] == p.cell_id], "summary": "history"},
+            LimitedCellIn,
         ),
-        cap(
-            "workorders.get_work_orders",
-            lambda ctx, p: [w for w in plant.work_orders if w["cell_id"] == p.cell_id],
-            CellIn,
-        ),
+        cap("workorders.get_work_orders", work_orders, WorkOrdersIn),
         cap("workorders.get_equipment_kb", lambda ctx, p: plant.kb, CellIn),
-        cap(
-            "workorders.start_investigation",
-            lambda ctx, p: (
-                plant.investigations.append({"cell_id": p.cell_id, "reason": p.reason})
-                or {"summary": f"investigation of cell {p.cell_id} queued", "work_order_id": 99}
-            ),
-            InvestigateIn,
-            tier=Tier.SAFE,
-        ),
+        cap("workorders.start_investigation", start, WorkOrderIn, tier=Tier.SAFE, returns_job=True),
     ]
 
 
@@ -121,6 +153,11 @@ def plant():
     for original in saved:
         if original is not None and original.name not in registry:
             registry.register(original)
+
+
+@pytest.fixture(autouse=True)
+def _no_investigator_wait(settings):
+    settings.ARIA_ASSISTANT = {"investigator_wait_seconds": 0}
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,7 @@ def test_why_did_p02_trip_resolves_the_cell_charts_and_answers_from_the_recent_r
     outcome = chat_turn(user=operator, content="Why did P-02 trip?", on_frame=frames.append)
 
     calls = [f["name"] for f in frames if f["type"] == "tool_call"]
-    assert calls[0] == "find_cell"
+    assert calls[0] == "get_work_orders"  # no tag resolver: the cell is found by its work orders
     assert "render_signal_chart" in calls and "get_failure_history" in calls and "ask_investigator" in calls
     renders = [f for f in frames if f["type"] == "ui_render"]
     assert renders and renders[0]["component"] == "signal_chart" and renders[0]["props"]["cell_id"] == 2
@@ -35,11 +35,19 @@ def test_why_did_p02_trip_resolves_the_cell_charts_and_answers_from_the_recent_r
 
 @pytest.mark.django_db
 def test_no_matching_rca_starts_an_investigation(operator, plant):
-    plant.work_orders.clear()
-    plant.failures.clear()
+    plant.work_orders[0].update(status="detected", rca_summary="")
     outcome = chat_turn(user=operator, content="Why did P-02 trip?")
-    assert plant.investigations == [{"cell_id": 2, "reason": "Why did P-02 trip?"}]
-    assert "started an investigation" in outcome.response
+    assert plant.investigations == [7]
+    assert "started an investigation of work_order #7" in outcome.response
+
+
+@pytest.mark.django_db
+def test_an_investigation_that_finishes_in_time_answers_with_its_rca(operator, plant, settings):
+    settings.ARIA_ASSISTANT = {"investigator_wait_seconds": 5}
+    plant.work_orders[0].update(status="detected", rca_summary="")
+    plant.rca_ready = True
+    outcome = chat_turn(user=operator, content="Why did P-02 trip?")
+    assert "Cavitation: suction strainer blocked." in outcome.response and "work_order #7" in outcome.response
 
 
 @pytest.mark.django_db

@@ -1,0 +1,60 @@
+"""The assistant against the real maintenance capabilities (workorders), built with its factories."""
+
+import pytest
+
+pytest.importorskip("workorders.capabilities")
+
+from assistant.services.chat import chat_turn
+from assistant.services.drafts import draft_approve
+from assistant.services.publish import draft_publish
+from core.capabilities import CapabilityContext, dispatch
+from core.models import AgentRun
+from tests.workorders import factories as f
+
+from .factories import make_tested_draft
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def p02():
+    cell = f.make_cell("P-02")
+    vibration = f.make_signal(cell)
+    f.ramp(vibration, peak=7.4)
+    f.make_kb(cell)
+    f.make_history(cell)
+    return cell
+
+
+def test_operator_asks_why_p02_tripped_against_the_real_capabilities(operator, p02):
+    f.make_work_order(p02, status="analyzed", rca_summary="DE bearing wear: vibration 2 → 7.4 mm/s in an hour.")
+    frames = []
+    outcome = chat_turn(user=operator, content="Why did P-02 trip?", on_frame=frames.append)
+    calls = [fr["name"] for fr in frames if fr["type"] == "tool_call"]
+    assert calls[:2] == ["get_work_orders", "get_current_signals"]
+    assert {"get_signal_trends", "render_signal_chart", "get_failure_history", "ask_investigator"} <= set(calls)
+    assert not [fr for fr in frames if fr["type"] == "tool_result" and fr["summary"].startswith("error")]
+    chart = next(fr for fr in frames if fr["type"] == "ui_render")
+    assert chart["props"]["cell_id"] == p02.pk
+    assert "DE bearing wear" in outcome.response and "Sources:" in outcome.response
+
+
+def test_published_production_prompt_changes_what_the_investigator_is_told(
+    operator, approver, make_user, p02, django_capture_on_commit_callbacks
+):
+    text = "You are the plant Investigator (published v1). Check {{focus}} before anything else."
+    spec = {"agent": "investigator", "text": text, "variables": ["focus"]}
+    draft = draft_approve(
+        draft=make_tested_draft(operator, spec=spec, type="prompt", name="investigator"), actor=approver
+    )
+    assert draft_publish(draft=draft, actor=make_user("pat", "approver")).status == "published"
+
+    work_order = f.make_work_order(p02, status="detected", triggered_by_signal_def=p02.signals.first())
+    with django_capture_on_commit_callbacks(execute=True):
+        result = dispatch(
+            "workorders.start_investigation", {"work_order_id": work_order.pk}, ctx=CapabilityContext(user=operator)
+        )
+    assert not result.is_error, result.message
+    run = AgentRun.objects.filter(agent="investigator").latest("id")
+    assert run.system_prompt.startswith(text)  # the investigator appends the case context
+    assert run.prompt_ref == "prompt:investigator@v1"
