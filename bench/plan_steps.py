@@ -25,7 +25,7 @@ if not os.environ.get("DATABASE_URL"):
     os.environ["DATABASE_URL"] = f"sqlite:///{tempfile.mkdtemp(prefix='aria-bench-')}/bench.sqlite3"
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "aria_project.settings")
 
-import django  # noqa: E402
+import django
 
 django.setup()
 
@@ -95,8 +95,22 @@ def time_raw_insert(owner: User, n: int) -> float:
         for i in range(n):  # autocommit: each INSERT is its own committed transaction
             cursor.execute(
                 sql,
-                [plan.pk, i + 1, "[]", "bench.noop_read", json.dumps({"key": f"k{i}"}), "read", "pending", False, 0,
-                 "", "", "", "", timezone.now()],
+                [
+                    plan.pk,
+                    i + 1,
+                    "[]",
+                    "bench.noop_read",
+                    json.dumps({"key": f"k{i}"}),
+                    "read",
+                    "pending",
+                    False,
+                    0,
+                    "",
+                    "",
+                    "",
+                    "",
+                    timezone.now(),
+                ],
             )
         return time.perf_counter() - started
 

@@ -156,7 +156,9 @@ def interaction_answer(
     from orchestrator.services.executor import enqueue_execution
 
     with transaction.atomic():
-        interaction = Interaction.objects.select_for_update().select_related("plan", "step").get(pk=interaction.pk)
+        interaction = (
+            Interaction.objects.select_for_update(of=("self",)).select_related("plan", "step").get(pk=interaction.pk)
+        )
         if interaction.status != InteractionStatus.OPEN:
             raise Conflict(f"Interaction {interaction.pk} is already answered.", allowed=[], status=interaction.status)
         check_may_answer(interaction, actor)

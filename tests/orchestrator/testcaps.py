@@ -109,3 +109,24 @@ def ot_job_status(ref: str) -> tuple[str, dict[str, Any]]:
     if row is None:
         return "pending", {}
     return ("done" if row.action == "otest.job_done" else "failed"), dict(row.details)
+
+
+class SlowEffectIn(BaseModel):
+    label: str
+    seconds: float = 0.0
+
+
+@capability(
+    "otest.slow_effect",
+    description="A mutation that lingers after committing its effect.",
+    input=SlowEffectIn,
+    tier=Tier.MUTATE,
+    scopes=(OPERATOR,),
+)
+def ot_slow_effect(ctx: CapabilityContext, params: SlowEffectIn) -> dict[str, Any]:
+    """Commits its (idempotent) effect, then sleeps: a worker killed now dies between effect and done."""
+    import time
+
+    result = ot_write_effect(ctx, EffectIn(label=params.label))
+    time.sleep(params.seconds)
+    return result
