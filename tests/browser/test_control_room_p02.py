@@ -170,6 +170,8 @@ def test_p02_bearing_scenario_live_in_the_control_room(browser, system) -> None:
     alarm.locator(".btn-ack").click()
     expect(page.locator("#alarm-list .cr-alarm").first).to_have_attribute("data-state", "acknowledged")
     expect(page.locator("#alarm-error")).to_be_hidden()
+    page.locator("#alarm-list .cr-alarm .btn-shelve").first.click()
+    expect(page.locator("#alarm-list .cr-alarm").first).to_have_attribute("data-state", "shelved")
 
     assert not [e for e in errors if "Content Security Policy" in e or "Error" in e], errors
     context.close()

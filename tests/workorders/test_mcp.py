@@ -123,7 +123,13 @@ def http_server(request: pytest.FixtureRequest, site: dict) -> Iterator[str]:
 
 async def _session_calls(session: ClientSession, cell_id: int) -> tuple[set[str], object]:
     await session.initialize()
-    tools = {tool.name for tool in (await session.list_tools()).tools}
+    listed = (await session.list_tools()).tools
+    tools = {tool.name for tool in listed}
+    schema = next(t.input_schema for t in listed if t.name == "get_current_signals")
+    assert schema["required"] == ["cell_id"]  # the capability's pydantic model
+    bad = await session.call_tool("get_current_signals", {"cell_id": "not a number"})
+    assert bad.is_error  # "Invalid input: …" for an operator, "Permission denied" for anyone else
+    assert any(word in bad.content[0].text for word in ("Invalid input", "Permission denied"))
     result = await session.call_tool("get_current_signals", {"cell_id": cell_id})
     return tools, result
 
