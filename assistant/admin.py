@@ -1,0 +1,178 @@
+"""The human console of the assistant: drafts (approve / reject / publish through the same
+services, so separation of duties holds here too), reviews, prompt versions and aliases (move =
+rollback), skills, published artifacts and runs. History is read-only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from assistant.models import (
+    Attachment,
+    Draft,
+    Message,
+    PromptAlias,
+    PromptVersion,
+    PublishedArtifact,
+    Review,
+    Run,
+    Session,
+    Skill,
+)
+from assistant.services.drafts import draft_approve, draft_reject
+from assistant.services.publish import draft_publish, prompt_alias_move
+from core.audit import audit_record
+from core.errors import DomainError
+
+
+class ReadOnly:
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+def _each(request: HttpRequest, queryset: QuerySet, label: str, service) -> None:
+    done, failed = 0, []
+    for obj in queryset.order_by("pk"):
+        try:
+            service(obj)
+            done += 1
+        except DomainError as exc:
+            failed.append(f"#{obj.pk}: {exc.message}")
+    if done:
+        messages.success(request, f"{label}: {done} done.")
+    for failure in failed:
+        messages.error(request, f"{label} refused {failure}")
+
+
+class ReviewInline(ReadOnly, admin.TabularInline):
+    model = Review
+    extra = 0
+    fields = ("created", "kind", "reviewer", "decision", "confidence", "policy_version", "candidate_version", "cleared", "expires_at", "reason")
+    readonly_fields = fields
+
+
+@admin.register(Draft)
+class DraftAdmin(admin.ModelAdmin):
+    list_display = ("id", "type", "name", "version", "status", "owner", "updated")
+    list_filter = ("status", "type")
+    search_fields = ("name", "owner__username")
+    list_select_related = ("owner",)
+    readonly_fields = (
+        "owner", "session", "type", "name", "spec", "status", "validation_report", "test_report",
+        "content_hash", "version", "created", "updated",
+    )  # fmt: skip
+    inlines = [ReviewInline]
+    actions = ("approve", "reject", "publish")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # drafts are authored through the assistant
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    @admin.action(description="Approve (manual policy; approver, not the author)")
+    def approve(self, request: HttpRequest, queryset: QuerySet[Draft]) -> None:
+        _each(request, queryset, "Approve", lambda d: draft_approve(draft=d, actor=request.user, reason="admin"))
+
+    @admin.action(description="Reject")
+    def reject(self, request: HttpRequest, queryset: QuerySet[Draft]) -> None:
+        _each(request, queryset, "Reject", lambda d: draft_reject(draft=d, actor=request.user, reason="Rejected in the admin."))
+
+    @admin.action(description="Publish (approver or release; not the author or the approver)")
+    def publish(self, request: HttpRequest, queryset: QuerySet[Draft]) -> None:
+        _each(request, queryset, "Publish", lambda d: draft_publish(draft=d, actor=request.user))
+
+
+@admin.register(Review)
+class ReviewAdmin(ReadOnly, admin.ModelAdmin):
+    list_display = ("id", "draft", "kind", "reviewer", "decision", "confidence", "policy_version", "cleared", "created", "expires_at")
+    list_filter = ("kind", "decision", "cleared")
+    list_select_related = ("draft", "reviewer")
+
+
+@admin.register(PromptVersion)
+class PromptVersionAdmin(ReadOnly, admin.ModelAdmin):
+    list_display = ("name", "version", "created_by", "created")
+    list_filter = ("name",)
+    actions = ("make_production",)
+
+    @admin.action(description="Move the production alias here (rollback / roll forward)")
+    def make_production(self, request: HttpRequest, queryset: QuerySet[PromptVersion]) -> None:
+        _each(
+            request, queryset, "Move alias", lambda v: prompt_alias_move(name=v.name, version=v.version, actor=request.user)
+        )
+
+
+@admin.register(PromptAlias)
+class PromptAliasAdmin(ReadOnly, admin.ModelAdmin):
+    list_display = ("name", "alias", "version", "updated")
+    list_select_related = ("version",)
+
+
+@admin.register(Skill)
+class SkillAdmin(admin.ModelAdmin):
+    list_display = ("name", "runtime_mode", "version", "updated")
+    list_filter = ("runtime_mode",)
+    search_fields = ("name",)
+    fields = ("name", "description", "instructions", "runtime_mode", "triggers", "version")
+    readonly_fields = ("version",)
+
+    def save_model(self, request: HttpRequest, obj: Skill, form: Any, change: bool) -> None:
+        if change:
+            obj.version += 1
+        super().save_model(request, obj, form, change)
+        audit_record(
+            actor=request.user,
+            action="skill.change" if change else "skill.create",
+            target_type="assistant.skill",
+            target_id=obj.pk,
+            details={"name": obj.name, "version": obj.version, "runtime_mode": obj.runtime_mode},
+        )
+
+    def delete_model(self, request: HttpRequest, obj: Skill) -> None:
+        audit_record(
+            actor=request.user, action="skill.delete", target_type="assistant.skill", target_id=obj.pk, details={"name": obj.name}
+        )
+        super().delete_model(request, obj)
+
+
+@admin.register(PublishedArtifact)
+class PublishedArtifactAdmin(ReadOnly, admin.ModelAdmin):
+    list_display = ("type", "name", "version", "active", "published_by", "created")
+    list_filter = ("type", "active")
+
+
+@admin.register(Run)
+class RunAdmin(ReadOnly, admin.ModelAdmin):
+    list_display = ("id", "session", "mode", "engine", "model", "status", "tokens", "duration_ms", "created")
+    list_filter = ("status", "mode", "engine")
+
+
+class MessageInline(ReadOnly, admin.TabularInline):
+    model = Message
+    extra = 0
+    fields = ("created", "role", "content")
+    readonly_fields = fields
+
+
+@admin.register(Session)
+class SessionAdmin(ReadOnly, admin.ModelAdmin):
+    list_display = ("id", "owner", "title", "archived", "updated")
+    list_filter = ("archived",)
+    search_fields = ("title", "owner__username")
+    inlines = [MessageInline]
+
+
+@admin.register(Attachment)
+class AttachmentAdmin(ReadOnly, admin.ModelAdmin):
+    list_display = ("id", "session", "kind", "name", "size", "truncated", "created")
+    list_filter = ("kind",)

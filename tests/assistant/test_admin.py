@@ -1,0 +1,65 @@
+"""The admin console goes through the same services: separation of duties holds there too."""
+
+import pytest
+
+from assistant.models import Draft, PromptAlias
+from core.models import AuditRecord
+
+from .factories import PROMPT_SPEC, make_tested_draft
+
+pytestmark = pytest.mark.django_db
+
+
+def superuser(make_user, name):
+    return make_user(name, is_staff=True, is_superuser=True)
+
+
+def act(client, action, draft):
+    return client.post(
+        "/admin/assistant/draft/", {"action": action, "_selected_action": [draft.pk]}, follow=True
+    )
+
+
+def test_admin_approve_refuses_the_author_and_accepts_another_approver(client, make_user):
+    author = superuser(make_user, "root1")
+    draft = make_tested_draft(author)
+    client.force_login(author)
+    act(client, "approve", draft)
+    assert Draft.objects.get(pk=draft.pk).status == "tested"
+
+    other = superuser(make_user, "root2")
+    client.force_login(other)
+    response = act(client, "approve", draft)
+    assert response.status_code == 200
+    assert Draft.objects.get(pk=draft.pk).status == "approved"
+    # the approver cannot publish the draft they approved; a third person can
+    act(client, "publish", draft)
+    assert Draft.objects.get(pk=draft.pk).status == "publish_failed"
+    assert AuditRecord.objects.filter(action="draft.approve", actor=other).exists()
+
+
+def test_admin_moves_the_production_alias_back(client, make_user, operator, approver):
+    from assistant.services.drafts import draft_test, draft_update, draft_validate
+    from assistant.services.drafts import draft_approve
+    from assistant.services.publish import draft_publish
+
+    releaser = make_user("pat", "approver")
+    draft = draft_publish(draft=draft_approve(draft=make_tested_draft(operator, spec=PROMPT_SPEC, type="prompt", name="inv"), actor=approver), actor=releaser)
+    draft = draft_update(draft=draft, actor=operator, spec={**PROMPT_SPEC, "text": "v2 {{focus}}"})
+    draft_validate(draft=draft, actor=operator)
+    draft_test(draft=draft, actor=operator)
+    draft_publish(draft=draft_approve(draft=draft, actor=approver), actor=releaser)
+    assert PromptAlias.objects.get(name="investigator").version.version == 2
+
+    admin = superuser(make_user, "root")
+    client.force_login(admin)
+    v1 = PromptAlias.objects.get().version.__class__.objects.get(name="investigator", version=1)
+    client.post("/admin/assistant/promptversion/", {"action": "make_production", "_selected_action": [v1.pk]}, follow=True)
+    assert PromptAlias.objects.get(name="investigator").version.version == 1
+
+
+def test_history_is_read_only(client, make_user):
+    client.force_login(superuser(make_user, "root"))
+    for model in ("review", "promptversion", "promptalias", "publishedartifact", "run"):
+        assert client.get(f"/admin/assistant/{model}/add/").status_code == 403
+    assert client.get("/admin/assistant/draft/").status_code == 200
