@@ -10,7 +10,7 @@
   "use strict";
 
   var NS = "http://www.w3.org/2000/svg";
-  var W = 560, H = 170, PAD_L = 42, PAD_R = 74, PAD_T = 10, PAD_B = 22;
+  var W = 560, H = 180, PAD_L = 42, PAD_R = 74, PAD_T = 20, PAD_B = 22;
   var LINES = [
     { key: "trip", label: "trip", cls: "thr-trip" },
     { key: "high_alert", label: "high", cls: "thr-high" },
@@ -131,7 +131,7 @@
     if (pts.length) {
       var last = pts[pts.length - 1];
       svg.appendChild(el("circle", { cx: x(last.t.getTime()), cy: y(last.v), r: 3.5, class: "trend-last" }));
-      svg.appendChild(el("text", { x: PAD_L + 6, y: PAD_T + 14, class: "trend-value" }, "now " + fmt(last.v) + " " + unit));
+      svg.appendChild(el("text", { x: PAD_L, y: 13, class: "trend-value" }, "now " + fmt(last.v) + " " + unit));
     } else {
       svg.appendChild(el("text", { x: (PAD_L + W - PAD_R) / 2, y: H / 2, class: "trend-axis", "text-anchor": "middle" }, "no samples in window"));
     }
