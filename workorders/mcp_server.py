@@ -9,6 +9,9 @@ caller (it changes as capabilities are published) instead of being fixed at star
 - a call goes through `core.capabilities.dispatch` (validation, scopes, never raises) in a
   worker thread; `is_error` becomes an MCP tool error result.
 
+ORM work runs through `_in_thread`: a pool thread (calls do not queue behind one another as they
+would on asgiref's single thread-sensitive thread) with stale connections closed around it.
+
 Transports: streamable HTTP at `/mcp` (bearer token, see `McpHttpApp`) and stdio
 (`manage.py mcp_serve`), both serving the same `build_server()`.
 """
@@ -18,10 +21,11 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import mcp_types as types
-from asgiref.sync import sync_to_async
+from channels.db import database_sync_to_async
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.serializers.json import DjangoJSONEncoder
 from mcp.server import Server, ServerRequestContext
@@ -40,6 +44,10 @@ SERVER_NAME = "aria"
 MCP_PATH = "/mcp"
 USER_SCOPE_KEY = "aria.user"  # the ASGI scope key the HTTP app stores the token's user under
 AGENT_NAME = "mcp"
+
+
+def _in_thread(func: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
+    return database_sync_to_async(func, thread_sensitive=False)
 
 
 def visible_capabilities(user: AbstractBaseUser | None) -> list[Capability]:
@@ -90,11 +98,11 @@ def build_server(default_user: AbstractBaseUser | None = None) -> Server:
     async def on_list_tools(
         ctx: ServerRequestContext, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        caps = await sync_to_async(visible_capabilities)(caller(ctx))
+        caps = await _in_thread(visible_capabilities)(caller(ctx))
         return types.ListToolsResult(tools=[_tool(cap) for cap in caps])
 
     async def on_call_tool(ctx: ServerRequestContext, params: types.CallToolRequestParams) -> types.CallToolResult:
-        result = await sync_to_async(_call)(caller(ctx), params.name, dict(params.arguments or {}))
+        result = await _in_thread(_call)(caller(ctx), params.name, dict(params.arguments or {}))
         return tool_result(result)
 
     def input_schema(name: str) -> dict[str, Any] | None:
@@ -198,7 +206,7 @@ class McpHttpApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
-        user, scopes = await sync_to_async(_authenticate)(_bearer(scope))
+        user, scopes = await _in_thread(_authenticate)(_bearer(scope))
         if user is None:
             await _unauthorized(send)
             return
