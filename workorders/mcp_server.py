@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -37,8 +36,6 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from core.access import OPERATOR, has_scopes, user_scopes
 from core.capabilities import Capability, CapabilityContext, CapabilityResult, Tier, dispatch, registry
-
-logger = logging.getLogger(__name__)
 
 SERVER_NAME = "aria"
 MCP_PATH = "/mcp"
