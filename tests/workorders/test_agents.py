@@ -117,3 +117,25 @@ def test_kb_question_never_raises(plant, monkeypatch):
     answer = answer_kb_question(plant.pk, "anything")
     assert answer["confidence"] == 0.0 and "provider down" in answer["answer"]
     assert answer_kb_question(999_999, "no such cell")["answer"]
+
+
+def test_every_agent_tool_is_a_registered_capability_the_system_user_may_call():
+    from core.capabilities import Tier, project_tools, registry
+    from workorders.agents import generator
+    from workorders.services import system_user
+
+    for tools in (investigator.TOOLS, generator.TOOLS):
+        assert all(registry.get(name) is not None for name in tools)
+        projected = project_tools(allow=tools, max_tier=Tier.READ, user=system_user())
+        assert {t["name"] for t in projected} == set(tools)
+
+
+def test_investigation_job_resolver_states(cell):
+    from core.capabilities import JobHandle, job_status
+
+    wo = f.make_work_order(cell)
+    assert job_status(JobHandle("investigation", str(wo.pk)))[0] == "pending"
+    wo.status = "cancelled"
+    wo.save()
+    assert job_status(JobHandle("investigation", str(wo.pk)))[0] == "failed"
+    assert job_status(JobHandle("investigation", "999999"))[0] == "failed"
