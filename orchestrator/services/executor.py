@@ -30,6 +30,7 @@ from orchestrator.services.interactions import ask_confirm, ask_permission, gate
 from orchestrator.services.plans import plan_transition, plan_updated
 
 logger = logging.getLogger(__name__)
+IN_FLIGHT = (StepStatus.RUNNING, StepStatus.WAITING_JOB, StepStatus.WAITING_INTERACTION)
 
 
 def step_lease() -> timedelta:
@@ -90,7 +91,7 @@ def _reclaim_stale(plan: Plan, step: PlanStep, stale_before) -> bool:
 def _write_outcome(plan: Plan, step: PlanStep, **fields: Any) -> bool:
     """Write a running step's outcome, guarded by its attempt key (a stale worker writes nothing)."""
     fields["updated_at"] = timezone.now()
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):
         won = PlanStep.objects.filter(
             pk=step.pk, status=StepStatus.RUNNING, idempotency_key=step.idempotency_key
         ).update(**fields)
@@ -128,14 +129,14 @@ def settle_result(plan: Plan, step: PlanStep, result: Any, **extra: Any) -> str:
     if passed:
         _write_outcome(plan, step, status=StepStatus.DONE, result=result, error="", **extra)
         return "done"
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):
         if _write_outcome(plan, step, status=StepStatus.WAITING_INTERACTION, result=result, **extra):
             ask_confirm(plan, step, evidence=gate_evidence(step, value))
     return "asked"
 
 
 def _fail(plan: Plan, step: PlanStep, message: str, *, claimed: bool) -> None:
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):
         if claimed:
             _write_outcome(plan, step, status=StepStatus.FAILED, error=message)
         else:
@@ -146,13 +147,18 @@ def _fail(plan: Plan, step: PlanStep, message: str, *, claimed: bool) -> None:
             plan_updated(plan, step)
 
 
-def _run_claimed(plan: Plan, step: PlanStep) -> str:
+def _dispatch(plan: Plan, step: PlanStep) -> CapabilityResult:
+    """Run a claimed step's capability as the plan owner, outside any transaction."""
     ctx = CapabilityContext(
         user=plan.owner,
         agent="orchestrator",
         extra={"idempotency_key": step.idempotency_key, "plan_id": plan.pk, "step_id": step.pk},
     )
-    result: CapabilityResult = dispatch(step.capability, step.inputs, ctx=ctx)
+    return dispatch(step.capability, step.inputs, ctx=ctx)
+
+
+def _record(plan: Plan, step: PlanStep, result: CapabilityResult) -> str:
+    """Write a dispatched step's outcome (in the caller's transaction)."""
     if result.is_error:
         _fail(plan, step, result.message, claimed=True)
         return "failed"
@@ -169,20 +175,35 @@ def _run_claimed(plan: Plan, step: PlanStep) -> str:
     return settle_result(plan, step, result.content)
 
 
-def _advance(plan: Plan, step: PlanStep) -> str:
+def _next_move(plan: Plan, steps: list[PlanStep]) -> tuple[str, PlanStep | None]:
+    """Finish or fail the plan, stop (paused / parked), ask at the gate, or claim the next step."""
+    if plan.status != PlanStatus.RUNNING:
+        return "stop", None
+    failed = next((s for s in steps if s.status == StepStatus.FAILED), None)
+    if failed is not None:
+        reason = f"Step {failed.order} ({failed.capability}) failed: {failed.error}"
+        plan_transition(plan=plan, to_status=PlanStatus.FAILED, actor=None, reason=reason)
+        return "stop", None
+    if all(s.status in STEP_SETTLED for s in steps):
+        plan_transition(plan=plan, to_status=PlanStatus.COMPLETED, actor=None)
+        return "stop", None
+    step = _ready(steps)
+    if step is None:
+        if not any(s.status in IN_FLIGHT for s in steps):
+            reason = "No step can run: dependencies cannot be met."
+            plan_transition(plan=plan, to_status=PlanStatus.FAILED, actor=None, reason=reason)
+        return "stop", None  # paused on a human, or parked on jobs until a poll
     cap = registry.get(step.capability)
     if cap is None:
         _fail(plan, step, f"Capability {step.capability!r} is no longer registered.", claimed=False)
-        return "failed"
+        return "again", None
     if not has_scopes(plan.owner, cap.scopes):
         _fail(plan, step, f"Plan owner lacks scope {', '.join(cap.scopes)} for {cap.name}.", claimed=False)
-        return "failed"
+        return "again", None
     if not step.gate_cleared and gate_decision(plan.autonomy, step.tier) == "ask":
         ask_permission(plan, step)
-        return "asked"
-    if not _claim(plan, step):
-        return "lost"
-    return _run_claimed(plan, step)
+        return "stop", None
+    return ("run", step) if _claim(plan, step) else ("lost", None)
 
 
 def plan_execute(plan_id: int, *, stale_after: timedelta | None = None) -> Plan:
@@ -196,40 +217,28 @@ def plan_execute(plan_id: int, *, stale_after: timedelta | None = None) -> Plan:
         if step.status == StepStatus.RUNNING and step.claimed_at and step.claimed_at <= stale_before:
             if _reclaim_stale(plan, step, stale_before):
                 logger.warning("Plan %s: resuming step %s left running by a dead worker", plan.pk, step.pk)
-                _run_claimed(plan, step)
+                result = _dispatch(plan, step)
+                with transaction.atomic():
+                    _record(plan, step, result)
+    dispatched: tuple[PlanStep, CapabilityResult] | None = None
     while True:
-        if any(s.status == StepStatus.FAILED for s in steps):
-            failed = next(s for s in steps if s.status == StepStatus.FAILED)
-            return plan_transition(
-                plan=plan,
-                to_status=PlanStatus.FAILED,
-                actor=None,
-                reason=f"Step {failed.order} ({failed.capability}) failed: {failed.error}",
-            )
-        if all(s.status in STEP_SETTLED for s in steps):
-            return plan_transition(plan=plan, to_status=PlanStatus.COMPLETED, actor=None)
-        step = _ready(steps)
-        if step is None:
-            if not any(
-                s.status in (StepStatus.RUNNING, StepStatus.WAITING_JOB, StepStatus.WAITING_INTERACTION) for s in steps
-            ):
-                return plan_transition(
-                    plan=plan,
-                    to_status=PlanStatus.FAILED,
-                    actor=None,
-                    reason="No step can run: dependencies cannot be met.",
-                )
-            plan.refresh_from_db(fields=["status"])
-            return plan  # paused on a human, or parked on jobs until a poll
-        outcome = _advance(plan, step)
-        if outcome == "asked":
-            plan.refresh_from_db(fields=["status"])
+        # One commit per step: the previous step's outcome and the next step's claim together,
+        # both durable before the next handler runs.
+        with transaction.atomic():
+            if dispatched is not None:
+                _record(plan, *dispatched)
+                dispatched = None
+            move, step = _next_move(plan, steps)
+        if move == "stop":
+            plan.refresh_from_db(fields=["status", "error"])
             return plan
-        if outcome == "lost":  # another worker took it, or the plan stopped running: look again
+        if move == "lost":  # another worker took it, or the plan stopped running: look again
             plan.refresh_from_db(fields=["status"])
             if plan.status != PlanStatus.RUNNING:
                 return plan
             steps = list(plan.steps.all())
+        elif move == "run":
+            dispatched = (step, _dispatch(plan, step))
 
 
 def plans_needing_attention(limit: int = 100) -> list[int]:
