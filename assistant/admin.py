@@ -56,7 +56,18 @@ def _each(request: HttpRequest, queryset: QuerySet, label: str, service) -> None
 class ReviewInline(ReadOnly, admin.TabularInline):
     model = Review
     extra = 0
-    fields = ("created", "kind", "reviewer", "decision", "confidence", "policy_version", "candidate_version", "cleared", "expires_at", "reason")
+    fields = (
+        "created",
+        "kind",
+        "reviewer",
+        "decision",
+        "confidence",
+        "policy_version",
+        "candidate_version",
+        "cleared",
+        "expires_at",
+        "reason",
+    )
     readonly_fields = fields
 
 
@@ -85,7 +96,12 @@ class DraftAdmin(admin.ModelAdmin):
 
     @admin.action(description="Reject")
     def reject(self, request: HttpRequest, queryset: QuerySet[Draft]) -> None:
-        _each(request, queryset, "Reject", lambda d: draft_reject(draft=d, actor=request.user, reason="Rejected in the admin."))
+        _each(
+            request,
+            queryset,
+            "Reject",
+            lambda d: draft_reject(draft=d, actor=request.user, reason="Rejected in the admin."),
+        )
 
     @admin.action(description="Publish (approver or release; not the author or the approver)")
     def publish(self, request: HttpRequest, queryset: QuerySet[Draft]) -> None:
@@ -94,7 +110,18 @@ class DraftAdmin(admin.ModelAdmin):
 
 @admin.register(Review)
 class ReviewAdmin(ReadOnly, admin.ModelAdmin):
-    list_display = ("id", "draft", "kind", "reviewer", "decision", "confidence", "policy_version", "cleared", "created", "expires_at")
+    list_display = (
+        "id",
+        "draft",
+        "kind",
+        "reviewer",
+        "decision",
+        "confidence",
+        "policy_version",
+        "cleared",
+        "created",
+        "expires_at",
+    )
     list_filter = ("kind", "decision", "cleared")
     list_select_related = ("draft", "reviewer")
 
@@ -108,7 +135,10 @@ class PromptVersionAdmin(ReadOnly, admin.ModelAdmin):
     @admin.action(description="Move the production alias here (rollback / roll forward)")
     def make_production(self, request: HttpRequest, queryset: QuerySet[PromptVersion]) -> None:
         _each(
-            request, queryset, "Move alias", lambda v: prompt_alias_move(name=v.name, version=v.version, actor=request.user)
+            request,
+            queryset,
+            "Move alias",
+            lambda v: prompt_alias_move(name=v.name, version=v.version, actor=request.user),
         )
 
 
@@ -140,7 +170,11 @@ class SkillAdmin(admin.ModelAdmin):
 
     def delete_model(self, request: HttpRequest, obj: Skill) -> None:
         audit_record(
-            actor=request.user, action="skill.delete", target_type="assistant.skill", target_id=obj.pk, details={"name": obj.name}
+            actor=request.user,
+            action="skill.delete",
+            target_type="assistant.skill",
+            target_id=obj.pk,
+            details={"name": obj.name},
         )
         super().delete_model(request, obj)
 

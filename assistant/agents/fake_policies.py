@@ -61,16 +61,19 @@ def _brief(content: Any, limit: int = 240) -> str:
     return text[:limit]
 
 
-def _chart_signals(current: Any) -> list[int] | None:
-    """The abnormal signals of the cell (else its first two), for the chart."""
-    signals = current.get("signals", []) if isinstance(current, dict) else []
-    ids = [s["signal_def_id"] for s in signals if isinstance(s, dict) and isinstance(s.get("signal_def_id"), int)]
-    abnormal = [
-        s["signal_def_id"]
-        for s in signals
-        if isinstance(s, dict) and s.get("state") not in (None, "normal", "unknown") and "signal_def_id" in s
+def _chart_signals(current: Any, question: str = "") -> list[int] | None:
+    """The abnormal signals of the cell, else the one the question names, else the first one."""
+    signals = (
+        [s for s in (current or {}).get("signals", []) if isinstance(s, dict)] if isinstance(current, dict) else []
+    )
+    signals = [s for s in signals if isinstance(s.get("signal_def_id"), int)]
+    abnormal = [s["signal_def_id"] for s in signals if s.get("state") not in (None, "normal", "unknown")]
+    words = set(re.findall(r"[a-z]{4,}", question.lower()))
+    named = [
+        s["signal_def_id"] for s in signals if words & set(re.findall(r"[a-z]{4,}", str(s.get("key", "")).lower()))
     ]
-    return (abnormal or ids)[:4] or None
+    ids = abnormal or named or [s["signal_def_id"] for s in signals[:1]]
+    return ids[:4] or None
 
 
 @fake_policy("operator_qa")
@@ -105,7 +108,7 @@ def operator_qa(state: FakeState) -> FakeReply:
             "question": question,
             "hours": 24,
             "minutes": 24 * 60,
-            "signal_def_ids": _chart_signals(state.result("get_current_signals")),
+            "signal_def_ids": _chart_signals(state.result("get_current_signals"), question),
         }
         plan = ["get_current_signals", "get_signal_trends", "render_signal_chart", "get_failure_history"]
         if why:

@@ -15,9 +15,7 @@ def superuser(make_user, name):
 
 
 def act(client, action, draft):
-    return client.post(
-        "/admin/assistant/draft/", {"action": action, "_selected_action": [draft.pk]}, follow=True
-    )
+    return client.post("/admin/assistant/draft/", {"action": action, "_selected_action": [draft.pk]}, follow=True)
 
 
 def test_admin_approve_refuses_the_author_and_accepts_another_approver(client, make_user):
@@ -39,12 +37,16 @@ def test_admin_approve_refuses_the_author_and_accepts_another_approver(client, m
 
 
 def test_admin_moves_the_production_alias_back(client, make_user, operator, approver):
-    from assistant.services.drafts import draft_test, draft_update, draft_validate
-    from assistant.services.drafts import draft_approve
+    from assistant.services.drafts import draft_approve, draft_test, draft_update, draft_validate
     from assistant.services.publish import draft_publish
 
     releaser = make_user("pat", "approver")
-    draft = draft_publish(draft=draft_approve(draft=make_tested_draft(operator, spec=PROMPT_SPEC, type="prompt", name="inv"), actor=approver), actor=releaser)
+    draft = draft_publish(
+        draft=draft_approve(
+            draft=make_tested_draft(operator, spec=PROMPT_SPEC, type="prompt", name="inv"), actor=approver
+        ),
+        actor=releaser,
+    )
     draft = draft_update(draft=draft, actor=operator, spec={**PROMPT_SPEC, "text": "v2 {{focus}}"})
     draft_validate(draft=draft, actor=operator)
     draft_test(draft=draft, actor=operator)
@@ -54,7 +56,9 @@ def test_admin_moves_the_production_alias_back(client, make_user, operator, appr
     admin = superuser(make_user, "root")
     client.force_login(admin)
     v1 = PromptAlias.objects.get().version.__class__.objects.get(name="investigator", version=1)
-    client.post("/admin/assistant/promptversion/", {"action": "make_production", "_selected_action": [v1.pk]}, follow=True)
+    client.post(
+        "/admin/assistant/promptversion/", {"action": "make_production", "_selected_action": [v1.pk]}, follow=True
+    )
     assert PromptAlias.objects.get(name="investigator").version.version == 1
 
 

@@ -1,0 +1,393 @@
+/* Ask ARIA drawer: chat (WebSocket, streamed ChatMap frames) and build/plan turns (REST),
+   history, attachments, settings, drafts with status badges. No inline scripts; text only via
+   textContent. */
+(function () {
+  "use strict";
+  const drawer = document.getElementById("aria-drawer");
+  if (!drawer || !window.AriaRender) return;
+  const { el } = window.AriaRender;
+  const API = drawer.dataset.assistantApi;
+  const $ = (id) => document.getElementById(id);
+  const log = $("aria-log");
+  const state = { sessionId: null, mode: "chat", socket: null, pending: null, busy: false, queue: [] };
+
+  function csrf() {
+    const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+    return match ? decodeURIComponent(match[1]) : "";
+  }
+
+  async function api(method, path, body, isForm) {
+    const headers = { "X-CSRFToken": csrf() };
+    if (body && !isForm) headers["Content-Type"] = "application/json";
+    const response = await fetch(path.startsWith("/api/") ? path : API + path, {
+      method, headers, credentials: "same-origin", body: body ? (isForm ? body : JSON.stringify(body)) : undefined,
+    });
+    const data = response.status === 204 ? null : await response.json().catch(() => ({}));
+    if (!response.ok) throw new Error((data && data.detail) || `HTTP ${response.status}`);
+    return data;
+  }
+
+  /* ---------- log rendering ---------- */
+  function row(cls) {
+    const li = el("li", `aria-row ${cls}`);
+    log.appendChild(li);
+    log.scrollTop = log.scrollHeight;
+    return li;
+  }
+  function say(role, text) {
+    const li = row(`aria-${role}`);
+    li.appendChild(el("div", "aria-text", text));
+    return li;
+  }
+  function notice(text, cls) { row(`aria-notice ${cls || ""}`).textContent = text; }
+
+  function turnView() {
+    const li = row("aria-assistant");
+    const view = { li, text: null, thinking: null, tools: {} };
+    view.textNode = () => {
+      if (!view.text) { view.text = el("div", "aria-text"); li.appendChild(view.text); }
+      return view.text;
+    };
+    return view;
+  }
+
+  function onFrame(view, frame) {
+    switch (frame.type) {
+      case "text_delta":
+        view.textNode().textContent += frame.content;
+        break;
+      case "thinking_delta": {
+        if (!view.thinking) {
+          const d = el("details", "aria-thinking");
+          d.appendChild(el("summary", null, "thinking"));
+          view.thinking = el("p");
+          d.appendChild(view.thinking);
+          view.li.appendChild(d);
+        }
+        view.thinking.textContent += frame.content;
+        break;
+      }
+      case "tool_call": {
+        const d = el("details", "aria-tool");
+        const summary = el("summary", null, frame.name);
+        summary.appendChild(el("span", "aria-tool-status", " …"));
+        d.appendChild(summary);
+        d.appendChild(el("pre", null, JSON.stringify(frame.args, null, 1)));
+        view.li.appendChild(d);
+        (view.tools[frame.name] = view.tools[frame.name] || []).push(d);
+        break;
+      }
+      case "tool_result": {
+        const d = (view.tools[frame.name] || []).find((x) => !x.dataset.done);
+        if (d) {
+          d.dataset.done = "1";
+          d.querySelector(".aria-tool-status").textContent = frame.summary.startsWith("error") ? " ✗" : " ✓";
+          d.appendChild(el("p", "aria-tool-result", frame.summary));
+        }
+        break;
+      }
+      case "ui_render":
+        view.li.appendChild(window.AriaRender.component(frame.component, frame.props));
+        break;
+      case "agent_handoff":
+        view.li.appendChild(el("p", "aria-handoff", `${frame.from} → ${frame.to}: ${frame.reason}`));
+        break;
+      default:
+        break;
+    }
+    log.scrollTop = log.scrollHeight;
+  }
+
+  /* ---------- chat over the WebSocket ---------- */
+  function socket() {
+    if (state.socket && state.socket.readyState <= 1) return state.socket;
+    const scheme = location.protocol === "https:" ? "wss" : "ws";
+    const ws = new WebSocket(`${scheme}://${location.host}${drawer.dataset.wsPath}`);
+    ws.addEventListener("message", (event) => {
+      let frame;
+      try { frame = JSON.parse(event.data); } catch (e) { return; }
+      if (!state.pending) return;
+      if (frame.type === "done") {
+        if (frame.error) state.pending.li.appendChild(el("p", "aria-error", frame.error));
+        state.pending = null;
+        busy(false);
+        refreshSessions(true);
+      } else {
+        onFrame(state.pending, frame);
+      }
+    });
+    ws.addEventListener("close", (event) => {
+      if (event.code === 4401) notice("Sign in to chat.", "aria-error");
+      else if (event.code === 4403) notice("Chat needs the operator scope.", "aria-error");
+      if (state.pending) { state.pending.li.appendChild(el("p", "aria-error", "Connection closed.")); state.pending = null; busy(false); }
+    });
+    state.socket = ws;
+    return ws;
+  }
+
+  function sendChat(text) {
+    const ws = socket();
+    state.pending = turnView();
+    const frame = { type: "user", content: text };
+    if (state.sessionId) frame.session_id = state.sessionId;
+    const go = () => ws.send(JSON.stringify(frame));
+    if (ws.readyState === 1) go(); else ws.addEventListener("open", go, { once: true });
+  }
+
+  /* ---------- build / plan turns over REST ---------- */
+  async function ensureSession() {
+    if (state.sessionId) return state.sessionId;
+    const s = await api("POST", "/sessions", { mode: state.mode, title: "" });
+    state.sessionId = s.id;
+    return s.id;
+  }
+
+  async function sendTurn(text) {
+    const view = turnView();
+    try {
+      const sid = await ensureSession();
+      const out = await api("POST", `/sessions/${sid}/messages`, { content: text, mode: state.mode });
+      (out.tool_calls || []).forEach((t) => onFrame(view, { type: "tool_call", name: t.name, args: t.args }));
+      view.textNode().textContent = out.reply;
+      if (out.questions && out.questions.length) {
+        const ul = el("ul", "aria-questions");
+        out.questions.forEach((q) => ul.appendChild(el("li", null, q)));
+        view.li.appendChild(ul);
+      }
+      (out.delta_errors || []).forEach((e) => view.li.appendChild(el("p", "aria-error", e)));
+      if (out.plan_card) view.li.appendChild(window.AriaRender.component(out.plan_card.component, out.plan_card.props));
+      if (out.drafts && out.drafts.length) refreshDrafts();
+    } catch (err) {
+      view.li.appendChild(el("p", "aria-error", err.message));
+    }
+    busy(false);
+    refreshSessions(false);
+  }
+
+  function busy(on) {
+    state.busy = on;
+    $("aria-send").disabled = on;
+    $("aria-send").textContent = on ? "…" : "Send";
+  }
+
+  $("aria-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const text = $("aria-text").value.trim();
+    if (!text || state.busy) return;
+    $("aria-text").value = "";
+    say("user", text);
+    busy(true);
+    if (state.mode === "chat") sendChat(text); else sendTurn(text);
+  });
+  $("aria-text").addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); $("aria-form").requestSubmit(); }
+  });
+
+  /* ---------- drawer, mode, history ---------- */
+  function toggle(panelId, buttonId, force) {
+    const panel = $(panelId);
+    const open = force !== undefined ? force : panel.hidden;
+    panel.hidden = !open;
+    if (buttonId) $(buttonId).setAttribute("aria-expanded", String(open));
+    return open;
+  }
+  $("aria-ask-toggle").addEventListener("click", () => {
+    const open = toggle("aria-drawer", "aria-ask-toggle");
+    if (open) { loadAccess(); $("aria-text").focus(); }
+  });
+  $("aria-close").addEventListener("click", () => toggle("aria-drawer", "aria-ask-toggle", false));
+  $("aria-mode").addEventListener("change", async (event) => {
+    state.mode = event.target.value;
+    $("aria-drafts").hidden = state.mode !== "build";
+    if (state.sessionId && state.mode !== "chat") {
+      try { await api("PATCH", `/sessions/${state.sessionId}`, { mode: state.mode }); } catch (e) { notice(e.message, "aria-error"); }
+    }
+    if (state.mode === "build") refreshDrafts();
+  });
+  $("aria-new").addEventListener("click", () => {
+    state.sessionId = null;
+    if (state.socket) { state.socket.close(); state.socket = null; }
+    log.replaceChildren();
+    $("aria-chips").replaceChildren();
+    $("aria-draft-list").replaceChildren();
+  });
+  $("aria-history-toggle").addEventListener("click", () => { if (toggle("aria-history", "aria-history-toggle")) refreshSessions(false); });
+  $("aria-show-archived").addEventListener("change", () => refreshSessions(false));
+
+  async function refreshSessions(adoptNewest) {
+    let sessions = [];
+    try {
+      const archived = $("aria-show-archived").checked ? "" : "?archived=false";
+      sessions = await api("GET", `/sessions${archived}`);
+    } catch (e) { return; }
+    if (adoptNewest && !state.sessionId && sessions.length) state.sessionId = sessions[0].id;
+    const list = $("aria-session-list");
+    list.replaceChildren();
+    sessions.forEach((s) => {
+      const li = el("li", s.id === state.sessionId ? "aria-current" : "");
+      const open = el("button", "aria-link", s.title || `Session ${s.id}`);
+      open.type = "button";
+      open.addEventListener("click", () => openSession(s));
+      li.appendChild(open);
+      li.appendChild(el("span", "aria-badge", s.mode));
+      const rename = el("button", null, "Rename");
+      rename.type = "button";
+      rename.addEventListener("click", async () => {
+        const title = window.prompt("New title", s.title);
+        if (title !== null) { await api("PATCH", `/sessions/${s.id}`, { title }); refreshSessions(false); }
+      });
+      const archive = el("button", null, s.archived ? "Unarchive" : "Archive");
+      archive.type = "button";
+      archive.addEventListener("click", async () => { await api("PATCH", `/sessions/${s.id}`, { archived: !s.archived }); refreshSessions(false); });
+      li.append(rename, archive);
+      list.appendChild(li);
+    });
+  }
+
+  async function openSession(s) {
+    state.sessionId = s.id;
+    state.mode = s.mode;
+    $("aria-mode").value = s.mode;
+    $("aria-drafts").hidden = s.mode !== "build";
+    if (state.socket) { state.socket.close(); state.socket = null; }
+    log.replaceChildren();
+    const messages = await api("GET", `/sessions/${s.id}/messages`);
+    messages.forEach((m) => {
+      const li = say(m.role === "user" ? "user" : "assistant", m.content);
+      (m.metadata.tool_calls || []).forEach((t) => {
+        const d = el("details", "aria-tool");
+        d.appendChild(el("summary", null, t.name));
+        d.appendChild(el("pre", null, JSON.stringify(t.args, null, 1)));
+        if (t.result_summary) d.appendChild(el("p", "aria-tool-result", t.result_summary));
+        li.appendChild(d);
+      });
+      if (m.metadata.plan_card) li.appendChild(window.AriaRender.component(m.metadata.plan_card.component, m.metadata.plan_card.props));
+    });
+    refreshAttachments();
+    if (s.mode === "build") refreshDrafts();
+    refreshSessions(false);
+  }
+
+  /* ---------- attachments ---------- */
+  async function refreshAttachments() {
+    const chips = $("aria-chips");
+    chips.replaceChildren();
+    if (!state.sessionId) return;
+    const items = await api("GET", `/sessions/${state.sessionId}/attachments`).catch(() => []);
+    items.forEach((a) => {
+      const chip = el("li", "aria-chip", `${a.name}${a.truncated ? " (truncated)" : ""}`);
+      const x = el("button", null, "×");
+      x.type = "button";
+      x.setAttribute("aria-label", `Remove ${a.name}`);
+      x.addEventListener("click", async () => { await api("DELETE", `/attachments/${a.id}`); refreshAttachments(); });
+      chip.appendChild(x);
+      chips.appendChild(chip);
+    });
+  }
+  $("aria-file").addEventListener("change", async (event) => {
+    const file = event.target.files[0];
+    event.target.value = "";
+    if (!file) return;
+    try {
+      const sid = await ensureSession();
+      const form = new FormData();
+      form.append("file", file);
+      await api("POST", `/sessions/${sid}/attachments/upload`, form, true);
+      refreshAttachments();
+    } catch (e) { notice(e.message, "aria-error"); }
+  });
+  $("aria-snippet").addEventListener("click", async () => {
+    const text = window.prompt("Paste the text to add as context");
+    if (!text) return;
+    try {
+      const sid = await ensureSession();
+      await api("POST", `/sessions/${sid}/attachments`, { kind: "text_snippet", name: "snippet", text });
+      refreshAttachments();
+    } catch (e) { notice(e.message, "aria-error"); }
+  });
+
+  /* ---------- drafts ---------- */
+  async function refreshDrafts() {
+    const list = $("aria-draft-list");
+    if (!state.sessionId) { list.replaceChildren(); return; }
+    const drafts = await api("GET", `/drafts?session_id=${state.sessionId}`).catch(() => []);
+    list.replaceChildren();
+    drafts.forEach((d) => {
+      const li = el("li", "aria-draft");
+      li.appendChild(el("span", null, `${d.type} ${d.name} v${d.version} `));
+      const badge = el("span", `aria-badge aria-status-${d.status}`, d.status.replace(/_/g, " "));
+      li.appendChild(badge);
+      const actions = { draft: "validate", validated: "test" };
+      if (actions[d.status]) {
+        const b = el("button", null, actions[d.status] === "validate" ? "Validate" : "Test");
+        b.type = "button";
+        b.addEventListener("click", async () => {
+          b.disabled = true;
+          try { await api("POST", `/drafts/${d.id}/${actions[d.status]}`); } catch (e) { notice(e.message, "aria-error"); }
+          refreshDrafts();
+        });
+        li.appendChild(b);
+      }
+      if (d.status === "tested") li.appendChild(el("span", "aria-note", " waiting for approval"));
+      [["validation", d.validation_report], ["tests", d.test_report]].forEach(([label, report]) => {
+        if (!report || report.ok === undefined) return;
+        const det = el("details", "aria-report");
+        det.appendChild(el("summary", null, `${label}: ${report.ok ? "passed" : "failed"}`));
+        (report.errors || []).forEach((e) => det.appendChild(el("p", "aria-error", e)));
+        (report.cases || []).forEach((c) => det.appendChild(el("p", c.ok ? "aria-ok" : "aria-error", `${c.name}: ${c.ok ? "ok" : c.reason + " " + (c.error || "")}`)));
+        if (report.error) det.appendChild(el("p", "aria-error", report.error));
+        li.appendChild(det);
+      });
+      list.appendChild(li);
+    });
+  }
+
+  /* ---------- settings and access ---------- */
+  $("aria-settings-toggle").addEventListener("click", async () => {
+    if (!toggle("aria-settings", "aria-settings-toggle")) return;
+    try {
+      const cfg = await api("GET", "/config");
+      const form = $("aria-settings-form");
+      form.engine.value = cfg.settings.engine || "";
+      form.model.value = cfg.settings.model || "";
+      form.reasoning.checked = !!cfg.reasoning;
+      form.disabled_intents.value = (cfg.disabled_intents || []).join(", ");
+      const dl = $("aria-readiness");
+      dl.replaceChildren();
+      [["engine", `${cfg.engine} (${cfg.provider})`], ["approval", cfg.approval_policy],
+       ["agent_review", cfg.agent_review.ready ? "ready" : cfg.agent_review.problems.join(" ")],
+       ["full_autonomy", cfg.full_autonomy.ready ? "ready" : cfg.full_autonomy.problems.join(" ")]].forEach(([k, v]) => {
+        dl.appendChild(el("dt", null, k));
+        dl.appendChild(el("dd", null, v));
+      });
+    } catch (e) { $("aria-settings-status").textContent = e.message; }
+  });
+  $("aria-settings-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const form = event.target;
+    const body = {
+      engine: form.engine.value.trim(),
+      model: form.model.value.trim(),
+      reasoning: form.reasoning.checked,
+      disabled_intents: form.disabled_intents.value.split(",").map((s) => s.trim()).filter(Boolean),
+    };
+    try { await api("PATCH", "/config", body); $("aria-settings-status").textContent = "Saved."; }
+    catch (e) { $("aria-settings-status").textContent = e.message; }
+  });
+
+  async function loadAccess() {
+    const badge = $("aria-access");
+    if (badge.dataset.loaded) return;
+    try {
+      const me = await api("GET", drawer.dataset.meApi);
+      badge.replaceChildren();
+      (me.scopes.length ? me.scopes : ["no scope"]).forEach((s) => badge.appendChild(el("span", `aria-badge aria-scope-${s}`, s)));
+      badge.dataset.loaded = "1";
+    } catch (e) { badge.textContent = "signed out"; }
+  }
+
+  if (document.body.classList.contains("aria-open-drawer")) {
+    toggle("aria-drawer", "aria-ask-toggle", true);
+    loadAccess();
+  }
+})();

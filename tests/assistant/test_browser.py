@@ -1,0 +1,101 @@
+"""The Ask ARIA drawer in headless Chromium against the real server (daphne, embedded mode)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("playwright")
+from playwright.sync_api import expect
+
+from tests.browser.live_server import start_live_server
+
+CHROMIUM = Path(os.environ.get("ARIA_CHROMIUM", "/usr/bin/chromium"))
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} is missing"),
+]
+SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "screenshots" / "ask-aria-drawer.png"
+
+SETUP_P02 = """
+from sentinel.models import Cell
+from workorders.models import WorkOrder
+cell = Cell.objects.get(tag="P-02")
+WorkOrder.objects.create(cell=cell, title="P-02 vibration trip", status="analyzed",
+    rca_summary="Drive-end bearing wear: vibration rose past the 7.1 mm/s trip limit.")
+"""
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    server = start_live_server(tmp_path_factory.mktemp("ask-aria"), {"ARIA_ENGINE": "fake"})
+    server.manage("seed_demo")
+    server.manage("shell", "-c", SETUP_P02)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def page(server):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=["--no-sandbox", "--disable-gpu"]
+        )
+        context = browser.new_context(base_url=server.url, viewport={"width": 1280, "height": 900})
+        page = context.new_page()
+        page.set_default_timeout(20_000)
+        errors: list[str] = []
+        page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+        page.console_errors = errors
+        yield page
+        browser.close()
+
+
+def login(page, server, username, *scopes):
+    server.create_user(username, f"pw-{username}-123456", *scopes)
+    page.goto("/login/?next=/assistant/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", f"pw-{username}-123456")
+    page.click("#login-submit")
+    expect(page.locator("#aria-drawer")).to_be_visible()
+
+
+def test_operator_asks_why_p02_tripped(page, server):
+    login(page, server, "olga", "operator")
+    expect(page.locator("#aria-access .aria-scope-operator")).to_have_text("operator")
+    page.fill("#aria-text", "Why did P-02 trip?")
+    page.click("#aria-send")
+
+    answer = page.locator(".aria-assistant").last
+    expect(answer.locator(".aria-text")).to_contain_text("Drive-end bearing wear")
+    expect(answer.locator(".aria-text")).to_contain_text("Sources:")
+    expect(answer.locator(".aria-tool summary").first).to_contain_text("get_work_orders")
+    expect(answer.locator(".aria-handoff")).to_contain_text("operator_qa → investigator")
+    expect(answer.locator(".aria-chart svg")).to_have_count(1)
+    expect(page.locator("#aria-send")).to_have_text("Send")
+    # the tool rows expand to show the arguments and the server's short summary
+    answer.locator(".aria-tool summary").first.click()
+    expect(answer.locator(".aria-tool pre").first).to_be_visible()
+    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOT), full_page=True)
+    assert not [e for e in page.console_errors if "Content Security Policy" in e], page.console_errors
+
+
+def test_engineer_drafts_validates_and_tests_a_prompt(page, server):
+    login(page, server, "erin", "operator")
+    page.select_option("#aria-mode", "build")
+    page.fill("#aria-text", 'Write a prompt for the investigator: "Check {{focus}} first."')
+    page.click("#aria-send")
+    draft = page.locator("#aria-draft-list .aria-draft").first
+    expect(draft).to_contain_text("prompt investigator_prompt v1")
+    expect(draft.locator(".aria-badge")).to_have_text("draft")
+    draft.get_by_role("button", name="Validate").click()
+    expect(draft.locator(".aria-badge")).to_have_text("validated")
+    draft.get_by_role("button", name="Test").click()
+    expect(draft.locator(".aria-badge")).to_have_text("tested")
+    expect(draft).to_contain_text("waiting for approval")
+    expect(draft.locator(".aria-report summary").last).to_have_text("tests: passed")
