@@ -90,9 +90,17 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
             "timeout": 20,
         }
     )
-else:
-    DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=60)
-    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+elif env.int("DB_POOL_MAX_SIZE", default=10) > 0:
+    # Under ASGI each request runs in a fresh thread, so per-thread persistent connections would
+    # pile up until PostgreSQL refuses more: connections come from psycopg's pool instead.
+    DATABASES["default"]["CONN_MAX_AGE"] = 0  # required with a pool
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 1,
+        "max_size": env.int("DB_POOL_MAX_SIZE", default=10),
+        "timeout": env.float("DB_POOL_TIMEOUT", default=10.0),
+    }
+else:  # DB_POOL_MAX_SIZE=0, e.g. behind PgBouncer: one connection per request
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Channel layer and Celery broker ---------------------------------------------------------
@@ -101,7 +109,9 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "capacity": 5000, "expiry": 30},
+            # redis-py 8 defaults socket_timeout to 5 s, the same as channels-redis' blocking
+            # BZPOPMIN: an idle consumer's read would time out and kill the socket (1011).
+            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 15}], "capacity": 5000, "expiry": 30},
         }
     }
     CELERY_BROKER_URL = REDIS_URL

@@ -5,6 +5,7 @@ Run with DATABASE_URL=postgres://… and REDIS_URL=redis://… (skipped otherwis
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import uuid
 
@@ -41,26 +42,51 @@ def test_real_worker_executes_a_task(celery_worker) -> None:
     assert ran, celery_worker.log_tail()
 
 
-@pytest.mark.django_db(transaction=True)
-async def test_channels_redis_delivers_a_group_message_to_the_events_consumer(operator) -> None:
+async def _connected_events_client(user) -> WebsocketCommunicator:
     inner = EventsConsumer.as_asgi()
 
     async def app(scope, receive, send):  # what AuthMiddlewareStack would do for a signed-in user
-        return await inner({**scope, "user": operator}, receive, send)
+        return await inner({**scope, "user": user}, receive, send)
 
     communicator = WebsocketCommunicator(app, "/ws/events")
     connected, _ = await communicator.connect(timeout=5)
     assert connected
-    # A frame that exists only on the channel layer (no outbox row), so the consumer's outbox
-    # tail cannot be what delivers it; sent from a separate layer instance, as another process would.
-    frame = {"id": 10**12, "type": "work_order_ready", "work_order_id": 7}
+    return communicator
+
+
+async def _send_from_another_layer(frame: dict) -> None:
+    """A frame that exists only on the channel layer (no outbox row), so the consumer's outbox
+    tail cannot be what delivers it; sent from a separate layer instance, as another process would."""
     sender = RedisChannelLayer(**settings.CHANNEL_LAYERS["default"]["CONFIG"])
     try:
         await sender.group_send(EVENTS_GROUP, {"type": "bus.event", "frame": frame})
+    finally:
+        await sender.close_pools()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_channels_redis_delivers_a_group_message_to_the_events_consumer(operator) -> None:
+    communicator = await _connected_events_client(operator)
+    frame = {"id": 10**12, "type": "work_order_ready", "work_order_id": 7}
+    try:
+        await _send_from_another_layer(frame)
         assert await communicator.receive_json_from(timeout=5) == frame
     finally:
         await communicator.disconnect()
-        await sender.close_pools()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_an_idle_consumer_survives_longer_than_the_redis_socket_timeout(operator) -> None:
+    # redis-py 8's default 5 s socket timeout used to kill a consumer idle in BZPOPMIN.
+    communicator = await _connected_events_client(operator)
+    try:
+        await asyncio.sleep(7)
+        assert await communicator.receive_nothing(timeout=0.1)
+        frame = {"id": 10**12 + 1, "type": "work_order_ready", "work_order_id": 8}
+        await _send_from_another_layer(frame)
+        assert await communicator.receive_json_from(timeout=5) == frame
+    finally:
+        await communicator.disconnect()
 
 
 def _hold_lock(pk: int, locked: threading.Event, release: threading.Event) -> None:
