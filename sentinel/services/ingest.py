@@ -20,8 +20,9 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from core.errors import InvalidInput, PayloadTooLarge
-from sentinel.models import SignalDefinition, SignalLatest, SignalSample, StaleCondition
-from sentinel.services.evaluation import EvaluationSummary, signals_evaluate
+from sentinel.choices import OPEN_ALARM_STATES
+from sentinel.models import Alarm, SignalDefinition, SignalLatest, SignalSample, StaleCondition
+from sentinel.services.evaluation import EvaluationSummary, id_list, signals_evaluate
 
 MAX_SAMPLES = 10_000
 MAX_FUTURE = timedelta(minutes=5)
@@ -87,14 +88,21 @@ def samples_validate(items: Any, *, now: datetime | None = None) -> list[Sample]
     return parsed
 
 
-def _check_signals_exist(samples: list[Sample]) -> set[int]:
-    ids = {s[0] for s in samples}
-    known = set(SignalDefinition.objects.filter(pk__in=ids).values_list("pk", flat=True))
-    if known != ids:
-        for index, (signal_id, _, _) in enumerate(samples):
-            if signal_id not in known:
-                raise _invalid(index, "signal_id", f"unknown signal {signal_id}")
-    return ids
+def _check_signals_exist(samples: list[Sample]) -> None:
+    """An unknown signal is a 422 naming its item (checked before anything is written)."""
+    ids = list({s[0] for s in samples})
+    if connection.vendor == "postgresql":
+        import psycopg
+
+        table = connection.ops.quote_name(SignalDefinition._meta.db_table)
+        with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
+            cursor.execute(f"SELECT count(*) FROM {table} WHERE id = ANY(%b::bigint[])", (ids,))
+            if cursor.fetchone()[0] == len(ids):
+                return
+    known = set(SignalDefinition.objects.filter(pk__in=id_list(ids)).values_list("pk", flat=True))
+    for index, (signal_id, _, _) in enumerate(samples):
+        if signal_id not in known:
+            raise _invalid(index, "signal_id", f"unknown signal {signal_id}")
 
 
 def _insert_samples(samples: list[Sample]) -> None:
@@ -107,30 +115,76 @@ def _insert_samples(samples: list[Sample]) -> None:
         SignalSample.objects.bulk_create([SignalSample(signal_id=s, time=t, value=v) for s, t, v in samples])
 
 
-def _upsert_latest(samples: list[Sample]) -> None:
-    """One row per signal holding its newest sample; an older sample never overwrites a newer one."""
+def _upsert_latest(samples: list[Sample]) -> tuple[set[int], set[int] | None]:
+    """One row per signal holding its newest sample; an older sample never overwrites a newer one.
+
+    Returns the signals in the batch, and (on PostgreSQL, decided by the database in the same
+    statement) the ones whose new value can change something: it crosses a threshold, or the
+    signal has an open alarm or a breach in progress (on-delay), or its row is new. None means
+    "evaluate them all"."""
     newest: dict[int, tuple[datetime, float]] = {}
     for signal_id, time, value in samples:
         current = newest.get(signal_id)
         if current is None or time >= current[0]:
             newest[signal_id] = (time, value)
     table = connection.ops.quote_name(SignalLatest._meta.db_table)
-    time_field = SignalLatest._meta.get_field("time")
     rows = sorted(newest.items())
-    # Keeps breach_since; fresh data ends staleness. Same SQL on PostgreSQL and SQLite (≥ 3.24).
-    sql_head = f"INSERT INTO {table} (signal_id, time, value, stale) VALUES "
-    sql_tail = (
-        " ON CONFLICT (signal_id) DO UPDATE SET time = excluded.time, value = excluded.value, stale = excluded.stale"
-        f" WHERE {table}.time <= excluded.time"
-    )
-    for start in range(0, len(rows), 2000):
-        chunk = rows[start : start + 2000]
-        params: list[Any] = []
-        for signal_id, (time, value) in chunk:
-            params += [signal_id, time_field.get_db_prep_value(time, connection), value, False]
-        values = ", ".join(["(%s, %s, %s, %s)"] * len(chunk))
-        with connection.cursor() as cursor:
-            cursor.execute(sql_head + values + sql_tail, params)
+    values = {signal_id: value for signal_id, (_, value) in rows}
+    if connection.vendor == "postgresql":
+        watch = _upsert_latest_postgresql(
+            table, [r[0] for r in rows], [r[1][0] for r in rows], [float(r[1][1]) for r in rows]
+        )
+        return set(values), watch
+    # SQLite ≥ 3.24 upsert, chunked under its variable limit. Keeps breach_since; fresh data
+    # ends staleness; an older sample never overwrites a newer one.
+    time_field = SignalLatest._meta.get_field("time")
+    with connection.cursor() as cursor:
+        for start in range(0, len(rows), 2000):
+            chunk = rows[start : start + 2000]
+            params: list[Any] = []
+            for signal_id, (time, value) in chunk:
+                params += [signal_id, time_field.get_db_prep_value(time, connection), value, False]
+            placeholders = ", ".join(["(%s, %s, %s, %s)"] * len(chunk))
+            cursor.execute(
+                f"INSERT INTO {table} (signal_id, time, value, stale) VALUES {placeholders}"
+                " ON CONFLICT (signal_id) DO UPDATE SET time = excluded.time, value = excluded.value,"
+                f" stale = excluded.stale WHERE {table}.time <= excluded.time",
+                params,
+            )
+    return set(values), None
+
+
+def _upsert_latest_postgresql(table: str, ids: list[int], times: list[datetime], values: list[float]) -> set[int]:
+    """UPDATE … FROM unnest() for the signals that have a row (the usual case: cheaper than a
+    speculative INSERT per row), then an upsert for the new ones. Arrays travel as three binary
+    parameters on a server-binding cursor (Django's client-side binding would spell out 15,000
+    literals)."""
+    import psycopg
+
+    source = "unnest(%b::bigint[], %b::timestamptz[], %b::float8[]) AS u(s, t, v)"
+    alarms = connection.ops.quote_name(Alarm._meta.db_table)
+    signals = connection.ops.quote_name(SignalDefinition._meta.db_table)
+    params = (ids, times, values)
+    with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
+        cursor.execute(
+            f"WITH upd AS (UPDATE {table} AS l SET time = u.t, value = u.v, stale = false FROM {source} "
+            "WHERE l.signal_id = u.s AND l.time <= u.t RETURNING l.signal_id, l.value, l.breach_since) "
+            f"SELECT upd.signal_id FROM upd JOIN {signals} AS d ON d.id = upd.signal_id "
+            "WHERE upd.value > d.alert OR upd.value > d.high_alert OR upd.value > d.trip OR upd.value < d.low_alert "
+            "OR upd.breach_since IS NOT NULL OR EXISTS "
+            f"(SELECT 1 FROM {alarms} AS a WHERE a.signal_id = upd.signal_id AND a.state = ANY(%b::text[]))",
+            (*params, list(OPEN_ALARM_STATES)),
+        )
+        watch = {row[0] for row in cursor.fetchall()}
+        cursor.execute(
+            f"INSERT INTO {table} AS l (signal_id, time, value, stale) SELECT u.s, u.t, u.v, false FROM {source} "
+            f"WHERE NOT EXISTS (SELECT 1 FROM {table} AS e WHERE e.signal_id = u.s) "
+            "ON CONFLICT (signal_id) DO UPDATE SET time = excluded.time, value = excluded.value, stale = false "
+            "WHERE l.time <= excluded.time RETURNING l.signal_id",
+            params,
+        )
+        watch.update(row[0] for row in cursor.fetchall())
+    return watch
 
 
 def stale_window() -> timedelta:
@@ -152,12 +206,14 @@ def samples_ingest(
     if not parsed:
         return IngestResult(accepted=0, signals=0, evaluation=EvaluationSummary())
     with transaction.atomic():
-        ids = _check_signals_exist(parsed)
+        _check_signals_exist(parsed)
         _insert_samples(parsed)
-        _upsert_latest(parsed)
+        signal_ids, watch = _upsert_latest(parsed)
         fresh_after = now - stale_window()
         returning = sorted({s for s, t, _ in parsed if t >= fresh_after})
         if returning:
-            StaleCondition.objects.filter(signal_id__in=returning, cleared_at__isnull=True).update(cleared_at=now)
-        evaluation = signals_evaluate(now=now, signal_ids=ids)
-    return IngestResult(accepted=len(parsed), signals=len(ids), evaluation=evaluation)
+            StaleCondition.objects.filter(signal_id__in=id_list(returning), cleared_at__isnull=True).update(
+                cleared_at=now
+            )
+        evaluation = signals_evaluate(now=now, signal_ids=signal_ids if watch is None else watch)
+    return IngestResult(accepted=len(parsed), signals=len(signal_ids), evaluation=evaluation)

@@ -1,0 +1,231 @@
+"""Sentinel scan vs. a raw SQL read of the latest value per signal, in the same run.
+
+    DATABASE_URL=postgres://… .venv/bin/python bench/sentinel_scan.py \
+        [--signals 10000,100000] [--history 1000000] [--breaching 0.01] [--repeat 5]
+
+For each N: N enabled signals on onboarded cells (10 per cell), 1 % breaching (alert 4.5, trip 7.1),
+fresh latest rows, and `--history` samples of history spread over the signals. The first scan
+raises the alarms of the breaching 1 % (reported separately: each raise writes an audit record and
+runs the workorders receivers). Then steady-state scans are timed (median of --repeat) against:
+
+- baseline_history: the raw SQL read of the latest value per signal from the history
+  (`SELECT DISTINCT ON (signal_id) … ORDER BY signal_id, time DESC`) — what a scan without the
+  latest-value table would do. Goal: scan ÷ this ≤ 1.5.
+- baseline_latest_table: a raw `SELECT signal_id, time, value FROM sentinel_signallatest`
+  (the cheapest possible read of N latest values; reported, stricter than the goal).
+
+Queries per scan must be equal for every N. Uses a throwaway database (`<name>_bench_scan` on
+PostgreSQL, a temp file on SQLite); scale down with --signals 2000 --history 100000.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from datetime import timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+if not os.environ.get("DATABASE_URL"):
+    os.environ["DATABASE_URL"] = f"sqlite:///{tempfile.mkdtemp(prefix='aria-bench-')}/bench.sqlite3"
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "aria_project.settings")
+os.environ.setdefault("ARIA_ENGINE", "fake")
+# Building 100k signals takes longer than 3 default intervals: keep the fresh plant from going stale.
+os.environ.setdefault("ARIA_SENTINEL_INTERVAL", "3600")
+
+import django
+
+django.setup()
+
+from django.db import connection  # noqa: E402
+from django.test.utils import CaptureQueriesContext  # noqa: E402
+from django.utils import timezone  # noqa: E402
+
+from sentinel.models import Alarm, Cell, Line, SignalDefinition, SignalLatest, SignalSample, Site  # noqa: E402
+from sentinel.services import sentinel_scan  # noqa: E402
+
+GOAL_RATIO = 1.5
+SIGNALS_PER_CELL = 10
+
+
+def setup_database() -> None:
+    connection.settings_dict.setdefault("TEST", {})
+    name = connection.settings_dict["NAME"]
+    connection.settings_dict["TEST"]["NAME"] = f"{name}_bench_scan"
+    connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
+
+
+def teardown_database(old_name: str) -> None:
+    if connection.vendor == "postgresql":
+        connection.creation.destroy_test_db(old_name, verbosity=0)
+
+
+def _copy(table: str, columns: str, rows) -> None:
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor, cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+    else:
+        rows = list(rows)
+        marks = ", ".join(["%s"] * len(rows[0]))
+        with connection.cursor() as cursor:
+            cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES ({marks})", rows)
+
+
+def build_plant(n: int, history: int, breaching: float) -> list[int]:
+    """Fresh plant of n signals; returns the ids of the breaching ones."""
+    tables = [m._meta.db_table for m in (Alarm, SignalSample, SignalLatest, SignalDefinition, Cell, Line, Site)]
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(f"TRUNCATE {', '.join(tables)} CASCADE")
+        else:
+            for model in (Alarm, SignalSample, SignalLatest, SignalDefinition, Cell, Line, Site):
+                model.objects.all().delete()
+    site = Site.objects.create(name="Bench")
+    line = Line.objects.create(site=site, name="L")
+    cells = Cell.objects.bulk_create(
+        [
+            Cell(line=line, tag=f"B-{i:06d}", name="bench", onboarding_complete=True)
+            for i in range(n // SIGNALS_PER_CELL)
+        ]
+    )
+    signals = SignalDefinition.objects.bulk_create(
+        [
+            SignalDefinition(
+                cell=cells[i // SIGNALS_PER_CELL], key=f"s{i % SIGNALS_PER_CELL}", display_name="s", alert=4.5, trip=7.1
+            )
+            for i in range(len(cells) * SIGNALS_PER_CELL)
+        ],
+        batch_size=5000,
+    )
+    ids = [s.pk for s in signals]
+    rng = random.Random(1)
+    hot = set(rng.sample(ids, max(1, int(len(ids) * breaching))))
+    now = timezone.now()
+    per_signal = max(1, history // len(ids))
+    _copy(
+        SignalSample._meta.db_table,
+        "signal_id, time, value",
+        (
+            (sid, now - timedelta(seconds=(per_signal - k) * 10), 2.0 + rng.random() * 0.2)
+            for sid in ids
+            for k in range(per_signal)
+        ),
+    )
+    _copy(
+        SignalLatest._meta.db_table,
+        "signal_id, time, value, stale",
+        ((sid, now, 5.0 if sid in hot else 2.0, False) for sid in ids),
+    )
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("ANALYZE")
+    return sorted(hot)
+
+
+def timed(fn, repeat: int) -> float:
+    samples = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - started)
+    return statistics.median(samples)
+
+
+def raw_latest_from_history() -> int:
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(
+                "SELECT DISTINCT ON (signal_id) signal_id, time, value FROM sentinel_signalsample "
+                "ORDER BY signal_id, time DESC"
+            )
+        else:
+            cursor.execute(
+                "SELECT s.signal_id, s.time, s.value FROM sentinel_signalsample s JOIN "
+                "(SELECT signal_id, MAX(time) AS t FROM sentinel_signalsample GROUP BY signal_id) m "
+                "ON m.signal_id = s.signal_id AND m.t = s.time"
+            )
+        return len(cursor.fetchall())
+
+
+def raw_latest_table() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT signal_id, time, value FROM sentinel_signallatest")
+        return len(cursor.fetchall())
+
+
+def bench_one(n: int, history: int, breaching: float, repeat: int) -> dict:
+    started = time.perf_counter()
+    hot = build_plant(n, history, breaching)
+    build_s = time.perf_counter() - started
+    with CaptureQueriesContext(connection) as first_q:
+        started = time.perf_counter()
+        first = sentinel_scan()
+        first_s = time.perf_counter() - started
+    assert sorted(Alarm.objects.values_list("signal_id", flat=True)) == hot, "every breaching signal alarmed once"
+    with CaptureQueriesContext(connection) as steady_q:
+        again = sentinel_scan()
+    assert again.evaluation.raised == [] and again.evaluation.cleared == []
+    scan_s = timed(sentinel_scan, repeat)
+    history_s = timed(raw_latest_from_history, repeat)
+    latest_s = timed(raw_latest_table, repeat)
+    return {
+        "signals": n,
+        "breaching": len(hot),
+        "history_samples": SignalSample.objects.count(),
+        "build_s": round(build_s, 2),
+        "first_scan_ms": round(first_s * 1000, 2),
+        "first_scan_alarms_raised": len(first.evaluation.raised),
+        "first_scan_queries": len(first_q.captured_queries),
+        "scan_ms": round(scan_s * 1000, 3),
+        "queries_per_scan": len(steady_q.captured_queries),
+        "baseline_history_ms": round(history_s * 1000, 3),
+        "baseline_latest_table_ms": round(latest_s * 1000, 3),
+        "ratio_vs_history": round(scan_s / history_s, 4),
+        "ratio_vs_latest_table": round(scan_s / latest_s, 4),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--signals", default="10000,100000", help="comma list of signal counts")
+    parser.add_argument("--history", type=int, default=1_000_000, help="history samples per run")
+    parser.add_argument("--breaching", type=float, default=0.01)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    from django.conf import settings
+
+    old_name = connection.settings_dict["NAME"]
+    setup_database()
+    settings.DEBUG = False
+    try:
+        runs = [bench_one(int(n), args.history, args.breaching, args.repeat) for n in args.signals.split(",")]
+    finally:
+        teardown_database(old_name)
+    queries = {r["queries_per_scan"] for r in runs}
+    worst = max(r["ratio_vs_history"] for r in runs)
+    print(
+        json.dumps(
+            {
+                "bench": "sentinel_scan",
+                "database": connection.vendor,
+                "goal": f"steady-state scan time / raw SQL latest-per-signal read <= {GOAL_RATIO}; queries constant in N",
+                "runs": runs,
+                "worst_ratio_vs_history": worst,
+                "worst_ratio_vs_latest_table": max(r["ratio_vs_latest_table"] for r in runs),
+                "queries_constant": len(queries) == 1,
+                "goal_met": worst <= GOAL_RATIO and len(queries) == 1,
+            },
+            indent=2,
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
