@@ -8,9 +8,18 @@ from django.http import HttpRequest
 from ninja import Router
 from ninja.responses import Status
 
-from core.access import OPERATOR, require_scopes
+from core.access import OPERATOR, get_owned_or_404, owned_by, require_scopes
 from orchestrator.choices import PlanStatus
-from orchestrator.schemas import AnswerIn, PlanCreateIn, PlanPatchIn, interaction_out, plan_out
+from orchestrator.schemas import (
+    AnswerIn,
+    PlanCreateIn,
+    PlanPatchIn,
+    TurnIn,
+    interaction_out,
+    plan_out,
+    turn_explain,
+    turn_out,
+)
 from orchestrator.selectors import interaction_get, interactions_needing, plan_get, plans_for
 from orchestrator.services.executor import plan_start
 from orchestrator.services.interactions import interaction_answer
@@ -107,3 +116,42 @@ def needs_me(request: HttpRequest) -> dict[str, Any]:
     _authenticated(request)
     asks = list(interactions_needing(request.user))
     return {"count": len({i.plan_id for i in asks}), "interactions": [interaction_out(i) for i in asks]}
+
+
+# --- the coordinator --------------------------------------------------------------------------------
+
+
+def _turns(request: HttpRequest):
+    from orchestrator.models import CoordinatorTurn
+
+    return owned_by(CoordinatorTurn.objects.all(), request.user, owner_field="user")
+
+
+@router.post("/coordinator/turns", response={201: dict})
+def coordinator_turn_create(request: HttpRequest, payload: TurnIn) -> Status:
+    require_scopes(request.user, OPERATOR)
+    from orchestrator.coordinator.service import coordinator_turn
+
+    turn = coordinator_turn(user=request.user, message=payload.message, conversation=payload.conversation)
+    return Status(201, turn_out(turn, detail=True))
+
+
+@router.get("/coordinator/turns")
+def coordinator_turn_list(request: HttpRequest, conversation: str | None = None) -> list[dict[str, Any]]:
+    _authenticated(request)
+    qs = _turns(request)
+    if conversation:
+        qs = qs.filter(conversation=conversation)
+    return [turn_out(t) for t in qs.order_by("-id")[:100]]
+
+
+@router.get("/coordinator/turns/{turn_id}")
+def coordinator_turn_detail(request: HttpRequest, turn_id: int) -> dict[str, Any]:
+    _authenticated(request)
+    return turn_out(get_owned_or_404(_turns(request), request.user, owner_field="user", pk=turn_id), detail=True)
+
+
+@router.get("/coordinator/turns/{turn_id}/explain")
+def coordinator_turn_explain(request: HttpRequest, turn_id: int) -> dict[str, Any]:
+    _authenticated(request)
+    return turn_explain(get_owned_or_404(_turns(request), request.user, owner_field="user", pk=turn_id))

@@ -43,3 +43,78 @@ def create_plan(ctx: CapabilityContext, params: CreatePlanInput) -> dict[str, An
     out = plan_out(plan)
     out["summary"] = f"Draft plan {plan.pk} with {len(out['steps'])} step(s): {plan.goal[:80]}"
     return out
+
+
+class ListPlansInput(BaseModel):
+    status: str | None = Field(default=None, description="Only plans in this status.")
+    limit: int = Field(default=10, ge=1, le=50)
+
+
+class PlanIdInput(BaseModel):
+    plan_id: int
+
+
+def _compact_plan(plan: Any) -> dict[str, Any]:
+    steps = list(plan.steps.all())
+    return {
+        "id": plan.pk,
+        "goal": plan.goal,
+        "status": plan.status,
+        "autonomy": plan.autonomy,
+        "context_refs": plan.context_refs,
+        "error": plan.error,
+        "steps": [
+            {"id": s.pk, "order": s.order, "capability": s.capability, "status": s.status, "error": s.error}
+            for s in steps
+        ],
+        "open_interactions": [
+            {"id": i.pk, "kind": i.kind, "question": i.question, "required_scope": i.required_scope}
+            for i in plan.interactions.all()
+            if i.status == "open"
+        ],
+    }
+
+
+@capability(
+    "orchestrator.list_plans",
+    description="The caller's goal-plans, newest first, with step statuses and open asks.",
+    input=ListPlansInput,
+    tier=Tier.READ,
+    scopes=(OPERATOR,),
+)
+def list_plans(ctx: CapabilityContext, params: ListPlansInput) -> list[dict[str, Any]]:
+    from orchestrator.selectors import plans_for
+
+    qs = plans_for(ctx.user)
+    if params.status:
+        qs = qs.filter(status=params.status)
+    return [_compact_plan(p) for p in qs[: params.limit]]
+
+
+@capability(
+    "orchestrator.get_plan",
+    description="One of the caller's plans with its steps (results summarised) and asks.",
+    input=PlanIdInput,
+    tier=Tier.READ,
+    scopes=(OPERATOR,),
+)
+def get_plan(ctx: CapabilityContext, params: PlanIdInput) -> dict[str, Any]:
+    from orchestrator.selectors import plan_get
+
+    return _compact_plan(plan_get(ctx.user, params.plan_id))
+
+
+@capability(
+    "orchestrator.list_pending_interactions",
+    description="Open asks (permissions, confirmations, gated approvals) waiting on the caller.",
+    input=ListPlansInput,
+    tier=Tier.READ,
+    scopes=(OPERATOR,),
+)
+def list_pending_interactions(ctx: CapabilityContext, params: ListPlansInput) -> list[dict[str, Any]]:
+    from orchestrator.selectors import interactions_needing
+
+    return [
+        {"id": i.pk, "plan_id": i.plan_id, "kind": i.kind, "question": i.question, "required_scope": i.required_scope}
+        for i in interactions_needing(ctx.user)[: params.limit]
+    ]

@@ -95,3 +95,38 @@ class Interaction(models.Model):
     def separation_of_duties(self) -> bool:
         """A gated approval: the owner may not answer it; a different human with the scope must."""
         return bool(self.required_scope)
+
+
+class CoordinatorTurn(models.Model):
+    """One coordinator turn: what it saw, did and said, hash-chained to the turn before it."""
+
+    class Status(models.TextChoices):
+        OK = "ok", "Answered"
+        REJECTED = "rejected", "Actions rejected by validation"
+        FAILED = "failed", "Failed"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="coordinator_turns")
+    conversation = models.CharField(max_length=80, default="default", db_index=True)
+    message = models.TextField()
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.OK)
+    prompt_kind = models.CharField(max_length=20, default="model")  # model | no_model
+    context_packet = models.JSONField(default=dict)
+    tool_calls = models.JSONField(default=list)  # [{tool, args, summary, is_error}]
+    action_plan = models.JSONField(null=True, blank=True)
+    repair_turns = models.PositiveIntegerField(default=0)
+    validation = models.JSONField(default=list)  # [{action_index, check, ok, reason}]
+    executed = models.JSONField(default=list)  # [{action_index, type, result}]
+    references = models.JSONField(default=dict)
+    answer = models.TextField(blank=True)
+    error = models.TextField(blank=True)
+    agent_run_id = models.BigIntegerField(null=True, blank=True)
+    previous_hash = models.CharField(max_length=64, blank=True)
+    hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"Turn {self.pk} ({self.status}): {self.message[:50]}"

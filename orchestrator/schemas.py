@@ -88,3 +88,51 @@ def plan_out(plan: Plan, *, with_interactions: bool = False) -> dict[str, Any]:
     if with_interactions:
         out["interactions"] = [interaction_out(i) for i in plan.interactions.all()]
     return out
+
+
+class TurnIn(Schema):
+    message: str = Field(min_length=1, max_length=4000)
+    conversation: str = Field(default="default", max_length=80)
+
+
+def turn_out(turn: Any, *, detail: bool = False) -> dict[str, Any]:
+    out = {
+        "id": turn.pk,
+        "conversation": turn.conversation,
+        "message": turn.message,
+        "status": turn.status,
+        "answer": turn.answer,
+        "executed": [e["type"] for e in turn.executed],
+        "created_at": turn.created_at.isoformat(),
+        "hash": turn.hash,
+    }
+    if detail:
+        out.update(
+            prompt_kind=turn.prompt_kind,
+            context_packet=turn.context_packet,
+            tool_calls=turn.tool_calls,
+            action_plan=turn.action_plan,
+            repair_turns=turn.repair_turns,
+            validation=turn.validation,
+            executed=turn.executed,
+            references=turn.references,
+            error=turn.error,
+            agent_run_id=turn.agent_run_id,
+            previous_hash=turn.previous_hash,
+        )
+    return out
+
+
+def turn_explain(turn: Any) -> dict[str, Any]:
+    """Why did it do that: what it inspected, the evidence, what it chose, what was checked, the result."""
+    plan = turn.action_plan or {}
+    return {
+        "id": turn.pk,
+        "message": turn.message,
+        "inspected": [c["tool"] for c in turn.tool_calls],
+        "evidence": [{"tool": c["tool"], "args": c["args"], "summary": c["summary"]} for c in turn.tool_calls],
+        "selected_actions": plan.get("actions", []),
+        "rationale": plan.get("rationale", ""),
+        "validation_checks": turn.validation,
+        "result": {"status": turn.status, "executed": turn.executed, "answer": turn.answer, "error": turn.error},
+    }

@@ -1,0 +1,60 @@
+"""The context packet: everything the coordinator should know before it looks further, compactly."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+
+from core.capabilities import Tier, registry
+from orchestrator.capabilities import _compact_plan
+from orchestrator.choices import PLAN_FINISHED
+from orchestrator.models import CoordinatorTurn
+from orchestrator.selectors import interactions_needing, plans_for
+
+SPECIALISTS = {
+    "investigator": "root-cause analysis of a work order (workorders.start_investigation)",
+    "kb_builder": "equipment knowledge questions (workorders.ask_kb_builder)",
+    "work_order_generator": "repair order writing after an RCA",
+    "authoring_assistant": "new tools, skills, prompts and workflows (assistant)",
+}
+READ_TOOLS = (
+    "orchestrator.list_plans",
+    "orchestrator.get_plan",
+    "orchestrator.list_pending_interactions",
+    "workorders.get_work_orders",
+    "workorders.get_work_order",
+    "workorders.get_signal_anomalies",
+)
+
+
+def read_tools() -> list[str]:
+    return [name for name in READ_TOOLS if (cap := registry.get(name)) is not None and cap.tier == Tier.READ]
+
+
+def build_context_packet(user: AbstractBaseUser, conversation: str) -> dict[str, Any]:
+    """The whole conversation (not a window), active + recent plans, pending asks, tools, profiles."""
+    turns = CoordinatorTurn.objects.filter(user=user, conversation=conversation).order_by("id")
+    plans = list(plans_for(user)[:20])
+    active = [p for p in plans if p.status not in PLAN_FINISHED]
+    recent = [p for p in plans if p.status in PLAN_FINISHED][:5]
+    return {
+        "conversation": [
+            {"turn_id": t.pk, "user": t.message, "answer": t.answer, "executed": [e["type"] for e in t.executed]}
+            for t in turns
+        ],
+        "active_plans": [_compact_plan(p) for p in active],
+        "recent_plans": [_compact_plan(p) for p in recent],
+        "pending_interactions": [
+            {
+                "id": i.pk,
+                "plan_id": i.plan_id,
+                "kind": i.kind,
+                "question": i.question,
+                "required_scope": i.required_scope,
+            }
+            for i in interactions_needing(user)
+        ],
+        "tools": read_tools(),
+        "specialists": SPECIALISTS,
+    }

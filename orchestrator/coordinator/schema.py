@@ -1,0 +1,74 @@
+"""The coordinator's structured action plan (its finish tool's input)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+ActionType = Literal[
+    "answer",
+    "ask_clarification",
+    "pause_plan",
+    "resume_plan",
+    "cancel_plan",
+    "attach_guidance",
+    "create_plan",
+    "present_approval",
+    "decide_approval",
+    "request_approval",
+    "delegate",
+]
+# What this build executes; the rest validate as "not supported" (never silently dropped).
+SUPPORTED = frozenset(
+    {
+        "answer",
+        "ask_clarification",
+        "pause_plan",
+        "resume_plan",
+        "cancel_plan",
+        "attach_guidance",
+        "create_plan",
+        "present_approval",
+        "decide_approval",
+    }
+)
+
+
+class Action(BaseModel):
+    type: ActionType
+    plan_id: int | None = None
+    interaction_id: int | None = None
+    text: str = ""
+    goal: str = ""
+    context_refs: list[str] = Field(default_factory=list)
+    decision: Literal["approve", "reject", ""] = ""
+    explicit_request: bool = False  # the user explicitly asked for a new workstream
+    profile: str = ""
+
+
+class References(BaseModel):
+    conversation_event_ids: list[int] = Field(default_factory=list)
+    plan_ids: list[int] = Field(default_factory=list)
+    step_ids: list[int] = Field(default_factory=list)
+    work_order_ids: list[int] = Field(default_factory=list)
+    draft_ids: list[int] = Field(default_factory=list)
+
+
+class Risk(BaseModel):
+    requires_approval: bool = False
+    policy_classes: list[str] = Field(default_factory=list)
+
+
+class ActionPlan(BaseModel):
+    summary: str = Field(min_length=1, max_length=2000)
+    rationale: str = ""
+    actions: list[Action] = Field(min_length=1, max_length=10)
+    references: References = Field(default_factory=References)
+    risk: Risk = Field(default_factory=Risk)
+
+
+def action_plan_schema() -> dict[str, Any]:
+    schema = ActionPlan.model_json_schema()
+    schema.pop("title", None)
+    return schema

@@ -1,0 +1,151 @@
+"""One coordinator turn, end to end, persisted as a hash-chained transcript."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import transaction
+from django.utils import timezone
+
+from core.agents.loop import AgentSpec, FinishTool, run_agent
+from core.agents.prompts import system_prompt_for
+from core.capabilities import CapabilityContext
+from core.models import AgentStep
+from orchestrator.coordinator.context import build_context_packet, read_tools
+from orchestrator.coordinator.execute import execute_action
+from orchestrator.coordinator.schema import ActionPlan
+from orchestrator.coordinator.validate import validate_action_plan
+from orchestrator.models import CoordinatorTurn
+
+PACKET_MARKER = "COORDINATOR_CONTEXT_JSON:"
+FINISH = "submit_action_plan"
+DEFAULT_PROMPT = f"""You are ARIA's coordinator. You have durable context (the packet below), read
+tools to inspect plans, asks and work orders, and bounded authority. Inspect before you act. Then
+call {FINISH} with a structured action plan: summary, rationale, actions, references (ids you
+inspected) and risk. Allowed actions: answer, ask_clarification, pause_plan, resume_plan,
+cancel_plan, attach_guidance, create_plan, present_approval, decide_approval (never for a gated
+approval). Never start a second plan for work already running; guide it instead. Only claim what
+a tool result shows."""
+
+
+def _digest(previous_hash: str, body: dict[str, Any]) -> str:
+    text = json.dumps([previous_hash, body], sort_keys=True, cls=DjangoJSONEncoder, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _chain_body(turn: CoordinatorTurn) -> dict[str, Any]:
+    return {
+        "user": turn.user_id,
+        "conversation": turn.conversation,
+        "message": turn.message,
+        "status": turn.status,
+        "action_plan": turn.action_plan,
+        "validation": turn.validation,
+        "executed": turn.executed,
+        "answer": turn.answer,
+        "tool_calls": turn.tool_calls,
+    }
+
+
+def transcript_verify() -> CoordinatorTurn | None:
+    """The first turn whose link or hash is broken, or None."""
+    previous = ""
+    for turn in CoordinatorTurn.objects.order_by("id").iterator():
+        if turn.previous_hash != previous or turn.hash != _digest(
+            previous, json.loads(json.dumps(_chain_body(turn), cls=DjangoJSONEncoder))
+        ):
+            return turn
+        previous = turn.hash
+    return None
+
+
+def _messages(packet: dict[str, Any], message: str) -> list[dict[str, Any]]:
+    history: list[dict[str, Any]] = []
+    for turn in packet["conversation"]:
+        history += [{"role": "user", "content": turn["user"]}, {"role": "assistant", "content": turn["answer"] or "…"}]
+    history.append(
+        {"role": "user", "content": f"{message}\n\n{PACKET_MARKER}{json.dumps(packet, cls=DjangoJSONEncoder)}"}
+    )
+    return history
+
+
+def _compose_answer(plan: ActionPlan | None, verdict, executed: list[dict], tools: list[str], error: str) -> str:
+    inspected = f"Inspected: {', '.join(tools) or 'nothing'}."
+    if plan is None:
+        return f"I could not produce a valid action plan ({error}). {inspected}"
+    claims_ok = all(c["ok"] for c in verdict.checks if c["check"] == "claim")
+    parts = [plan.summary] if claims_ok else []
+    for item in executed:
+        action, result = plan.actions[item["action_index"]], item["result"]
+        if action.type in ("answer", "ask_clarification"):
+            parts.append(action.text)
+        elif result.get("ok"):
+            parts.append(f"Done: {action.type} → {json.dumps({k: v for k, v in result.items() if k != 'ok'})}.")
+        else:
+            parts.append(f"Failed: {action.type}: {result.get('error')}.")
+    for check in verdict.failed:
+        if check["action_index"] is not None:
+            parts.append(f"Not done: {plan.actions[check['action_index']].type} — {check['reason']}.")
+    parts.append(inspected)
+    return "\n".join(p for p in parts if p)
+
+
+def coordinator_turn(
+    *, user: AbstractBaseUser, message: str, conversation: str = "default", engine=None
+) -> CoordinatorTurn:
+    packet = build_context_packet(user, conversation)
+    prompt, ref = system_prompt_for("coordinator", DEFAULT_PROMPT)
+    spec = AgentSpec(
+        name="coordinator", system_prompt=prompt, prompt_ref=ref, tools=read_tools(), use_case="reasoning",
+        finish_tool=FinishTool(FINISH, "Submit the structured action plan.", ActionPlan),
+        max_turns=8, max_tool_calls=12, timeout_seconds=120, token_budget=200_000,
+    )  # fmt: skip
+    result = run_agent(spec, messages=_messages(packet, message), ctx=CapabilityContext(user=user), engine=engine)
+    steps = list(AgentStep.objects.filter(run=result.run).order_by("index"))
+    tool_calls = [
+        {"tool": s.tool, "args": s.args, "summary": s.result_summary, "is_error": s.is_error}
+        for s in steps
+        if s.kind != "finish"
+    ]
+    repairs = sum(1 for s in steps if s.kind == "finish" and s.is_error)
+    plan, error = None, ""
+    if result.output is None:
+        error = result.run.error or f"the model ended with {result.finish_reason} and no action plan"
+    elif repairs > 1:
+        error = f"the action plan was still invalid after one schema-repair turn ({repairs} invalid submissions)"
+    else:
+        plan = ActionPlan.model_validate(result.output)
+    verdict = validate_action_plan(plan, user) if plan else None
+    executed = []
+    if plan is not None:
+        for index in verdict.allowed:
+            executed.append(
+                {
+                    "action_index": index,
+                    "type": plan.actions[index].type,
+                    "result": execute_action(plan.actions[index], user),
+                }
+            )
+    status = CoordinatorTurn.Status.FAILED if plan is None else (
+        CoordinatorTurn.Status.REJECTED if any(c["action_index"] is not None for c in verdict.failed)
+        else CoordinatorTurn.Status.OK
+    )  # fmt: skip
+    turn = CoordinatorTurn(
+        user=user, conversation=conversation, message=message, status=status, prompt_kind="model",
+        context_packet=packet, tool_calls=tool_calls, action_plan=result.output if plan else None,
+        repair_turns=repairs, validation=verdict.checks if verdict else [], executed=executed,
+        references=plan.references.model_dump() if plan else {},
+        answer=_compose_answer(plan, verdict, executed, [c["tool"] for c in tool_calls], error),
+        error=error, agent_run_id=result.run.pk, finished_at=timezone.now(),
+    )  # fmt: skip
+    body = json.loads(json.dumps(_chain_body(turn), cls=DjangoJSONEncoder))
+    with transaction.atomic():
+        last = CoordinatorTurn.objects.select_for_update().order_by("-id").only("hash").first()
+        turn.previous_hash = last.hash if last else ""
+        turn.hash = _digest(turn.previous_hash, body)
+        turn.save()
+    return turn

@@ -1,0 +1,157 @@
+"""Deterministic checks on a proposed action plan: schema is done by pydantic; here references,
+visibility, state, duplicates, policy and claims. Every check is recorded; only actions whose
+checks all pass are executed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+
+from core.capabilities import CapabilityContext, dispatch
+from core.errors import DomainError
+from orchestrator.choices import PLAN_FINISHED, InteractionStatus, PlanStatus
+from orchestrator.coordinator.schema import SUPPORTED, Action, ActionPlan
+from orchestrator.models import Interaction, Plan
+from orchestrator.planning import normalize_refs
+from orchestrator.selectors import interactions_visible_to, plans_for
+from orchestrator.services.interactions import check_may_answer
+
+CLAIM = re.compile(r"\b(applied|approved|cancell?ed|stopped|paused|resumed|created)\b", re.IGNORECASE)
+CLAIM_BACKING = {
+    "applied": {"decide_approval"},
+    "approved": {"decide_approval"},
+    "cancelled": {"cancel_plan"},
+    "canceled": {"cancel_plan"},
+    "stopped": {"cancel_plan", "pause_plan"},
+    "paused": {"pause_plan"},
+    "resumed": {"resume_plan"},
+    "created": {"create_plan"},
+}
+
+
+@dataclass
+class Verdict:
+    checks: list[dict[str, Any]] = field(default_factory=list)
+    allowed: list[int] = field(default_factory=list)
+
+    def check(self, index: int | None, name: str, ok: bool, reason: str = "") -> bool:
+        self.checks.append({"action_index": index, "check": name, "ok": ok, "reason": reason})
+        return ok
+
+    @property
+    def failed(self) -> list[dict[str, Any]]:
+        return [c for c in self.checks if not c["ok"]]
+
+
+def _plan(user: AbstractBaseUser, plan_id: int | None) -> Plan | None:
+    return plans_for(user).filter(pk=plan_id).first() if plan_id else None
+
+
+def _interaction(user: AbstractBaseUser, interaction_id: int | None) -> Interaction | None:
+    return interactions_visible_to(user).filter(pk=interaction_id).first() if interaction_id else None
+
+
+def _state(action: Action, user: AbstractBaseUser) -> tuple[bool, str]:
+    """Does the current state allow this action? (reason when not)"""
+    kind = action.type
+    if kind in ("answer", "ask_clarification"):
+        return (bool(action.text.strip()), "needs text")
+    if kind in ("pause_plan", "resume_plan", "cancel_plan", "attach_guidance"):
+        plan = _plan(user, action.plan_id)
+        if plan is None:
+            return False, f"plan {action.plan_id} does not exist or is not visible to you"
+        if kind == "pause_plan" and plan.status != PlanStatus.RUNNING:
+            return False, f"plan {plan.pk} is {plan.status}; only a running plan can be paused"
+        if kind == "resume_plan":
+            if plan.status != PlanStatus.PAUSED:
+                return False, f"plan {plan.pk} is {plan.status}; only a paused plan can be resumed"
+            if plan.interactions.filter(status=InteractionStatus.OPEN).exists():
+                return False, f"plan {plan.pk} waits for an answer; answer it instead of resuming"
+        if kind in ("cancel_plan", "attach_guidance") and plan.status in PLAN_FINISHED:
+            return False, f"plan {plan.pk} is already {plan.status}"
+        if kind == "attach_guidance" and not action.text.strip():
+            return False, "guidance needs text"
+        return True, ""
+    if kind in ("present_approval", "decide_approval"):
+        ask = _interaction(user, action.interaction_id)
+        if ask is None:
+            return False, f"interaction {action.interaction_id} does not exist or is not visible to you"
+        if ask.status != InteractionStatus.OPEN:
+            return False, f"interaction {ask.pk} was already decided ({(ask.answer or {}).get('decision')})"
+        if kind == "decide_approval":
+            if ask.required_scope:
+                return False, "policy: a gated approval stays human (the approval console or the Plans page)"
+            if action.decision not in ("approve", "reject"):
+                return False, "decision must be approve or reject"
+            try:
+                check_may_answer(ask, user)
+            except DomainError as exc:
+                return False, exc.message
+        return True, ""
+    if kind == "create_plan":
+        if not action.goal.strip():
+            return False, "a plan needs a goal"
+        try:
+            refs = normalize_refs(action.context_refs)
+        except DomainError as exc:
+            return False, exc.message
+        return _not_duplicate(user, action, refs)
+    return False, f"{kind} is not supported"
+
+
+def _not_duplicate(user: AbstractBaseUser, action: Action, refs: list[dict[str, Any]]) -> tuple[bool, str]:
+    """No second plan for work already running: guide the running one instead."""
+    wanted = {(r["type"], r["id"]) for r in refs}
+    goal = " ".join(action.goal.lower().split())
+    for plan in plans_for(user).exclude(status__in=PLAN_FINISHED):
+        theirs = {(r["type"], r["id"]) for r in plan.context_refs}
+        if (wanted and wanted & theirs) or " ".join(plan.goal.lower().split()) == goal:
+            return (
+                False,
+                f"duplicate: plan {plan.pk} ({plan.status}) already covers this; attach guidance to it instead",
+            )
+    if not action.explicit_request and plans_for(user).exclude(status__in=PLAN_FINISHED).exists():
+        return False, "no new workstream from a follow-up unless the user explicitly asks for one"
+    return True, ""
+
+
+def _references(plan: ActionPlan, user: AbstractBaseUser, verdict: Verdict) -> None:
+    refs = plan.references
+    for plan_id in refs.plan_ids:
+        verdict.check(None, "reference.plan", _plan(user, plan_id) is not None, f"plan {plan_id} not visible")
+    for wo_id in refs.work_order_ids:
+        result = dispatch("workorders.get_work_order", {"work_order_id": wo_id}, ctx=CapabilityContext(user=user))
+        verdict.check(None, "reference.work_order", not result.is_error, f"work order {wo_id}: {result.message}")
+    for draft_id in refs.draft_ids:
+        verdict.check(None, "reference.draft", False, f"draft {draft_id}: drafts cannot be verified in this build")
+
+
+def _claims(plan: ActionPlan, verdict: Verdict) -> None:
+    """A summary that says something was applied/cancelled/… must be backed by an allowed action."""
+    allowed_types = {plan.actions[i].type for i in verdict.allowed}
+    for word in {m.lower() for m in CLAIM.findall(plan.summary)}:
+        backed = bool(CLAIM_BACKING[word] & allowed_types)
+        verdict.check(None, "claim", backed, "" if backed else f"summary claims '{word}' with no action backing it")
+
+
+def validate_action_plan(plan: ActionPlan, user: AbstractBaseUser) -> Verdict:
+    verdict = Verdict()
+    seen: set[tuple[str, int | None, int | None]] = set()
+    for index, action in enumerate(plan.actions):
+        if not verdict.check(index, "supported", action.type in SUPPORTED, f"{action.type} is not supported yet"):
+            continue
+        key = (action.type, action.plan_id, action.interaction_id)
+        if action.type not in ("answer", "ask_clarification"):
+            if not verdict.check(index, "no_repeat", key not in seen, "the same action twice in one plan"):
+                continue
+            seen.add(key)
+        ok, reason = _state(action, user)
+        if verdict.check(index, "state", ok, reason):
+            verdict.allowed.append(index)
+    _references(plan, user, verdict)
+    _claims(plan, verdict)
+    return verdict
