@@ -99,3 +99,15 @@ def test_development_needs_no_secrets(tmp_path: Path) -> None:
     result = _run(["manage.py", "check"], tmp_path, ARIA_ENV="development", SECRET_KEY="<unset>")
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "dev_secret_key").stat().st_mode & 0o777 == 0o600
+
+
+def test_readme_documents_every_environment_variable() -> None:
+    import re
+
+    settings_source = (ROOT / "aria_project" / "settings.py").read_text()
+    names = set(re.findall(r"""\.(?:str|bool|int|float|list|db)\(\s*["']([A-Z][A-Z0-9_]+)["']""", settings_source))
+    assert {"DATABASE_URL", "REDIS_URL", "SECRET_KEY", "ARIA_VAR_DIR"} <= names
+    readme = (ROOT / "README.md").read_text()
+    table = readme[readme.index("## Environment variables") :]
+    missing = sorted(name for name in names if f"`{name}`" not in table)
+    assert not missing, f"README.md's environment table lacks {missing}"
