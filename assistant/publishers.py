@@ -23,6 +23,7 @@ logger = logging.getLogger(__name__)
 Publisher = Callable[[Draft, PublishedArtifact, AbstractBaseUser], None]
 _publishers: dict[str, Publisher] = {}
 PUBLISHED_TOOL_PREFIX = "published."
+MCP_PREFIX = "mcp."
 
 
 def publisher(draft_type: str) -> Callable[[Publisher], Publisher]:
@@ -94,7 +95,54 @@ def publish_workflow(draft: Draft, artifact: PublishedArtifact, actor: AbstractB
 
 @publisher(DraftType.MCP_SERVER)
 def publish_mcp_server(draft: Draft, artifact: PublishedArtifact, actor: AbstractBaseUser) -> None:
-    pass  # recorded as an artifact; its tools are not bridged into the registry yet
+    tools = mcp_tools_of(artifact.spec, draft.test_report)
+    if not tools:
+        raise InvalidInput("The MCP server declares no tools and none were discovered by its test.", field="tools")
+    artifact.spec = {**artifact.spec, "tools": tools}
+    artifact.save(update_fields=["spec"])
+    for tool in tools:
+        taken = registry.get(tool["name"])
+        if taken is not None and not taken.name.startswith(f"{MCP_PREFIX}{artifact.name}."):
+            raise InvalidInput(f"Tool name {tool['name']!r} is taken by {taken.name!r}.", field="tools")
+    for cap in list(registry.all()):  # a new version replaces the old tool set
+        if cap.name.startswith(f"{MCP_PREFIX}{artifact.name}."):
+            registry.unregister(cap.name)
+    register_mcp_tools(artifact)
+
+
+def mcp_tools_of(spec: dict[str, Any], test_report: dict[str, Any]) -> list[dict[str, Any]]:
+    declared = spec.get("tools") or []
+    return declared or list(test_report.get("discovered", []))
+
+
+def register_mcp_tools(artifact: PublishedArtifact) -> list[Capability]:
+    from assistant.mcp_bridge import call_server_tool
+
+    caps = []
+    for tool in artifact.spec.get("tools", []):
+        schema = tool.get("input_schema") or {"type": "object"}
+        checker = Draft202012Validator(schema)
+        name = tool["name"]
+
+        def handler(ctx: CapabilityContext, params: BaseModel, _name: str = name, _checker=checker) -> Any:
+            args = params.model_dump()
+            problems = [e.message for e in _checker.iter_errors(args)]
+            if problems:
+                raise InvalidInput(f"Invalid input: {problems[0]}")
+            return call_server_tool(artifact.spec, _name, args)
+
+        cap = Capability(
+            name=f"{MCP_PREFIX}{artifact.name}.{name}",
+            description=str(tool.get("description") or f"{name} from MCP server {artifact.name}.")[:1000],
+            input=_schema_model(f"Mcp_{artifact.name}_{name}", schema),
+            tier=Tier.READ,
+            scopes=(OPERATOR,),
+            handler=handler,
+            tool_name=name,
+        )
+        registry.unregister(cap.name)
+        caps.append(registry.register(cap))
+    return caps
 
 
 @publisher(DraftType.TOOL)
@@ -109,6 +157,11 @@ class _OpenInput(BaseModel):
     """Published tools check their input against the draft's JSON Schema inside the handler."""
 
     model_config = ConfigDict(extra="allow")
+
+
+def _schema_model(name: str, schema: dict[str, Any]) -> type[BaseModel]:
+    """A model that accepts any object and advertises the given JSON Schema (checked in the handler)."""
+    return type(name, (_OpenInput,), {"model_json_schema": classmethod(lambda cls, *a, **k: dict(schema))})
 
 
 def register_published_tool(artifact: PublishedArtifact) -> Capability:
@@ -130,12 +183,7 @@ def register_published_tool(artifact: PublishedArtifact) -> Capability:
             raise DomainError(f"Tool failed in the sandbox: {result.reason}: {result.error}"[:500])
         return result.output
 
-    # The model accepts any object; its advertised schema is the draft's.
-    input_model = type(
-        f"Published_{artifact.name}",
-        (_OpenInput,),
-        {"model_json_schema": classmethod(lambda cls, *a, **k: dict(schema))},
-    )
+    input_model = _schema_model(f"Published_{artifact.name}", schema)
     cap = Capability(
         name=PUBLISHED_TOOL_PREFIX + artifact.name,
         description=str(spec.get("description") or f"Published tool {artifact.name} v{artifact.version}."),
@@ -150,11 +198,14 @@ def register_published_tool(artifact: PublishedArtifact) -> Capability:
 
 
 def load_published_tools() -> int:
-    """Register every active published tool (at start-up of a process)."""
+    """Register every active published tool and MCP server tool (at start-up of a process)."""
     count = 0
-    for artifact in PublishedArtifact.objects.filter(type=DraftType.TOOL, active=True):
+    for artifact in PublishedArtifact.objects.filter(type__in=[DraftType.TOOL, DraftType.MCP_SERVER], active=True):
         try:
-            register_published_tool(artifact)
+            if artifact.type == DraftType.TOOL:
+                register_published_tool(artifact)
+            else:
+                register_mcp_tools(artifact)
             count += 1
         except Exception:
             logger.exception("Could not register published tool %s", artifact.name)

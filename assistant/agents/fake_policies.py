@@ -61,8 +61,22 @@ def _brief(content: Any, limit: int = 240) -> str:
     return text[:limit]
 
 
-def _chart_signals(current: Any, question: str = "") -> list[int] | None:
-    """The abnormal signals of the cell, else the one the question names, else the first one."""
+def _trigger_signal(work_orders: Any, cell_id: int) -> list[int]:
+    """The signal that raised the cell's latest work order (what a 'why did it trip' is about)."""
+    rows = work_orders.get("work_orders", []) if isinstance(work_orders, dict) else []
+    for row in rows:
+        if (
+            isinstance(row, dict)
+            and row.get("cell_id") == cell_id
+            and isinstance(row.get("triggered_by_signal_def_id"), int)
+        ):
+            return [row["triggered_by_signal_def_id"]]
+    return []
+
+
+def _chart_signals(current: Any, question: str = "", trigger: list[int] | None = None) -> list[int] | None:
+    """The abnormal signals of the cell, else the one that raised its work order, else the one
+    the question names, else the first one."""
     signals = (
         [s for s in (current or {}).get("signals", []) if isinstance(s, dict)] if isinstance(current, dict) else []
     )
@@ -72,7 +86,7 @@ def _chart_signals(current: Any, question: str = "") -> list[int] | None:
     named = [
         s["signal_def_id"] for s in signals if words & set(re.findall(r"[a-z]{4,}", str(s.get("key", "")).lower()))
     ]
-    ids = abnormal or named or [s["signal_def_id"] for s in signals[:1]]
+    ids = abnormal or trigger or named or [s["signal_def_id"] for s in signals[:1]]
     return ids[:4] or None
 
 
@@ -108,7 +122,9 @@ def operator_qa(state: FakeState) -> FakeReply:
             "question": question,
             "hours": 24,
             "minutes": 24 * 60,
-            "signal_def_ids": _chart_signals(state.result("get_current_signals"), question),
+            "signal_def_ids": _chart_signals(
+                state.result("get_current_signals"), question, _trigger_signal(state.result("get_work_orders"), cell_id)
+            ),
         }
         plan = ["get_current_signals", "get_signal_trends", "render_signal_chart", "get_failure_history"]
         if why:

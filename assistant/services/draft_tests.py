@@ -62,7 +62,33 @@ def run_draft_tests(draft: Draft, config: AssistantConfig) -> dict[str, Any]:
             ok = not missing and not expected
             error = f"unfilled: {missing}" if missing else (f"missing text: {expected}" if expected else "")
             cases.append({"name": f"render {index}", "ok": ok, "reason": "" if ok else "render", "error": error})
+    elif draft.type == DraftType.MCP_SERVER:
+        return _test_mcp_server(spec, config)
     else:
-        # Skills, workflows and MCP servers carry no code to run here: the re-validation is the test.
+        # Skills and workflows carry no code to run here: the re-validation is the test.
         cases.append({"name": "re-validate", "ok": True, "reason": "", "error": ""})
     return {"ok": all(c["ok"] for c in cases), "cases": cases}
+
+
+def _test_mcp_server(spec: dict[str, Any], config: AssistantConfig) -> dict[str, Any]:
+    """Connect, list the tools, and check every declared tool is served."""
+    from assistant.mcp_bridge import list_server_tools
+
+    try:
+        discovered = list_server_tools(spec, timeout=config.sandbox_wall_seconds * 3)
+    except BaseException as exc:  # connection refused, bad command, timeout, protocol error
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        case = {
+            "name": "connect",
+            "ok": False,
+            "reason": "connection failed",
+            "error": f"{type(exc).__name__}: {exc}"[:500],
+        }
+        return {"ok": False, "cases": [case]}
+    served = {t["name"] for t in discovered}
+    cases = [{"name": "connect", "ok": True, "reason": "", "error": f"{len(served)} tool(s) served"}]
+    for tool in spec.get("tools") or []:
+        ok = tool.get("name") in served
+        cases.append({"name": f"tool {tool.get('name')}", "ok": ok, "reason": "" if ok else "not served", "error": ""})
+    return {"ok": all(c["ok"] for c in cases), "cases": cases, "discovered": discovered}

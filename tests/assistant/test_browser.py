@@ -23,7 +23,8 @@ SETUP_P02 = """
 from sentinel.models import Cell
 from workorders.models import WorkOrder
 cell = Cell.objects.get(tag="P-02")
-WorkOrder.objects.create(cell=cell, title="P-02 vibration trip", status="analyzed",
+vibration = cell.signals.get(key="vibration_mm_s")
+WorkOrder.objects.create(cell=cell, title="P-02 vibration trip", status="analyzed", triggered_by_signal_def=vibration,
     rca_summary="Drive-end bearing wear: vibration rose past the 7.1 mm/s trip limit.")
 """
 
@@ -76,6 +77,7 @@ def test_operator_asks_why_p02_tripped(page, server):
     expect(answer.locator(".aria-tool summary").first).to_contain_text("get_work_orders")
     expect(answer.locator(".aria-handoff")).to_contain_text("operator_qa → investigator")
     expect(answer.locator(".aria-chart svg")).to_have_count(1)
+    expect(answer.locator(".aria-chart figcaption")).to_contain_text("vibration_mm_s")
     expect(page.locator("#aria-send")).to_have_text("Send")
     # the tool rows expand to show the arguments and the server's short summary
     answer.locator(".aria-tool summary").first.click()

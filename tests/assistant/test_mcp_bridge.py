@@ -1,0 +1,60 @@
+"""A published MCP server's tools become read capabilities that call it through the MCP client."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from assistant.services.drafts import draft_approve, draft_create, draft_test, draft_validate
+from assistant.services.publish import draft_publish
+from core.capabilities import CapabilityContext, Tier, dispatch, registry
+
+pytestmark = pytest.mark.django_db
+SERVER = str(Path(__file__).with_name("mcp_echo_server.py"))
+
+
+def stdio_spec(**extra):
+    return {"transport": "stdio", "command": [sys.executable, SERVER], **extra}
+
+
+def server_draft(owner, spec):
+    draft = draft_validate(draft=draft_create(owner=owner, type="mcp_server", name="echo", spec=spec), actor=owner)
+    assert draft.status == "validated", draft.validation_report
+    return draft_test(draft=draft, actor=owner)
+
+
+@pytest.fixture(autouse=True)
+def _forget_mcp_tools():
+    yield
+    for cap in registry.all():
+        if cap.name.startswith("mcp."):
+            registry.unregister(cap.name)
+
+
+def test_published_mcp_server_tools_are_read_capabilities(operator, approver, make_user):
+    draft = server_draft(operator, stdio_spec())
+    assert draft.status == "tested", draft.test_report
+    assert {t["name"] for t in draft.test_report["discovered"]} == {"shout", "add"}
+    draft = draft_publish(draft=draft_approve(draft=draft, actor=approver), actor=make_user("pat", "approver"))
+    assert draft.status == "published"
+
+    cap = registry.get("shout")
+    assert cap.name == "mcp.echo.shout" and cap.tier == Tier.READ
+    assert cap.input_schema()["required"] == ["text"]
+    result = dispatch("shout", {"text": "bearing"}, ctx=CapabilityContext(user=operator))
+    assert not result.is_error, result.message
+    assert result.content == {"result": "BEARING"}
+    bad = dispatch("add", {"a": "x"}, ctx=CapabilityContext(user=operator))
+    assert bad.is_error and "Invalid input" in bad.message
+
+
+def test_declared_tool_not_served_fails_the_test(operator):
+    draft = server_draft(operator, stdio_spec(tools=[{"name": "missing_tool", "input_schema": {"type": "object"}}]))
+    assert draft.status == "test_failed"
+    assert [c["reason"] for c in draft.test_report["cases"]] == ["", "not served"]
+
+
+def test_unreachable_server_fails_the_test(operator):
+    draft = server_draft(operator, {"transport": "stdio", "command": ["/nonexistent/mcp-server"]})
+    assert draft.status == "test_failed"
+    assert draft.test_report["cases"][0]["reason"] == "connection failed"
