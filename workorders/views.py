@@ -73,8 +73,12 @@ def _alarm_row(alarm: Alarm) -> dict[str, Any]:
     }
 
 
-def control_room_snapshot(user: Any) -> dict[str, Any]:
-    """Everything the page draws, in a fixed number of queries (independent of the row counts)."""
+EMPTY_SNAPSHOT: dict[str, Any] = {"can_operate": False, "cells": [], "alarms": [], "work_orders": []}
+
+
+def control_room_snapshot() -> dict[str, Any]:
+    """Everything the page draws, in a fixed number of queries (independent of the row counts).
+    Operators only, like the sentinel and workorders APIs the page also calls."""
     cells = list(Cell.objects.order_by("tag"))
     signals = SignalDefinition.objects.filter(enabled=True).select_related("latest").order_by("cell_id", "key")
     by_cell: dict[int, list[dict[str, Any]]] = {}
@@ -87,7 +91,7 @@ def control_room_snapshot(user: Any) -> dict[str, Any]:
     )
     work_orders = selectors.work_orders_qs().order_by("-created_at", "-pk")[:RECENT_WORK_ORDERS]
     return {
-        "can_operate": has_scopes(user, (OPERATOR,)),
+        "can_operate": True,
         "cells": [
             {"id": c.pk, "tag": c.tag, "name": c.name, "signals": by_cell.get(c.pk, [])}
             for c in cells
@@ -102,8 +106,10 @@ def control_room_snapshot(user: Any) -> dict[str, Any]:
 @require_GET
 def control_room(request: HttpRequest) -> HttpResponse:
     latest = Event.objects.order_by("-id").values_list("id", flat=True).first() or 0
+    is_operator = has_scopes(request.user, (OPERATOR,))
     context = {
-        "snapshot": control_room_snapshot(request.user),
+        "is_operator": is_operator,
+        "snapshot": control_room_snapshot() if is_operator else EMPTY_SNAPSHOT,
         "api_paths": API_PATHS,
         "latest_event_id": latest,
         "replay_after": max(latest - RECENT_EVENTS, 0),
@@ -114,4 +120,6 @@ def control_room(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def control_room_state(request: HttpRequest) -> JsonResponse:
-    return JsonResponse(control_room_snapshot(request.user))
+    if not has_scopes(request.user, (OPERATOR,)):
+        return JsonResponse({"detail": "Requires scope operator.", "code": "forbidden"}, status=403)
+    return JsonResponse(control_room_snapshot())

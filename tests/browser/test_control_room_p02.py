@@ -175,3 +175,21 @@ def test_p02_bearing_scenario_live_in_the_control_room(browser, system) -> None:
 
     assert not [e for e in errors if "Content Security Policy" in e or "Error" in e], errors
     context.close()
+
+
+@pytest.mark.browser
+def test_control_room_needs_the_operator_scope(browser, system) -> None:
+    server, _ = system
+    server.create_user("abe", PASSWORD, "approver")
+    context = browser.new_context(base_url=server.url)
+    page = context.new_page()
+    page.goto("/login/")
+    page.fill("#id_username", "abe")
+    page.fill("#id_password", PASSWORD)
+    page.click("#login-submit")
+
+    expect(page.locator("#cr-scope-notice")).to_contain_text("operator")
+    expect(page.locator("#alarm-list .cr-alarm")).to_have_count(0)
+    expect(page.locator(".trend")).to_have_count(0)
+    assert page.request.get(f"{server.url}/control-room/state").status == 403
+    context.close()
