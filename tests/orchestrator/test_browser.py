@@ -7,12 +7,12 @@ from playwright.sync_api import expect
 from tests.browser.conftest import aria_server, browser, page  # noqa: F401  (fixtures)
 
 
-def login(page, url, username, password):
-    page.goto("/login/?next=/plans/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", password)
-    page.click("#login-submit")
-    expect(page).to_have_url(f"{url}/plans/")
+def login(tab, url, username, password):
+    tab.goto("/login/?next=/plans/")
+    tab.fill("#id_username", username)
+    tab.fill("#id_password", password)
+    tab.click("#login-submit")
+    expect(tab).to_have_url(f"{url}/plans/")
 
 
 @pytest.mark.browser
