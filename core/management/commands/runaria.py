@@ -69,6 +69,7 @@ class Command(BaseCommand):
                     f"{settings.VAR_DIR / 'demo_credentials.txt'}.\n"
                     "Press Ctrl-C to stop.",
                 )
+                stdout.flush()  # also when stdout is a pipe or a log file
 
             def listen_error(self, failure: Any) -> None:
                 AriaServer.listen_failed = True
