@@ -15,6 +15,7 @@ from assistant.choices import Mode, Role, RunStatus
 from assistant.conf import get_config
 from assistant.engines import author_engine
 from assistant.models import Run, Session
+from assistant.services.runs import run_fail
 from assistant.services.sessions import message_create, session_create, session_history
 from core.agents.engines import Engine
 from core.agents.loop import AgentSpec, FrameCallback, run_agent
@@ -92,7 +93,11 @@ def chat_turn(
 
     extra = {"session_id": session.pk, "investigator_wait_seconds": get_config().investigator_wait_seconds}
     ctx = CapabilityContext(user=user, turn_id=trace_id, extra=extra)
-    result = run_agent(qa_spec(), messages=history, ctx=ctx, engine=engine, on_frame=frame)
+    try:
+        result = run_agent(qa_spec(), messages=history, ctx=ctx, engine=engine, on_frame=frame)
+    except Exception as exc:  # the loop never raises; building the spec or a DB error still might
+        run_fail(run=run, error=f"{type(exc).__name__}: {exc}")
+        raise
     error = "" if result.ok else (result.run.error or result.finish_reason)
     response = result.text
     message_create(

@@ -15,6 +15,7 @@ from assistant.conf import AssistantConfig, get_config
 from assistant.engines import author_engine
 from assistant.models import Draft, Message, Run, Session
 from assistant.services.drafts import draft_create, draft_update
+from assistant.services.runs import run_fail
 from assistant.services.sessions import message_create, session_history, session_update
 from assistant.skills import select_skills, skills_record
 from core.agents.engines import Engine
@@ -77,6 +78,15 @@ def _plan_card(user: AbstractBaseUser, goal: str, session: Session) -> tuple[str
     return f"Plan created: {title} ({len(steps)} step(s)). Review and approve it to run.", card, ""
 
 
+def _guarded(run: Run, call):
+    """A crash outside the loop (which never raises) still closes the run as failed."""
+    try:
+        return call()
+    except Exception as exc:
+        run_fail(run=run, error=f"{type(exc).__name__}: {exc}")
+        raise
+
+
 def session_turn(
     *,
     session: Session,
@@ -125,8 +135,9 @@ def session_turn(
                 on_frame(f)
 
         ctx = CapabilityContext(user=user, turn_id=run.trace_id, extra={"session_id": session.pk})
-        result = run_agent(
-            spec, messages=history, ctx=ctx, engine=engine, on_frame=frame, subject=("assistant.session", session.pk)
+        subject = ("assistant.session", session.pk)
+        result = _guarded(
+            run, lambda: run_agent(spec, messages=history, ctx=ctx, engine=engine, on_frame=frame, subject=subject)
         )
         run.agent_run, run.model = result.run, result.run.model or run.model
         run.tokens = result.run.input_tokens + result.run.output_tokens

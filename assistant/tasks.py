@@ -1,0 +1,9 @@
+from celery import shared_task
+
+from assistant.services.runs import runs_expire_stale
+
+
+@shared_task(name="assistant.expire_stale_runs", acks_late=True, soft_time_limit=30, time_limit=60)
+def expire_stale_runs_task() -> int:
+    """Periodic watchdog (one beat entry): fail assistant runs left running past their timeout."""
+    return runs_expire_stale()
