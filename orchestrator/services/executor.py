@@ -17,8 +17,8 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import F, Q
+from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from core.access import has_scopes
@@ -62,19 +62,46 @@ def _ready(steps: list[PlanStep]) -> PlanStep | None:
     return None
 
 
+def _guarded_step_update(step_id: int, guard: dict[str, Any], plan_running: int | None = None, **fields: Any) -> bool:
+    """`UPDATE step SET fields WHERE id AND guard [AND its plan is running]` — one statement.
+
+    The hot path of every step (claim and outcome), so it is plain SQL: the ORM's UPDATE
+    compilation cost more than the statement itself (bench/plan_steps.py). Values go through
+    each field's own DB adaptation, so JSON and datetimes are stored exactly as the ORM would.
+    """
+    meta, qn = PlanStep._meta, connection.ops.quote_name
+    sets, params = [], []
+    for name, value in fields.items():
+        if name == "attempts" and value == "+1":
+            sets.append(f"{qn('attempts')} = {qn('attempts')} + 1")
+            continue
+        column = meta.get_field(name)
+        sets.append(f"{qn(column.column)} = %s")
+        params.append(column.get_db_prep_save(value, connection))
+    where = [f"{qn('id')} = %s"] + [f"{qn(meta.get_field(k).column)} = %s" for k in guard]
+    params += [step_id, *guard.values()]
+    if plan_running is not None:
+        where.append(f"EXISTS (SELECT 1 FROM {qn(Plan._meta.db_table)} WHERE {qn('id')} = %s AND {qn('status')} = %s)")
+        params += [plan_running, PlanStatus.RUNNING.value]
+    sql = f"UPDATE {qn(meta.db_table)} SET {', '.join(sets)} WHERE {' AND '.join(where)}"
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount == 1
+
+
 def _claim(plan: Plan, step: PlanStep) -> bool:
     """pending → running for exactly one worker; a new attempt gets a new idempotency key."""
     key = f"plan{plan.pk}-step{step.pk}-{uuid.uuid4().hex[:12]}"
     now = timezone.now()
-    # Committed on its own before the handler runs. No event: `running` is transient, and the
-    # outcome (done / waiting / failed) is published a moment later.
-    won = PlanStep.objects.filter(pk=step.pk, status=StepStatus.PENDING, plan__status=PlanStatus.RUNNING).update(
-        status=StepStatus.RUNNING, attempts=F("attempts") + 1, idempotency_key=key, claimed_at=now, updated_at=now
-    )
+    # No event: `running` is transient; the outcome (done / waiting / failed) is published next.
+    won = _guarded_step_update(
+        step.pk, {"status": StepStatus.PENDING.value}, plan_running=plan.pk,
+        status=StepStatus.RUNNING.value, attempts="+1", idempotency_key=key, claimed_at=now, updated_at=now,
+    )  # fmt: skip
     if won:
         step.status, step.idempotency_key, step.claimed_at = StepStatus.RUNNING, key, now
         step.attempts += 1
-    return bool(won)
+    return won
 
 
 def _reclaim_stale(plan: Plan, step: PlanStep, stale_before) -> bool:
@@ -92,9 +119,9 @@ def _write_outcome(plan: Plan, step: PlanStep, **fields: Any) -> bool:
     """Write a running step's outcome, guarded by its attempt key (a stale worker writes nothing)."""
     fields["updated_at"] = timezone.now()
     with transaction.atomic(savepoint=False):
-        won = PlanStep.objects.filter(
-            pk=step.pk, status=StepStatus.RUNNING, idempotency_key=step.idempotency_key
-        ).update(**fields)
+        won = _guarded_step_update(
+            step.pk, {"status": StepStatus.RUNNING.value, "idempotency_key": step.idempotency_key}, **fields
+        )
         if won:
             for name, value in fields.items():
                 setattr(step, name, value)
