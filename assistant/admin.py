@@ -14,6 +14,7 @@ from assistant.models import (
     Attachment,
     Draft,
     Message,
+    Operation,
     PromptAlias,
     PromptVersion,
     PublishedArtifact,
@@ -210,3 +211,9 @@ class SessionAdmin(ReadOnly, admin.ModelAdmin):
 class AttachmentAdmin(ReadOnly, admin.ModelAdmin):
     list_display = ("id", "session", "kind", "name", "size", "truncated", "created")
     list_filter = ("kind",)
+
+
+@admin.register(Operation)
+class OperationAdmin(ReadOnly, admin.ModelAdmin):
+    list_display = ("id", "owner", "intent", "status", "created", "executed_at")
+    list_filter = ("intent", "status")

@@ -3,6 +3,7 @@ their reviews; published artifacts (prompt versions + aliases, tools, skills, wo
 
 from assistant.models.config import RuntimeConfig
 from assistant.models.drafts import Draft, Review
+from assistant.models.operations import Operation
 from assistant.models.publishing import PromptAlias, PromptVersion, PublishedArtifact
 from assistant.models.sessions import Attachment, Message, Run, Session
 from assistant.models.skills import Skill
@@ -11,6 +12,7 @@ __all__ = [
     "Attachment",
     "Draft",
     "Message",
+    "Operation",
     "PromptAlias",
     "PromptVersion",
     "PublishedArtifact",

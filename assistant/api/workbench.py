@@ -1,0 +1,84 @@
+"""Intent workbench routes: intent/resolve → plans → plans/latest → plans/execute → operations/{id}."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.http import HttpRequest
+from ninja import Router, Schema, Status
+from pydantic import Field
+
+from assistant import selectors
+from assistant.models import Operation
+from assistant.services.operations import intent_resolve, operation_execute, operation_plan
+from core.access import OPERATOR, get_owned_or_404, require_scopes
+from core.errors import NotFound
+
+router = Router(tags=["assistant"])
+
+
+class ResolveIn(Schema):
+    text: str = Field(min_length=1, max_length=5000)
+
+
+class PlanIn(Schema):
+    intent: str
+    slots: dict[str, Any] = Field(default_factory=dict)
+    text: str = Field(default="", max_length=5000)
+    session_id: int | None = None
+
+
+class ExecuteIn(Schema):
+    plan_id: int
+    confirm: bool = False
+
+
+class OperationOut(Schema):
+    id: int
+    intent: str
+    slots: dict[str, Any]
+    preview: dict[str, Any]
+    status: str
+    result: dict[str, Any]
+    error: str
+    created: datetime
+    executed_at: datetime | None
+
+
+@router.post("/intent/resolve")
+def resolve(request: HttpRequest, payload: ResolveIn) -> dict:
+    require_scopes(request.user, OPERATOR)
+    return intent_resolve(text=payload.text)
+
+
+@router.post("/plans", response={201: OperationOut})
+def plan(request: HttpRequest, payload: PlanIn) -> Status:
+    require_scopes(request.user, OPERATOR)
+    session = selectors.session_get(request.user, payload.session_id) if payload.session_id else None
+    operation = operation_plan(
+        owner=request.user, intent=payload.intent, slots=payload.slots, text=payload.text, session=session
+    )
+    return Status(201, operation)
+
+
+@router.get("/plans/latest", response=OperationOut)
+def latest(request: HttpRequest):
+    require_scopes(request.user, OPERATOR)
+    operation = Operation.objects.filter(owner=request.user, status=Operation.Status.PLANNED).first()
+    if operation is None:
+        raise NotFound("No planned operation.")
+    return operation
+
+
+@router.post("/plans/execute", response=OperationOut)
+def execute(request: HttpRequest, payload: ExecuteIn):
+    require_scopes(request.user, OPERATOR)
+    operation = get_owned_or_404(Operation.objects.all(), request.user, pk=payload.plan_id)
+    return operation_execute(operation=operation, actor=request.user, confirm=payload.confirm)
+
+
+@router.get("/operations/{operation_id}", response=OperationOut)
+def get_operation(request: HttpRequest, operation_id: int):
+    require_scopes(request.user, OPERATOR)
+    return get_owned_or_404(Operation.objects.all(), request.user, pk=operation_id)
