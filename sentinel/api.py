@@ -10,7 +10,7 @@ from django.http import HttpRequest
 from ninja import Query, Router, Schema
 from pydantic import Field
 
-from core.access import OPERATOR, is_service_account, require_scopes
+from core.access import OPERATOR, has_scopes, is_service_account, require_scopes
 from core.errors import InvalidInput
 from sentinel import selectors
 from sentinel.schemas import (
@@ -73,7 +73,10 @@ def _require_operator(request: HttpRequest) -> None:
 
 
 def _require_ingest(request: HttpRequest) -> None:
+    """Operators, or a system service account (a plant gateway's token)."""
     user = request.user
+    if has_scopes(user, [OPERATOR]):
+        return
     if is_service_account(user) and user.service_account.role == "system":
         return
     require_scopes(user, OPERATOR)

@@ -99,9 +99,14 @@ def _leave(alarm: Alarm, *, action: str, fallback: str, actor: AbstractBaseUser 
         fields.append("cleared_at")
     alarm.save(update_fields=fields)
     record_event(
-        alarm, action=action, from_state=from_state, to_state=to_state, actor=actor, comment=comment,
+        alarm,
+        action=action,
+        from_state=from_state,
+        to_state=to_state,
+        actor=actor,
+        comment=comment,
         details={"value": value},
-    )  # fmt: skip
+    )
     if to_state == AlarmState.CLEARED:
         alarm_cleared.send(sender=Alarm, alarm=alarm)
     return alarm
