@@ -118,3 +118,46 @@ def list_pending_interactions(ctx: CapabilityContext, params: ListPlansInput) ->
         {"id": i.pk, "plan_id": i.plan_id, "kind": i.kind, "question": i.question, "required_scope": i.required_scope}
         for i in interactions_needing(ctx.user)[: params.limit]
     ]
+
+
+class AgentRunsInput(BaseModel):
+    agent: str | None = Field(default=None, description="e.g. investigator, planner, coordinator")
+    work_order_id: int | None = Field(default=None, description="Runs about this work order.")
+    limit: int = Field(default=5, ge=1, le=20)
+
+
+@capability(
+    "orchestrator.get_agent_runs",
+    description="Recent agent runs (yours, or about work orders) with their steps: why did an agent do that?",
+    input=AgentRunsInput,
+    tier=Tier.READ,
+    scopes=(OPERATOR,),
+)
+def get_agent_runs(ctx: CapabilityContext, params: AgentRunsInput) -> list[dict[str, Any]]:
+    from django.db.models import Prefetch, Q
+
+    from core.access import is_admin
+    from core.models import AgentRun, AgentStep
+
+    qs = AgentRun.objects.prefetch_related(Prefetch("steps", queryset=AgentStep.objects.order_by("index")))
+    if not is_admin(ctx.user):  # plant-wide work-order runs are operator-visible; other runs are the caller's
+        qs = qs.filter(Q(user=ctx.user) | Q(subject_type="work_order"))
+    if params.agent:
+        qs = qs.filter(agent=params.agent)
+    if params.work_order_id is not None:
+        qs = qs.filter(subject_type="work_order", subject_id=str(params.work_order_id))
+    return [
+        {
+            "id": run.pk,
+            "agent": run.agent,
+            "status": run.status,
+            "finish_reason": run.finish_reason,
+            "error": run.error,
+            "subject": f"{run.subject_type}:{run.subject_id}" if run.subject_type else "",
+            "output_summary": run.output_summary[:300],
+            "steps": [
+                {"tool": s.tool, "summary": s.result_summary[:160], "is_error": s.is_error} for s in run.steps.all()
+            ],
+        }
+        for run in qs.order_by("-id")[: params.limit]
+    ]

@@ -22,6 +22,7 @@ READ_TOOLS = (
     "orchestrator.list_plans",
     "orchestrator.get_plan",
     "orchestrator.list_pending_interactions",
+    "orchestrator.get_agent_runs",
     "workorders.get_work_orders",
     "workorders.get_work_order",
     "workorders.get_signal_anomalies",

@@ -11,6 +11,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
 from django.utils import timezone
 
+from core.agents.engines import get_engine
 from core.agents.loop import AgentSpec, FinishTool, run_agent
 from core.agents.prompts import system_prompt_for
 from core.capabilities import CapabilityContext
@@ -94,9 +95,45 @@ def _compose_answer(plan: ActionPlan | None, verdict, executed: list[dict], tool
     return "\n".join(p for p in parts if p)
 
 
+def _save_chained(turn: CoordinatorTurn) -> CoordinatorTurn:
+    """Append the turn to the transcript chain (writers serialised on the last row)."""
+    body = json.loads(json.dumps(_chain_body(turn), cls=DjangoJSONEncoder))
+    with transaction.atomic():
+        last = CoordinatorTurn.objects.select_for_update().order_by("-id").only("hash").first()
+        turn.previous_hash = last.hash if last else ""
+        turn.hash = _digest(turn.previous_hash, body)
+        turn.save()
+    return turn
+
+
+def coordinator_turn_without_model(
+    *, user: AbstractBaseUser, message: str, conversation: str, reason: str
+) -> CoordinatorTurn:
+    """The no-model fallback (no engine available): report the state, take no action, say why."""
+    packet = build_context_packet(user, conversation)
+    active = ", ".join(f"plan {p['id']} '{p['goal']}' ({p['status']})" for p in packet["active_plans"]) or "none"
+    asks = len(packet["pending_interactions"])
+    answer = (
+        f"No model is available ({reason}), so I did not interpret your message or act on it. "
+        f"Active plans: {active}. Asks waiting on you: {asks}. Use the Plans page to act."
+    )
+    turn = CoordinatorTurn(
+        user=user, conversation=conversation, message=message, status=CoordinatorTurn.Status.FAILED,
+        prompt_kind="no_model", context_packet=packet, answer=answer, error=reason, finished_at=timezone.now(),
+    )  # fmt: skip
+    return _save_chained(turn)
+
+
 def coordinator_turn(
     *, user: AbstractBaseUser, message: str, conversation: str = "default", engine=None
 ) -> CoordinatorTurn:
+    if engine is None:
+        try:
+            engine = get_engine()
+        except Exception as exc:  # no engine configured: the separate, named fallback path
+            return coordinator_turn_without_model(
+                user=user, message=message, conversation=conversation, reason=f"{type(exc).__name__}: {exc}"
+            )
     packet = build_context_packet(user, conversation)
     prompt, ref = system_prompt_for("coordinator", DEFAULT_PROMPT)
     spec = AgentSpec(
@@ -142,10 +179,4 @@ def coordinator_turn(
         answer=_compose_answer(plan, verdict, executed, [c["tool"] for c in tool_calls], error),
         error=error, agent_run_id=result.run.pk, finished_at=timezone.now(),
     )  # fmt: skip
-    body = json.loads(json.dumps(_chain_body(turn), cls=DjangoJSONEncoder))
-    with transaction.atomic():
-        last = CoordinatorTurn.objects.select_for_update().order_by("-id").only("hash").first()
-        turn.previous_hash = last.hash if last else ""
-        turn.hash = _digest(turn.previous_hash, body)
-        turn.save()
-    return turn
+    return _save_chained(turn)

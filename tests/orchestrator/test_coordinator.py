@@ -184,3 +184,27 @@ def test_turn_routes_are_owner_scoped(client, operator, make_user):
     client.force_login(make_user("mallory", OPERATOR))
     assert client.get(f"/api/v1/aria/coordinator/turns/{turn_id}").status_code == 404
     assert client.get(f"/api/v1/aria/coordinator/turns/{turn_id}/explain").status_code == 404
+
+
+def test_no_engine_takes_the_named_no_model_path(operator, monkeypatch):
+    from orchestrator.coordinator import service
+
+    start(job_plan(operator))
+
+    def no_engine(*args, **kwargs):
+        raise ValueError("Unknown engine 'none'")
+
+    monkeypatch.setattr(service, "get_engine", no_engine)
+    turn = coordinator_turn(user=operator, message="Stop that one")
+    assert turn.prompt_kind == "no_model" and turn.status == "failed" and turn.executed == []
+    assert "No model is available" in turn.answer and "(running)" in turn.answer
+    assert Plan.objects.get().status == "running"
+    assert transcript_verify() is None
+
+
+def test_agent_runs_are_a_read_tool(operator):
+    from core.capabilities import CapabilityContext, dispatch
+
+    coordinator_turn(user=operator, message="What happened?")
+    runs = dispatch("orchestrator.get_agent_runs", {"agent": "coordinator"}, ctx=CapabilityContext(user=operator))
+    assert not runs.is_error and runs.content[0]["steps"][0]["tool"] == "list_plans"
