@@ -60,7 +60,7 @@ def _matches(question: str, text: str) -> bool:
         "and failure history when they match, else starts a new investigation."
     ),
     input=AskInvestigatorInput,
-    tier=Tier.READ,
+    tier=Tier.SAFE,  # it may start an investigation
     scopes=(OPERATOR,),
     handoff_to="investigator",
 )

@@ -19,7 +19,7 @@ from assistant.services.runs import run_fail
 from assistant.services.sessions import message_create, session_create, session_history
 from core.agents.engines import Engine
 from core.agents.loop import AgentSpec, FrameCallback, run_agent
-from core.capabilities import CapabilityContext
+from core.capabilities import CapabilityContext, Tier
 from core.events import new_turn_id
 
 
@@ -40,6 +40,7 @@ def qa_spec() -> AgentSpec:
         system_prompt=prompt,
         prompt_ref=ref,
         tools=qa_tools(),
+        max_tier=Tier.SAFE,  # only reaches ask_investigator: every other Q&A tool is read
         use_case="chat",
         thinking=config.reasoning,
         max_turns=max(config.max_turns, 8),
