@@ -97,7 +97,7 @@ async def test_replay_seam_has_no_gap_and_no_duplicate(operator, monkeypatch, se
     headers = await sync_to_async(_session_headers)(operator)
     before = await sync_to_async(_publish_committed)(7)
     published_during: list[int] = []
-    original = consumers._events_after
+    original = consumers.events_after
 
     async def events_after_then_publish(after: int, limit: int) -> list[dict]:
         # After each table read a new event is committed and broadcast live while replaying: the
@@ -107,7 +107,7 @@ async def test_replay_seam_has_no_gap_and_no_duplicate(operator, monkeypatch, se
         published_during.extend(await sync_to_async(_publish_committed)(1, start=100 + len(published_during)))
         return frames
 
-    monkeypatch.setattr(consumers, "_events_after", events_after_then_publish)
+    monkeypatch.setattr(consumers, "events_after", events_after_then_publish)
     comm = WebsocketCommunicator(application, f"/ws/events?after={before[1]}", headers=headers)
     connected, _ = await comm.connect()
     assert connected
@@ -116,7 +116,7 @@ async def test_replay_seam_has_no_gap_and_no_duplicate(operator, monkeypatch, se
     assert len(published_during) == 3
     assert [f["id"] for f in frames] == before[2:] + published_during
     # From then on, live events keep arriving once.
-    monkeypatch.setattr(consumers, "_events_after", original)
+    monkeypatch.setattr(consumers, "events_after", original)
     (late,) = await sync_to_async(_publish_committed)(1, start=200)
     assert (await comm.receive_json_from(timeout=2))["id"] == late
     assert await comm.receive_nothing(timeout=0.3)

@@ -1,0 +1,313 @@
+#!/usr/bin/env python
+"""Event bus fan-out benchmark: N WebSocket clients on channels-redis against a real server.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/h1 REDIS_URL=redis://127.0.0.1:6379/1 \\
+        .venv/bin/python bench/event_bus.py [--clients 100] [--events 2000] [--rate 25] [--server daphne]
+
+It migrates the database, starts the ASGI server (daphne or uvicorn) as a subprocess, and runs
+two phases against it: 1 client (the baseline), then N clients. In each, a publisher process
+calls `publish()` for `--events` events at `--rate` per second (each carrying its publish
+wall-clock time); every client records the latency of each frame it receives live. Clients that
+missed events reconnect with `?after=<id before the first gap>` and catch up from the outbox.
+Prints one JSON document: delivered/expected live and after replay, p50/p95/p99 latency for both
+phases, and whether p95(N) <= 3 x p95(1 client).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+AGENT = "bench"
+
+
+def _setup_django() -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "aria_project.settings")
+    import django
+
+    django.setup()
+
+
+# --- publisher (a separate process: `--publish`) ------------------------------------------
+
+
+def run_publisher(events: int, rate: float, tag: str) -> None:
+    """Publish `events` thinking_delta events at `rate`/s; print the ids as JSON."""
+    _setup_django()
+    from django.db import transaction
+
+    from core.events import publish
+
+    ids: list[int] = []
+    interval = 1.0 / rate if rate > 0 else 0.0
+    started = time.perf_counter()
+    for n in range(events):
+        due = started + n * interval
+        delay = due - time.perf_counter()
+        if delay > 0:
+            time.sleep(delay)
+        with transaction.atomic():
+            ids.append(publish("thinking_delta", {"agent": AGENT, "content": f"{time.time():.6f}", "turn_id": tag}).pk)
+    print(json.dumps({"ids": ids, "seconds": round(time.perf_counter() - started, 2)}))
+
+
+# --- clients -------------------------------------------------------------------------------
+
+
+class Client:
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.latency: dict[int, float] = {}  # event id -> seconds, live frames of this phase
+        self.recovered: set[int] = set()
+        self.ws: Any = None
+        self.task: asyncio.Task | None = None
+
+
+async def _client_loop(client: Client, ws: Any, tag: str, sink: dict[int, float] | set[int]) -> None:
+    async for raw in ws:
+        frame = json.loads(raw)
+        if frame.get("type") != "thinking_delta" or frame.get("turn_id") != tag:
+            continue
+        if isinstance(sink, dict):
+            sink.setdefault(frame["id"], time.time() - float(frame["content"]))
+        else:
+            sink.add(frame["id"])
+
+
+async def _connect(url: str, headers: dict[str, str]) -> Any:
+    from websockets.asyncio.client import connect
+
+    return await connect(url, additional_headers=headers, open_timeout=30, max_queue=None, ping_interval=None)
+
+
+def _percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    k = (len(ordered) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+async def run_phase(
+    *, base: str, headers: dict[str, str], clients: int, events: int, rate: float, drain: float
+) -> dict:
+    tag = f"bench-{clients}-{secrets.token_hex(4)}"
+    ws_url = base.replace("http://", "ws://") + "/ws/events"
+    pool = [Client(i) for i in range(clients)]
+    for batch in range(0, clients, 25):  # connect in small waves: the server is one process
+        group = pool[batch : batch + 25]
+        sockets = await asyncio.gather(*(_connect(ws_url, headers) for _ in group))
+        for client, ws in zip(group, sockets, strict=True):
+            client.ws = ws
+            client.task = asyncio.create_task(_client_loop(client, ws, tag, client.latency))
+    await asyncio.sleep(1.0)  # every consumer has joined the group
+
+    publisher = await asyncio.create_subprocess_exec(
+        sys.executable,
+        __file__,
+        "--publish",
+        str(events),
+        "--rate",
+        str(rate),
+        "--tag",
+        tag,
+        cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    out, _ = await publisher.communicate()
+    if publisher.returncode != 0:
+        raise RuntimeError("publisher failed")
+    published = json.loads(out.decode().strip().splitlines()[-1])
+    expected = published["ids"]
+    expected_set = set(expected)
+
+    deadline = time.monotonic() + drain
+    while time.monotonic() < deadline:
+        if all(expected_set <= c.latency.keys() for c in pool):
+            break
+        await asyncio.sleep(0.1)
+    for client in pool:
+        client.task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await client.task
+        await client.ws.close()
+
+    live = sum(len(expected_set & c.latency.keys()) for c in pool)
+    # Catch up: reconnect from just before the first gap and take what the outbox replays.
+    missing_clients = [c for c in pool if not expected_set <= c.latency.keys()]
+    for client in missing_clients:
+        missing = sorted(expected_set - client.latency.keys())
+        ws = await _connect(f"{ws_url}?after={missing[0] - 1}", headers)
+        task = asyncio.create_task(_client_loop(client, ws, tag, client.recovered))
+        until = time.monotonic() + 30
+        while time.monotonic() < until and not set(missing) <= client.recovered:
+            await asyncio.sleep(0.05)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
+        await ws.close()
+    after_replay = sum(len(expected_set & (c.latency.keys() | c.recovered)) for c in pool)
+
+    latencies = [v for c in pool for k, v in c.latency.items() if k in expected_set]
+    # p50 per tenth of the run, in publish order: a rising series means a backlog (saturation).
+    position = {event_id: i * 10 // len(expected) for i, event_id in enumerate(expected)}
+    by_tenth: list[list[float]] = [[] for _ in range(10)]
+    for c in pool:
+        for k, v in c.latency.items():
+            if k in position:
+                by_tenth[position[k]].append(v)
+    total = len(expected) * clients
+    ms = lambda s: round(s * 1000, 2)  # noqa: E731
+    return {
+        "clients": clients,
+        "events": len(expected),
+        "publish_seconds": published["seconds"],
+        "expected": total,
+        "delivered_live": live,
+        "delivered_after_replay": after_replay,
+        "delivered_ratio_live": round(live / total, 6),
+        "delivered_ratio": round(after_replay / total, 6),
+        "clients_that_replayed": len(missing_clients),
+        "latency_ms": {
+            "p50": ms(_percentile(latencies, 0.50)),
+            "p95": ms(_percentile(latencies, 0.95)),
+            "p99": ms(_percentile(latencies, 0.99)),
+            "max": ms(max(latencies)) if latencies else None,
+            "p50_by_tenth_of_run": [ms(_percentile(t, 0.5)) for t in by_tenth],
+        },
+    }
+
+
+# --- orchestration ------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _session_cookie() -> str:
+    """A logged-in session for a bench user, stored in the database the server reads."""
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+    from django.contrib.auth.models import User
+    from django.contrib.sessions.backends.db import SessionStore
+
+    user, _ = User.objects.get_or_create(username="bench-events")
+    session = SessionStore()
+    session[SESSION_KEY] = str(user.pk)
+    session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+    session[HASH_SESSION_KEY] = user.get_session_auth_hash()
+    session.create()
+    return session.session_key
+
+
+def _start_server(kind: str, port: int) -> subprocess.Popen:
+    target = "aria_project.asgi:application"
+    if kind == "uvicorn":
+        cmd = [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            target,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+        ]
+    else:
+        cmd = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "-v", "0", target]
+    return subprocess.Popen(cmd, cwd=ROOT, env=os.environ.copy())
+
+
+def _wait_ready(base: str, timeout: float = 60) -> None:
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(httpx.HTTPError):
+            if httpx.get(base + "/readyz", timeout=5).status_code == 200:
+                return
+        time.sleep(0.3)
+    raise RuntimeError("server did not become ready")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--clients", type=int, default=100)
+    parser.add_argument("--events", type=int, default=2000)
+    parser.add_argument("--rate", type=float, default=25.0, help="events per second published")
+    parser.add_argument("--server", choices=["daphne", "uvicorn"], default="daphne")
+    parser.add_argument("--drain", type=float, default=15.0, help="seconds to wait for stragglers")
+    parser.add_argument("--publish", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--tag", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.publish is not None:
+        run_publisher(args.publish, args.rate, args.tag)
+        return 0
+
+    if not os.environ.get("DATABASE_URL", "").startswith("postgres") or not os.environ.get("REDIS_URL"):
+        print("Set DATABASE_URL (PostgreSQL) and REDIS_URL: this measures channels-redis.", file=sys.stderr)
+        return 2
+    os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))  # the server checks our session
+    os.environ.setdefault("ARIA_EMBEDDED_WORKER", "false")
+    _setup_django()
+    import logging
+
+    from django.core.management import call_command
+
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    call_command("migrate", verbosity=0, interactive=False)
+    cookie = _session_cookie()
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    headers = {"Cookie": f"sessionid={cookie}", "Origin": base}
+    server = _start_server(args.server, port)
+    try:
+        _wait_ready(base)
+        phase = dict(base=base, headers=headers, events=args.events, rate=args.rate, drain=args.drain)
+        baseline = asyncio.run(run_phase(clients=1, **phase))
+        fanout = asyncio.run(run_phase(clients=args.clients, **phase))
+    finally:
+        server.terminate()
+        try:
+            server.wait(15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+    ratio = fanout["latency_ms"]["p95"] / baseline["latency_ms"]["p95"]
+    result = {
+        "benchmark": "event_bus",
+        "server": args.server,
+        "channel_layer": "channels_redis",
+        "database": "postgresql",
+        "cpus": os.cpu_count(),
+        "rate_per_second": args.rate,
+        "baseline_1_client": baseline,
+        f"fanout_{args.clients}_clients": fanout,
+        "p95_ratio": round(ratio, 2),
+        "goal": {
+            "p95_le_3x_baseline": ratio <= 3.0,
+            "delivered_ratio_is_1": fanout["delivered_ratio"] == 1.0 and baseline["delivered_ratio"] == 1.0,
+        },
+    }
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
