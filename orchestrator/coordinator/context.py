@@ -14,10 +14,12 @@ from orchestrator.selectors import interactions_needing, plans_for
 
 SPECIALISTS = {
     "investigator": "root-cause analysis of a work order (workorders.start_investigation)",
-    "kb_builder": "equipment knowledge questions (workorders.ask_kb_builder)",
-    "work_order_generator": "repair order writing after an RCA",
-    "authoring_assistant": "new tools, skills, prompts and workflows (assistant)",
+    "kb_builder": "equipment knowledge questions about a cell (workorders.ask_kb_builder)",
+    "work_order_generator": "repair order writing after an RCA (not delegable here yet)",
+    "authoring_assistant": "new tools, skills, prompts and workflows (not delegable here yet)",
 }
+# Delegable profiles: the capability a delegated step runs (its allowlist is that one capability).
+DELEGATE_TO = {"investigator": "workorders.start_investigation", "kb_builder": "workorders.ask_kb_builder"}
 READ_TOOLS = (
     "orchestrator.list_plans",
     "orchestrator.get_plan",

@@ -8,10 +8,14 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from core.audit import audit_record
+from core.capabilities import registry
 from core.errors import DomainError
 from orchestrator.choices import PlanStatus
+from orchestrator.coordinator.context import DELEGATE_TO
 from orchestrator.coordinator.schema import Action
 from orchestrator.models import Interaction, Plan
+from orchestrator.planning import normalize_refs
+from orchestrator.planning.validation import ref_values, validate_inputs
 from orchestrator.services.executor import plan_start
 from orchestrator.services.interactions import interaction_answer
 from orchestrator.services.plans import plan_cancel, plan_create, plan_transition, plan_updated
@@ -28,6 +32,38 @@ def plan_attach_guidance(*, plan: Plan, text: str, actor: AbstractBaseUser) -> P
         )
         plan_updated(locked)
     return locked
+
+
+def delegate_step(action: Action, refs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The one step a delegated profile runs (its allowlist), inputs filled from refs and the text."""
+    name = DELEGATE_TO.get(action.profile)
+    cap = registry.get(name) if name else None
+    if cap is None:
+        raise KeyError(f"no delegable capability for profile {action.profile!r}")
+    values = ref_values(refs)
+    inputs = {field: values[field] for field in cap.input.model_fields if field in values}
+    if "question" in cap.input.model_fields:
+        inputs["question"] = action.text
+    return {"capability": cap.name, "inputs": validate_inputs(cap.name, inputs)}
+
+
+def execute_delegations(actions: list[Action], indexes: list[int], user: AbstractBaseUser) -> dict[str, Any]:
+    """All delegations of one action plan become ONE draft plan, their dependencies kept."""
+    position = {index: pos for pos, index in enumerate(indexes)}
+    steps, refs, goals = [], [], []
+    for index in indexes:
+        action = actions[index]
+        action_refs = normalize_refs(action.context_refs)
+        step = delegate_step(action, action_refs)
+        step["depends_on"] = [position[d] for d in action.depends_on if d in position]
+        steps.append(step)
+        refs += [r for r in action.context_refs if r not in refs]
+        goals.append(f"{action.profile}: {action.goal or action.text}")
+    try:
+        plan = plan_create(owner=user, goal="; ".join(goals), context_refs=refs, steps=steps)
+    except DomainError as exc:
+        return {"ok": False, "error": exc.message}
+    return {"ok": True, "plan_id": plan.pk, "status": plan.status, "steps": len(steps)}
 
 
 def execute_action(action: Action, user: AbstractBaseUser) -> dict[str, Any]:

@@ -31,6 +31,7 @@ SUPPORTED = frozenset(
         "create_plan",
         "present_approval",
         "decide_approval",
+        "delegate",
     }
 )
 
@@ -45,6 +46,7 @@ class Action(BaseModel):
     decision: Literal["approve", "reject", ""] = ""
     explicit_request: bool = False  # the user explicitly asked for a new workstream
     profile: str = ""
+    depends_on: list[int] = Field(default_factory=list)  # delegate: indexes of earlier delegate actions
 
 
 class References(BaseModel):

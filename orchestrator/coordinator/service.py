@@ -17,7 +17,7 @@ from core.agents.prompts import system_prompt_for
 from core.capabilities import CapabilityContext
 from core.models import AgentStep
 from orchestrator.coordinator.context import build_context_packet, read_tools
-from orchestrator.coordinator.execute import execute_action
+from orchestrator.coordinator.execute import execute_action, execute_delegations
 from orchestrator.coordinator.schema import ActionPlan
 from orchestrator.coordinator.validate import validate_action_plan
 from orchestrator.models import CoordinatorTurn
@@ -159,14 +159,14 @@ def coordinator_turn(
     verdict = validate_action_plan(plan, user) if plan else None
     executed = []
     if plan is not None:
+        delegates = [i for i in verdict.allowed if plan.actions[i].type == "delegate"]
         for index in verdict.allowed:
-            executed.append(
-                {
-                    "action_index": index,
-                    "type": plan.actions[index].type,
-                    "result": execute_action(plan.actions[index], user),
-                }
-            )
+            if index not in delegates:
+                outcome = execute_action(plan.actions[index], user)
+                executed.append({"action_index": index, "type": plan.actions[index].type, "result": outcome})
+        if delegates:
+            outcome = execute_delegations(plan.actions, delegates, user)
+            executed += [{"action_index": i, "type": "delegate", "result": outcome} for i in delegates]
     status = CoordinatorTurn.Status.FAILED if plan is None else (
         CoordinatorTurn.Status.REJECTED if any(c["action_index"] is not None for c in verdict.failed)
         else CoordinatorTurn.Status.OK

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
+from pydantic import ValidationError
 
 from core.capabilities import CapabilityContext, dispatch
 from core.errors import DomainError
@@ -92,6 +93,8 @@ def _state(action: Action, user: AbstractBaseUser) -> tuple[bool, str]:
             except DomainError as exc:
                 return False, exc.message
         return True, ""
+    if kind == "delegate":
+        return _delegable(action, user)
     if kind == "create_plan":
         if not action.goal.strip():
             return False, "a plan needs a goal"
@@ -103,10 +106,21 @@ def _state(action: Action, user: AbstractBaseUser) -> tuple[bool, str]:
     return False, f"{kind} is not supported"
 
 
+def _delegable(action: Action, user: AbstractBaseUser) -> tuple[bool, str]:
+    from orchestrator.coordinator.execute import delegate_step
+
+    try:
+        refs = normalize_refs(action.context_refs)
+        delegate_step(action, refs)
+    except (DomainError, ValidationError, KeyError) as exc:
+        return False, f"cannot delegate to {action.profile!r}: {getattr(exc, 'message', exc)}"
+    return _not_duplicate(user, action, refs)
+
+
 def _not_duplicate(user: AbstractBaseUser, action: Action, refs: list[dict[str, Any]]) -> tuple[bool, str]:
     """No second plan for work already running: guide the running one instead."""
     wanted = {(r["type"], r["id"]) for r in refs}
-    goal = " ".join(action.goal.lower().split())
+    goal = " ".join((action.goal or action.text).lower().split())
     for plan in plans_for(user).exclude(status__in=PLAN_FINISHED):
         theirs = {(r["type"], r["id"]) for r in plan.context_refs}
         if (wanted and wanted & theirs) or " ".join(plan.goal.lower().split()) == goal:
@@ -140,11 +154,11 @@ def _claims(plan: ActionPlan, verdict: Verdict) -> None:
 
 def validate_action_plan(plan: ActionPlan, user: AbstractBaseUser) -> Verdict:
     verdict = Verdict()
-    seen: set[tuple[str, int | None, int | None]] = set()
+    seen: set[tuple[Any, ...]] = set()
     for index, action in enumerate(plan.actions):
         if not verdict.check(index, "supported", action.type in SUPPORTED, f"{action.type} is not supported yet"):
             continue
-        key = (action.type, action.plan_id, action.interaction_id)
+        key = (action.type, action.plan_id, action.interaction_id, action.profile, action.goal, action.text)
         if action.type not in ("answer", "ask_clarification"):
             if not verdict.check(index, "no_repeat", key not in seen, "the same action twice in one plan"):
                 continue

@@ -12,7 +12,7 @@ from core.errors import Conflict, InvalidInput
 from core.events import publish
 from orchestrator.choices import PLAN_TRANSITIONS, Autonomy, PlanStatus
 from orchestrator.models import Plan, PlanStep
-from orchestrator.planning import get_planner, normalize_refs
+from orchestrator.planning import Proposal, get_planner, normalize_refs
 from orchestrator.planning.validation import validate_proposals
 
 
@@ -38,8 +38,10 @@ def plan_create(
     context_refs: list[Any] | None = None,
     autonomy: str = Autonomy.ASK_MUTATIONS,
     planner: str = "heuristic",
+    steps: list[dict[str, Any]] | None = None,
 ) -> Plan:
-    """Ask the planner for steps, validate them against the registry, store a draft plan."""
+    """Ask the planner for steps (or take the given ones), validate them against the registry,
+    store a draft plan."""
     goal = (goal or "").strip()
     if not goal:
         raise InvalidInput("A plan needs a goal.", field="goal")
@@ -47,7 +49,10 @@ def plan_create(
         raise InvalidInput(f"autonomy must be one of {Autonomy.values}.", field="autonomy")
     refs = normalize_refs(context_refs or [])
     constraints = constraints or {}
-    proposal = get_planner(planner).propose(goal=goal, context_refs=refs, constraints=constraints, user=owner)
+    if steps is not None:  # proposed by a caller (e.g. the coordinator delegating), validated the same way
+        proposal, planner = Proposal(steps), "given"
+    else:
+        proposal = get_planner(planner).propose(goal=goal, context_refs=refs, constraints=constraints, user=owner)
     checked = validate_proposals(proposal.steps, context_refs=refs)
     notes = proposal.notes + checked.notes
     if not checked.steps:

@@ -155,9 +155,9 @@ def test_unsupported_actions_are_reported_not_dropped(operator):
     turn = coordinator_turn(
         user=operator,
         message="Research this and have a reviewer check it",
-        engine=scripted({"type": "delegate", "profile": "kb_builder", "text": "research"}),
+        engine=scripted({"type": "request_approval", "text": "review it"}),
     )
-    assert turn.status == "rejected" and "delegate is not supported yet" in turn.answer
+    assert turn.status == "rejected" and "request_approval is not supported yet" in turn.answer
 
 
 def test_transcript_is_hash_chained(operator):
@@ -208,3 +208,38 @@ def test_agent_runs_are_a_read_tool(operator):
     coordinator_turn(user=operator, message="What happened?")
     runs = dispatch("orchestrator.get_agent_runs", {"agent": "coordinator"}, ctx=CapabilityContext(user=operator))
     assert not runs.is_error and runs.content[0]["steps"][0]["tool"] == "list_plans"
+
+
+def test_delegate_to_specialists_with_dependencies_in_one_plan(operator):
+    from tests.workorders import factories as f
+
+    cell = f.make_cell("P-02")
+    wo = f.make_work_order(cell, status="detected")
+    refs = [f"work_order:{wo.pk}", f"cell:{cell.pk}"]
+    turn = coordinator_turn(
+        user=operator, message="Research this and have a reviewer check it",
+        engine=scripted(
+            {"type": "delegate", "profile": "investigator", "goal": "find the root cause", "context_refs": refs,
+             "explicit_request": True},
+            {"type": "delegate", "profile": "kb_builder", "text": "Does the RCA match the KB?", "context_refs": refs,
+             "depends_on": [0], "explicit_request": True},
+            {"type": "delegate", "profile": "reviewer", "text": "check it", "explicit_request": True},
+        ),
+    )  # fmt: skip
+    assert [e["type"] for e in turn.executed] == ["delegate", "delegate"]
+    assert "cannot delegate to 'reviewer'" in turn.answer
+    plan = Plan.objects.get(pk=turn.executed[0]["result"]["plan_id"])
+    assert plan.status == "draft" and plan.planner == "given"
+    steps = list(plan.steps.all())
+    assert [(s.capability, s.depends_on) for s in steps] == [
+        ("workorders.start_investigation", []),
+        ("workorders.ask_kb_builder", [1]),
+    ]
+    assert steps[1].inputs == {"cell_id": cell.pk, "question": "Does the RCA match the KB?"}
+    # asking again while that plan is open is a duplicate, not a second workstream
+    again = coordinator_turn(
+        user=operator, message="Research this",
+        engine=scripted({"type": "delegate", "profile": "investigator", "goal": "x", "context_refs": refs,
+                         "explicit_request": True}),
+    )  # fmt: skip
+    assert again.status == "rejected" and "duplicate" in again.answer and Plan.objects.count() == 1
