@@ -14,10 +14,12 @@ from assistant.choices import Mode, Role, RunStatus
 from assistant.conf import AssistantConfig, get_config
 from assistant.engines import author_engine
 from assistant.models import Draft, Message, Run, Session
+from assistant.plan_context import context_refs_for
 from assistant.services.drafts import draft_create, draft_update
 from assistant.services.runs import run_fail
 from assistant.services.sessions import message_create, session_history, session_update
 from assistant.skills import select_skills, skills_record
+from assistant.tool_args import args_for
 from core.agents.engines import Engine
 from core.agents.loop import FrameCallback, run_agent
 from core.capabilities import CapabilityContext, dispatch
@@ -68,7 +70,9 @@ def _apply_deltas(
 
 
 def _plan_card(user: AbstractBaseUser, goal: str, session: Session) -> tuple[str, dict[str, Any] | None, str]:
-    result = dispatch(CREATE_PLAN, {"goal": goal}, ctx=CapabilityContext(user=user, extra={"session_id": session.pk}))
+    ctx = CapabilityContext(user=user, extra={"session_id": session.pk})
+    known = {"goal": goal, "context_refs": context_refs_for(goal, ctx)}
+    result = dispatch(CREATE_PLAN, args_for(CREATE_PLAN, known), ctx=ctx)
     if result.is_error:
         return f"I could not create a plan: {result.message}", None, result.message
     plan = result.content if isinstance(result.content, dict) else {"plan": result.content}

@@ -58,3 +58,20 @@ def test_published_production_prompt_changes_what_the_investigator_is_told(
     run = AgentRun.objects.filter(agent="investigator").latest("id")
     assert run.system_prompt.startswith(text)  # the investigator appends the case context
     assert run.prompt_ref == "prompt:investigator@v1"
+
+
+def test_plan_mode_with_the_real_orchestrator_capability(client, operator, p02):
+    pytest.importorskip("orchestrator.capabilities")
+    f.make_work_order(p02, status="analyzed", rca_summary="bearing wear")
+    client.force_login(operator)
+    sid = client.post("/api/v1/assistant/sessions", {"mode": "plan"}, content_type="application/json").json()["id"]
+    body = client.post(
+        f"/api/v1/assistant/sessions/{sid}/messages",
+        {"content": "Investigate why P-02 vibration is high"},
+        content_type="application/json",
+    ).json()
+    assert body["plan_card"]["component"] == "plan_card", body
+    assert body["plan_card"]["props"]["goal"] == "Investigate why P-02 vibration is high"
+    assert "Plan created" in body["reply"]
+    steps = [s["capability"] for s in body["plan_card"]["props"]["steps"]]
+    assert "workorders.get_current_signals" in steps  # the cell P-02 resolved into the plan's context
