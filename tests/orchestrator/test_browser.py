@@ -45,4 +45,13 @@ def test_plans_page_draft_approve_execute_live(page, aria_server):  # noqa: F811
     )  # fmt: skip
     expect(page.locator("article.plan .plan-status").first).to_have_text("completed")
     expect(page.locator("article.plan .step-status").first).to_have_text("done")
+
+    # the coordinator box answers from inspected state; a turn expands to what it checked
+    page.fill("#coord-form input[name=message]", "What happened?")
+    page.click("#coord-form button[type=submit]")
+    turn = page.locator("#coord-turns .coord-turn").first
+    expect(turn.locator(".coord-answer")).to_contain_text("is completed")
+    turn.locator("summary").click()
+    expect(turn.locator(".coord-details")).to_contain_text("list_plans")
+    expect(turn.locator(".coord-details")).to_contain_text("✓ state")
     assert not [e for e in errors if "Content Security Policy" in e]
