@@ -18,6 +18,7 @@ class AssistantConfig(BaseModel):
     reviewer_engine: str = ""
     model: str = ""  # "" = model_for(use case)
     reasoning: bool = False
+    # create_tool|update_tool, create_skill|…, write_prompt, create_workflow|…, create_mcp_server|…
     disabled_intents: list[str] = Field(default_factory=list)
     disabled_domains: list[str] = Field(default_factory=list)
     approval_policy: ApprovalPolicy = ApprovalPolicy.MANUAL

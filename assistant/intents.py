@@ -17,6 +17,11 @@ _KEYWORDS = (("mcp", "create_mcp_server"), ("workflow", "create_workflow"), ("pr
              ("skill", "create_skill"), ("tool", "create_tool"))  # fmt: skip
 
 
+def intent_of(op: str, draft_type: str) -> str:
+    """The intent name a draft delta counts as (what `disabled_intents` lists)."""
+    return "write_prompt" if draft_type == "prompt" else f"{op}_{draft_type}"
+
+
 def _slug(text: str, fallback: str) -> str:
     return "_".join(re.findall(r"[a-z0-9]+", text.lower())[:4]) or fallback
 

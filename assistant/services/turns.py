@@ -14,6 +14,7 @@ from assistant.choices import Mode, Role, RunStatus
 from assistant.conf import AssistantConfig, get_config
 from assistant.engines import author_engine
 from assistant.models import Draft, Message, Run, Session
+from assistant.intents import intent_of
 from assistant.plan_context import context_refs_for
 from assistant.services.drafts import draft_create, draft_update
 from assistant.services.runs import run_fail
@@ -47,7 +48,7 @@ def _apply_deltas(
     """Only the draft's content moves: a delta can never set a status, approve or publish."""
     drafts, errors = [], []
     for delta in deltas:
-        intent = f"{delta['op']}_{delta['type']}"
+        intent = intent_of(delta["op"], delta["type"])
         if intent in config.disabled_intents:
             errors.append(f"{intent} is disabled.")
             continue
