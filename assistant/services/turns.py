@@ -13,8 +13,8 @@ from assistant.agents.author import SubmitTurn, author_spec
 from assistant.choices import Mode, Role, RunStatus
 from assistant.conf import AssistantConfig, get_config
 from assistant.engines import author_engine
-from assistant.models import Draft, Message, Run, Session
 from assistant.intents import intent_of
+from assistant.models import Draft, Message, Run, Session
 from assistant.plan_context import context_refs_for
 from assistant.services.drafts import draft_create, draft_update
 from assistant.services.runs import run_fail
