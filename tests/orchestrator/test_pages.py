@@ -17,3 +17,17 @@ def test_plans_page_is_a_static_shell_without_inline_script(client, operator):
     assert "<script>" not in html  # CSP: static scripts only
     assert "csrftoken" in response.cookies
     assert "script-src 'self'" in response.get("Content-Security-Policy", "")
+
+
+def test_seed_creates_one_demo_plan_idempotently(make_user):
+    import io
+
+    from orchestrator.models import Plan
+    from orchestrator.seed import seed
+
+    make_user("operator", "operator")
+    out = io.StringIO()
+    seed(out)
+    seed(out)
+    assert Plan.objects.count() == 1 and Plan.objects.get().status == "draft"
+    assert "already present" in out.getvalue()
