@@ -1,6 +1,9 @@
 """Run untrusted draft code in a subprocess: Python isolated mode, empty environment, a private
 temporary working directory, RLIMIT CPU/AS/FSIZE/NOFILE, a wall timeout, and the whole process
-group killed at the end so nothing it started survives."""
+group killed at the end so nothing it started survives.
+
+Not covered here: network isolation and a separate uid. Run the web/worker processes as an
+unprivileged user — root could raise its own hard limits back."""
 
 from __future__ import annotations
 
