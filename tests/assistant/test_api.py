@@ -298,3 +298,45 @@ def test_run_of_another_owner_is_404(api, make_user):
     assert api.get(f"{API}/runs/{run_id}").status_code == 200
     api.force_login(make_user("otto", OPERATOR))
     assert api.get(f"{API}/runs/{run_id}").status_code == 404
+
+
+def test_library_resources_of_every_kind(api, operator, approver, make_user, plant, swap_capability):
+    from assistant.models import Skill
+    from assistant.services.drafts import draft_approve
+    from assistant.services.publish import draft_publish
+
+    from .factories import PROMPT_SPEC
+
+    class WoIn(BaseModel):
+        work_order_id: int
+
+    swap_capability(
+        Capability(
+            "workorders.get_work_order", "x", WoIn, Tier.READ, (OPERATOR,),
+            lambda ctx, p: {"id": p.work_order_id, "title": "P-02 trip", "rca_summary": "bearing"},
+            tool_name="get_work_order",
+        )
+    )  # fmt: skip
+    Skill.objects.create(name="tidy", instructions="Keep it tidy.")
+    releaser = make_user("pat", "approver")
+    draft_publish(draft=draft_approve(draft=make_tested_draft(operator), actor=approver), actor=releaser)
+    prompt = make_tested_draft(operator, spec=PROMPT_SPEC, type="prompt", name="inv")
+    draft_publish(draft=draft_approve(draft=prompt, actor=approver), actor=releaser)
+    sid = post(api, f"{API}/sessions").json()["id"]
+    expected = {
+        ("prompt", "investigator"): "Always check {{focus}}",
+        ("prompt", "investigator@v1"): "Always check {{focus}}",
+        ("skill", "tidy"): "Keep it tidy.",
+        ("tool", "double"): "params['x'] * 2",
+        ("work_order", "7"): "P-02 trip",
+    }
+    for (kind, ref), text in expected.items():
+        response = post(
+            api, f"{API}/sessions/{sid}/attachments", {"kind": "library_resource", "resource_type": kind, "ref": ref}
+        )
+        assert response.status_code == 201, (kind, response.content)
+        assert text in Attachment.objects.get(pk=response.json()["id"]).content_text
+    bad = post(
+        api, f"{API}/sessions/{sid}/attachments", {"kind": "library_resource", "resource_type": "secrets", "ref": "1"}
+    )
+    assert bad.status_code == 422
