@@ -7,7 +7,7 @@ from django.db.models import Prefetch, Q, QuerySet
 
 from core.access import get_owned_or_404, is_service_account, owned_by, user_scopes
 from core.errors import NotFound
-from orchestrator.choices import InteractionStatus
+from orchestrator.choices import PLAN_FINISHED, InteractionStatus
 from orchestrator.models import Interaction, Plan, PlanStep
 
 
@@ -43,7 +43,11 @@ def interaction_get(user: AbstractBaseUser, interaction_id: int) -> Interaction:
 
 def interactions_needing(user: AbstractBaseUser) -> QuerySet[Interaction]:
     """Open asks waiting on this viewer's decision (what the nav badge counts)."""
-    qs = Interaction.objects.select_related("plan", "step").filter(status=InteractionStatus.OPEN)
+    qs = (
+        Interaction.objects.select_related("plan", "step")
+        .filter(status=InteractionStatus.OPEN)
+        .exclude(plan__status__in=PLAN_FINISHED)
+    )
     mine = Q(plan__owner=user, required_scope="")
     if not is_service_account(user):
         mine |= Q(required_scope__in=user_scopes(user)) & ~Q(plan__owner=user) & ~Q(required_scope="")

@@ -202,23 +202,30 @@ def _record(plan: Plan, step: PlanStep, result: CapabilityResult) -> str:
     return settle_result(plan, step, result.content)
 
 
+def _end(plan: Plan, status: str, reason: str = "") -> None:
+    """Finish the plan unless someone else moved it first (a cancel or pause wins the race)."""
+    try:
+        with transaction.atomic():
+            plan_transition(plan=plan, to_status=status, actor=None, reason=reason)
+    except Conflict:
+        plan.refresh_from_db(fields=["status"])
+
+
 def _next_move(plan: Plan, steps: list[PlanStep]) -> tuple[str, PlanStep | None]:
     """Finish or fail the plan, stop (paused / parked), ask at the gate, or claim the next step."""
     if plan.status != PlanStatus.RUNNING:
         return "stop", None
     failed = next((s for s in steps if s.status == StepStatus.FAILED), None)
     if failed is not None:
-        reason = f"Step {failed.order} ({failed.capability}) failed: {failed.error}"
-        plan_transition(plan=plan, to_status=PlanStatus.FAILED, actor=None, reason=reason)
+        _end(plan, PlanStatus.FAILED, f"Step {failed.order} ({failed.capability}) failed: {failed.error}")
         return "stop", None
     if all(s.status in STEP_SETTLED for s in steps):
-        plan_transition(plan=plan, to_status=PlanStatus.COMPLETED, actor=None)
+        _end(plan, PlanStatus.COMPLETED)
         return "stop", None
     step = _ready(steps)
     if step is None:
         if not any(s.status in IN_FLIGHT for s in steps):
-            reason = "No step can run: dependencies cannot be met."
-            plan_transition(plan=plan, to_status=PlanStatus.FAILED, actor=None, reason=reason)
+            _end(plan, PlanStatus.FAILED, "No step can run: dependencies cannot be met.")
         return "stop", None  # paused on a human, or parked on jobs until a poll
     cap = registry.get(step.capability)
     if cap is None:
@@ -228,7 +235,9 @@ def _next_move(plan: Plan, steps: list[PlanStep]) -> tuple[str, PlanStep | None]
         _fail(plan, step, f"Plan owner lacks scope {', '.join(cap.scopes)} for {cap.name}.", claimed=False)
         return "again", None
     if not step.gate_cleared and gate_decision(plan.autonomy, step.tier) == "ask":
-        ask_permission(plan, step)
+        plan.refresh_from_db(fields=["status", "autonomy"])  # someone may have paused or cancelled it
+        if plan.status == PlanStatus.RUNNING:
+            ask_permission(plan, step)
         return "stop", None
     return ("run", step) if _claim(plan, step) else ("lost", None)
 

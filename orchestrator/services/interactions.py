@@ -21,7 +21,7 @@ from core.audit import audit_record
 from core.capabilities import Tier
 from core.errors import Conflict, Forbidden, InvalidInput, NotAuthenticated
 from core.events import publish
-from orchestrator.choices import InteractionKind, InteractionStatus, PlanStatus, StepStatus
+from orchestrator.choices import PLAN_FINISHED, InteractionKind, InteractionStatus, PlanStatus, StepStatus
 from orchestrator.models import Interaction, Plan, PlanStep
 from orchestrator.planning.validation import validate_inputs
 from orchestrator.services.plans import plan_transition, plan_updated
@@ -44,7 +44,7 @@ def _open(
         evidence=evidence,
         required_scope=required_scope,
     )
-    if plan.status == PlanStatus.RUNNING:
+    if Plan.objects.filter(pk=plan.pk, status=PlanStatus.RUNNING).exists():
         plan_transition(plan=plan, to_status=PlanStatus.PAUSED, actor=None, reason="")
     publish(
         "interaction_needed",
@@ -162,6 +162,12 @@ def interaction_answer(
         if interaction.status != InteractionStatus.OPEN:
             raise Conflict(f"Interaction {interaction.pk} is already answered.", allowed=[], status=interaction.status)
         check_may_answer(interaction, actor)
+        if interaction.plan.status in PLAN_FINISHED:
+            raise Conflict(
+                f"Plan {interaction.plan_id} is {interaction.plan.status}; its asks are closed.",
+                allowed=[],
+                status=interaction.plan.status,
+            )
         approved = _decision(interaction, decision, choice)
         plan, step = interaction.plan, interaction.step
         if inputs is not None and (interaction.kind != InteractionKind.PERMISSION or step is None):

@@ -9,7 +9,7 @@ from core.audit import audit_verify
 from core.errors import Conflict, Forbidden, InvalidInput
 from core.models import AuditRecord, Event
 from orchestrator.choices import PlanStatus, StepStatus
-from orchestrator.models import Interaction, PlanStep
+from orchestrator.models import Interaction, Plan, PlanStep
 from orchestrator.services import executor
 from orchestrator.services.executor import _claim, plan_execute
 from orchestrator.services.interactions import interaction_answer
@@ -320,3 +320,47 @@ def test_queries_per_step_are_constant(owner):
     assert per_step == int(per_step)
     assert queries_for(owner, 20) - large == per_step * 10
     assert per_step <= 8
+
+
+# --- races with humans --------------------------------------------------------------------------------
+
+
+def _interfering(monkeypatch, to_status):
+    """While a step's handler runs, someone pauses or cancels the plan."""
+    from orchestrator.services.plans import plan_transition
+
+    original = executor._dispatch
+
+    def dispatch_and_interfere(plan, step):
+        result = original(plan, step)
+        plan_transition(plan=Plan.objects.get(pk=plan.pk), to_status=to_status, actor=None)
+        return result
+
+    monkeypatch.setattr(executor, "_dispatch", dispatch_and_interfere)
+
+
+def test_pause_during_a_step_stops_before_the_next(owner, monkeypatch):
+    _interfering(monkeypatch, PlanStatus.PAUSED)
+    plan = start(build_plan(owner, [read(), {"capability": "otest.release", "inputs": {"label": "x"}}]))
+    assert plan.status == PlanStatus.PAUSED
+    assert [s.status for s in plan.steps.all()] == ["done", "pending"]
+    assert not Interaction.objects.filter(plan=plan).exists()  # no ask opened on a paused plan
+
+
+def test_cancel_during_the_last_step_wins_over_completion(owner, monkeypatch):
+    _interfering(monkeypatch, PlanStatus.CANCELLED)
+    plan = start(build_plan(owner, [read()]))
+    assert plan.status == PlanStatus.CANCELLED and plan.steps.get().status == StepStatus.DONE
+
+
+def test_asks_of_a_cancelled_plan_are_closed(owner):
+    from orchestrator.selectors import interactions_needing
+    from orchestrator.services.plans import plan_cancel
+
+    plan = start(build_plan(owner, [read()], autonomy="ask_all"))
+    ask = Interaction.objects.get(plan=plan)
+    assert list(interactions_needing(owner)) == [ask]
+    plan_cancel(plan=plan, actor=owner)
+    assert list(interactions_needing(owner)) == []
+    with pytest.raises(Conflict):
+        interaction_answer(interaction=ask, actor=owner, decision="approve")
