@@ -1,0 +1,35 @@
+/* The "needs you" nav badge: the number of plans paused on the viewer's decision.
+ * Markup (in the nav):  <a href="/plans/">Plans <span id="needs-me-badge" class="nav-badge" hidden></span></a>
+ * Script (after aria/events.js):  <script src="{% static 'orchestrator/needs_me.js' %}" defer></script>
+ * Counts come from GET /api/v1/aria/needs-me and refresh on plan_updated / interaction_needed events. */
+(function () {
+  "use strict";
+  var badge = document.getElementById("needs-me-badge");
+  if (!badge || !window.fetch) return;
+  var url = badge.getAttribute("data-url") || "/api/v1/aria/needs-me";
+  var timer = null;
+
+  function refresh() {
+    fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
+      .then(function (r) { return r.ok ? r.json() : null; })
+      .then(function (body) {
+        if (!body) return;
+        badge.textContent = String(body.count);
+        badge.hidden = body.count === 0;
+        badge.setAttribute("title", body.count + " plan(s) waiting for your decision");
+      })
+      .catch(function () {});
+  }
+
+  function soon() {
+    if (timer) return;
+    timer = setTimeout(function () { timer = null; refresh(); }, 300);
+  }
+
+  refresh();
+  if (window.AriaEvents) {
+    window.AriaEvents.connect({ types: ["plan_updated", "interaction_needed"], onFrame: soon });
+  } else {
+    setInterval(refresh, 30000);
+  }
+})();
