@@ -51,10 +51,16 @@ def integration_services_configured() -> bool:
 
 def pytest_collection_modifyitems(config, items):
     """Integration tests need PostgreSQL and Redis: skipped unless DATABASE_URL and REDIS_URL are set.
+    Browser tests run last.
 
     With ARIA_REQUIRE_INTEGRATION=1 (CI's second leg) a missing service or an empty integration
     selection is an error, never a silent skip.
     """
+    # Browser tests last: Playwright's sync API keeps an event loop running in the main thread
+    # while its session-scoped browser lives, which breaks any async test collected after it.
+    items[:] = [item for item in items if "browser" not in item.keywords] + [
+        item for item in items if "browser" in item.keywords
+    ]
     integration = [item for item in items if "integration" in item.keywords]
     if os.environ.get("ARIA_REQUIRE_INTEGRATION") == "1":
         if not integration_services_configured():
