@@ -15,8 +15,9 @@ INTENTS = [
     ("stop", re.compile(r"\b(stop|cancel|abort|halt)\b", re.I)),
     ("pause", re.compile(r"\b(pause|hold)\b", re.I)),
     ("apply", re.compile(r"\b(apply|approve|go ahead|accept)\b", re.I)),
-    ("again", re.compile(r"\b(again|re-?run|retry)\b", re.I)),
     ("guide", re.compile(r"\b(constraint|also|make sure)\b", re.I)),
+    ("reuse", re.compile(r"\b(previous|last) (plan|run)\b.*\b(but|change|with)\b", re.I)),
+    ("again", re.compile(r"\b(again|re-?run|retry)\b", re.I)),
 ]
 
 
@@ -70,18 +71,12 @@ def coordinator(state: FakeState) -> FakeReply:
             return _submit(
                 "This needs another approver.", [{"type": "present_approval", "interaction_id": gated[0]["id"]}], []
             )
-    if intent == "again" and latest is not None:
-        return _submit(
-            f"Starting plan '{latest['goal']}' again.",
-            [
-                {
-                    "type": "create_plan",
-                    "goal": latest["goal"],
-                    "context_refs": [f"{r['type']}:{r['id']}" for r in latest["context_refs"]],
-                }
-            ],
-            [latest["id"]],
-        )
+    if intent in ("again", "reuse") and latest is not None:
+        change = re.split(r"\bbut\b", message, maxsplit=1, flags=re.I)[-1].strip() if intent == "reuse" else ""
+        goal = f"{latest['goal']} — {change}" if change else latest["goal"]
+        refs = [f"{r['type']}:{r['id']}" for r in latest["context_refs"]]
+        action = {"type": "create_plan", "goal": goal, "context_refs": refs, "explicit_request": True}
+        return _submit(f"Drafting plan '{goal}'.", [action], [latest["id"]])
     if intent == "guide" and active:
         return _submit(
             "Added your constraint.",

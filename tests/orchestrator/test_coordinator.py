@@ -243,3 +243,13 @@ def test_delegate_to_specialists_with_dependencies_in_one_plan(operator):
                          "explicit_request": True}),
     )  # fmt: skip
     assert again.status == "rejected" and "duplicate" in again.answer and Plan.objects.count() == 1
+
+
+def test_use_the_previous_plan_with_a_change(operator):
+    previous = build_plan(operator, [{"capability": "otest.read_value", "inputs": {"key": "k"}}], status="completed")
+    Plan.objects.filter(pk=previous.pk).update(goal="Read the backlog")
+    turn = coordinator_turn(user=operator, message="Use the previous plan but change the UI behaviour")
+    assert [e["type"] for e in turn.executed] == ["create_plan"] and turn.status == "ok", turn.answer
+    new = Plan.objects.get(pk=turn.executed[0]["result"]["plan_id"])
+    assert new.status == "draft" and new.goal == "Read the backlog — change the UI behaviour"
+    assert Plan.objects.get(pk=previous.pk).status == "completed"
