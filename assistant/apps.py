@@ -10,6 +10,10 @@ class AssistantConfig(AppConfig):
         from importlib import import_module
         from importlib.util import find_spec
 
+        from assistant.events import register
+
+        register()
+
         for module in ("capabilities", "receivers", "agents.fake_policies", "prompt_source"):
             if find_spec(f"{self.name}.{module}"):
                 import_module(f"{self.name}.{module}")

@@ -14,13 +14,18 @@ from assistant.services.draft_tests import run_draft_tests
 from assistant.validators import validate_spec
 from core.access import APPROVER, has_scopes
 from core.audit import audit_record
+from core.events import publish
 from core.errors import Conflict, Forbidden, InvalidInput
 
 S = DraftStatus
 
 
 def _audit(draft: Draft, actor: AbstractBaseUser | None, action: str, **details: Any) -> None:
+    """The audit record and the `draft_updated` bus event, both in the caller's transaction."""
     audit_record(actor=actor, action=action, target_type="assistant.draft", target_id=draft.pk, details=details)
+    if action in ("draft.create", "draft.edit", "draft.transition"):
+        payload = {"draft_id": draft.pk, "type": draft.type, "name": draft.name, "status": draft.status}
+        publish("draft_updated", {**payload, "version": draft.version})
 
 
 def draft_create(

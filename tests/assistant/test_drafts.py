@@ -188,3 +188,19 @@ def test_workflow_validator_checks_inputs_against_the_capability(operator, plant
 def test_prompt_and_skill_drafts_pass_through(operator):
     assert make_tested_draft(operator, spec=PROMPT_SPEC, type="prompt", name="investigator").status == S.TESTED
     assert make_tested_draft(operator, spec=SKILL_SPEC, type="skill", name="pure-tools").status == S.TESTED
+
+
+def test_every_change_is_a_draft_updated_event(operator):
+    from core.models import Event
+
+    draft = draft_create(owner=operator, type="skill", name="s", spec=SKILL_SPEC)
+    draft_validate(draft=draft, actor=operator)
+    draft_update(draft=draft, actor=operator, spec=SKILL_SPEC)
+    payloads = [e.payload for e in Event.objects.filter(type="draft_updated")]
+    assert [(p["status"], p["version"]) for p in payloads] == [
+        ("draft", 1),
+        ("validating", 1),
+        ("validated", 1),
+        ("draft", 2),
+    ]
+    assert payloads[0] == {"draft_id": draft.pk, "type": "skill", "name": "s", "status": "draft", "version": 1}

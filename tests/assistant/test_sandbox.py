@@ -27,7 +27,9 @@ def test_runs_the_entrypoint_with_an_empty_environment_in_a_private_dir():
 
 
 def test_infinite_loop_hits_the_cpu_limit():
-    result = run_tool("def run(p):\n    while True:\n        pass", "run", {}, limits=LIMITS)
+    # a generous wall timeout: on a busy machine 1 s of CPU can take longer than 3 s of wall time
+    limits = Limits(cpu_seconds=1, memory_mb=256, fsize_mb=4, nofile=32, wall_seconds=30)
+    result = run_tool("def run(p):\n    while True:\n        pass", "run", {}, limits=limits)
     assert not result.ok and result.reason == "cpu time limit exceeded"
 
 
@@ -84,7 +86,7 @@ def test_draft_tests_report_the_sandbox_reason(operator):
 
     from .factories import set_config, tool_spec
 
-    set_config(sandbox_cpu_seconds=1, sandbox_wall_seconds=3, sandbox_memory_mb=256)
+    set_config(sandbox_cpu_seconds=1, sandbox_wall_seconds=30, sandbox_memory_mb=256)
     draft = draft_create(
         owner=operator, type="tool", name="spin", spec=tool_spec("def run(p):\n    while True:\n        pass")
     )
