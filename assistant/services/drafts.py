@@ -14,8 +14,8 @@ from assistant.services.draft_tests import run_draft_tests
 from assistant.validators import validate_spec
 from core.access import APPROVER, has_scopes
 from core.audit import audit_record
-from core.events import publish
 from core.errors import Conflict, Forbidden, InvalidInput
+from core.events import publish
 
 S = DraftStatus
 
