@@ -253,3 +253,22 @@ def test_use_the_previous_plan_with_a_change(operator):
     new = Plan.objects.get(pk=turn.executed[0]["result"]["plan_id"])
     assert new.status == "draft" and new.goal == "Read the backlog — change the UI behaviour"
     assert Plan.objects.get(pk=previous.pk).status == "completed"
+
+
+def test_what_happened_after_a_failed_real_investigation(operator, django_capture_on_commit_callbacks):
+    from orchestrator.services.jobs import plan_poll
+    from tests.workorders import factories as f
+    from workorders.models import WorkOrder
+
+    wo = f.make_work_order(f.make_cell("P-02"), status="detected")
+    plan = start(
+        build_plan(operator, [{"capability": "workorders.start_investigation", "inputs": {"work_order_id": wo.pk}}])
+    )
+    assert plan.steps.get().status == "waiting_job"
+    WorkOrder.objects.filter(pk=wo.pk).update(status="cancelled")  # cancelled before it was analyzed
+    with django_capture_on_commit_callbacks(execute=True):
+        plan_poll(plan.pk)
+    assert Plan.objects.get(pk=plan.pk).status == "failed"
+    turn = coordinator_turn(user=operator, message="What happened?")
+    assert tools(turn) == ["list_plans", "list_pending_interactions", "get_plan"]
+    assert "cancelled before analysis" in turn.answer and turn.executed[0]["type"] == "answer"
