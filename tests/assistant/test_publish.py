@@ -107,3 +107,22 @@ def test_a_published_workflow_is_a_plan_template(operator, approver, publisher, 
     template = get_plan_template("lookback")
     assert template is not None and template.steps[0]["capability"] == "workorders.get_failure_history"
     assert template.source == f"assistant.workflow:{draft.pk}@v1"
+
+
+def test_prompt_alias_routes(client, operator, approver, publisher):
+    first = publish(make_tested_draft(operator, spec=PROMPT_SPEC, type="prompt", name="a"), approver, publisher)
+    draft = draft_update(draft=first, actor=operator, spec={**PROMPT_SPEC, "text": "v2 {{focus}}"})
+    draft_validate(draft=draft, actor=operator)
+    draft_test(draft=draft, actor=operator)
+    publish(draft, approver, publisher)
+    client.force_login(operator)
+    assert [v["version"] for v in client.get("/api/v1/assistant/prompts/investigator/versions").json()] == [2, 1]
+    assert client.get("/api/v1/assistant/prompts/aliases").json() == [
+        {"name": "investigator", "alias": "production", "version": 2}
+    ]
+    url = "/api/v1/assistant/prompts/investigator/aliases/production"
+    assert client.put(url, {"version": 1}, content_type="application/json").status_code == 403  # operator
+    client.force_login(approver)
+    assert client.put(url, {"version": 1}, content_type="application/json").json()["version"] == 1
+    assert client.put(url, {"version": 9}, content_type="application/json").status_code == 404
+    assert system_prompt_for("investigator", "x")[1] == "prompt:investigator@v1"
