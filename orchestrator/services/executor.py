@@ -1,12 +1,17 @@
-"""The executor: walks a running plan's ready steps, one committed transition at a time.
+"""The executor: walks a running plan's ready steps, every transition committed before the next.
 
 Per step: capability still registered → the plan OWNER holds its scopes → the gate
 (`gate_decision(autonomy, tier)`) runs it or asks a human (Interaction, plan paused) → the step
-is claimed with a conditional UPDATE (pending → running WHERE status = 'pending' and the plan is
-running), which also stores a fresh idempotency key for the attempt → the capability runs with
-that key in `ctx.extra` → the outcome is written guarded by the same key. A worker killed after
-the claim leaves the step `running`; once its lease is stale the next pass re-claims it with the
-SAME key, so a capability that honours the key applies its side effect at most once.
+is claimed with a conditional UPDATE (pending → running WHERE status = 'pending' AND the plan is
+running), which also stores a fresh idempotency key for the attempt → the capability runs,
+outside any transaction, with that key in `ctx.extra` → the outcome is written guarded by the
+same key. One commit per step: step N's outcome and step N+1's claim share a transaction, and it
+commits before step N+1's handler runs.
+
+A worker killed after a claim leaves the step `running`; once its lease
+(ARIA_PLAN_STEP_LEASE_SECONDS) is stale, the next pass (beat `orchestrator.poll_jobs`) takes it
+over with the SAME key, so a capability that honours the key applies its side effect at most
+once. A human's pause or cancel always wins a race with the executor.
 """
 
 from __future__ import annotations
