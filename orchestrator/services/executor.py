@@ -23,7 +23,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models import Max, Q
 from django.utils import timezone
 
 from core.access import has_scopes
@@ -283,16 +283,17 @@ def plan_execute(plan_id: int, *, stale_after: timedelta | None = None) -> Plan:
 
 
 def plans_needing_attention(limit: int = 100) -> list[int]:
-    """Running plans with a parked job or a step whose worker's lease ran out (the beat batch)."""
+    """Running plans the beat should look at: a parked job, a step whose worker's lease ran out,
+    or ready work that nobody has touched for a lease (its execute message was lost with a worker)."""
     stale_before = timezone.now() - step_lease()
-    rows = (
-        Plan.objects.filter(status=PlanStatus.RUNNING)
-        .filter(
-            Q(steps__status=StepStatus.WAITING_JOB)
-            | Q(steps__status=StepStatus.RUNNING, steps__claimed_at__lte=stale_before)
-        )
-        .values_list("pk", flat=True)
-        .distinct()
-        .order_by("pk")[:limit]
+    parked_or_abandoned = Plan.objects.filter(status=PlanStatus.RUNNING).filter(
+        Q(steps__status=StepStatus.WAITING_JOB)
+        | Q(steps__status=StepStatus.RUNNING, steps__claimed_at__lte=stale_before)
     )
-    return list(rows)
+    idle = (
+        Plan.objects.filter(status=PlanStatus.RUNNING, updated_at__lte=stale_before)
+        .annotate(last_step_change=Max("steps__updated_at"))
+        .filter(last_step_change__lte=stale_before, steps__status=StepStatus.PENDING)
+    )
+    ids = set(parked_or_abandoned.values_list("pk", flat=True)) | set(idle.values_list("pk", flat=True))
+    return sorted(ids)[:limit]

@@ -364,3 +364,22 @@ def test_asks_of_a_cancelled_plan_are_closed(owner):
     assert list(interactions_needing(owner)) == []
     with pytest.raises(Conflict):
         interaction_answer(interaction=ask, actor=owner, decision="approve")
+
+
+def test_beat_picks_up_a_running_plan_whose_execute_message_was_lost(owner, django_capture_on_commit_callbacks):
+    from django.utils import timezone
+
+    from orchestrator.services.executor import plans_needing_attention
+    from orchestrator.services.plans import plan_transition
+    from orchestrator.tasks import poll_jobs_task
+
+    plan = build_plan(owner, [read()])
+    plan_transition(plan=plan, to_status=PlanStatus.RUNNING, actor=owner)  # ... and the worker never got it
+    assert plans_needing_attention() == []  # within the lease: an executor may still be on its way
+    old = timezone.now() - timedelta(hours=1)
+    Plan.objects.filter(pk=plan.pk).update(updated_at=old)
+    PlanStep.objects.filter(plan=plan).update(updated_at=old)
+    assert plans_needing_attention() == [plan.pk]
+    with django_capture_on_commit_callbacks(execute=True):
+        poll_jobs_task()
+    assert Plan.objects.get(pk=plan.pk).status == PlanStatus.COMPLETED
