@@ -146,6 +146,7 @@ def signal_trends(request: HttpRequest, signal_id: int, params: Query[TrendQuery
 class AlarmFilter(Schema):
     state: str | None = Field(None, description="A state, a comma list, or `open`.")
     cell_id: int | None = None
+    cell: str | None = Field(None, description="Cell tag, e.g. P-02 (alternative to cell_id).")
     severity: str | None = None
     limit: int = Field(100, ge=1, le=500)
 
@@ -153,7 +154,9 @@ class AlarmFilter(Schema):
 @router.get("/alarms", response=list[AlarmOut])
 def list_alarms(request: HttpRequest, filters: Query[AlarmFilter]) -> list[dict[str, Any]]:
     _require_operator(request)
-    alarms = selectors.alarms_list(state=filters.state, cell_id=filters.cell_id, severity=filters.severity)
+    alarms = selectors.alarms_list(
+        state=filters.state, cell_id=filters.cell_id, cell_tag=filters.cell, severity=filters.severity
+    )
     return [alarm_out(a) for a in alarms[: filters.limit]]
 
 

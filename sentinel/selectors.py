@@ -115,7 +115,7 @@ def signal_trends(
 
 
 def alarms_list(
-    *, state: str | None = None, cell_id: int | None = None, severity: str | None = None
+    *, state: str | None = None, cell_id: int | None = None, cell_tag: str | None = None, severity: str | None = None
 ) -> QuerySet[Alarm]:
     """Alarms, newest first. `state` is one state, a comma list, or `open` (every open state)."""
     qs = Alarm.objects.select_related("signal__cell", "acknowledged_by").order_by("-raised_at", "-pk")
@@ -133,6 +133,8 @@ def alarms_list(
         qs = qs.filter(severity=severity)
     if cell_id is not None:
         qs = qs.filter(signal__cell_id=cell_id)
+    if cell_tag:
+        qs = qs.filter(signal__cell__tag=cell_tag)
     return qs
 
 

@@ -83,6 +83,8 @@ def test_alarm_list_filters(api_client, alarm, cell):
     assert len(api_client.get("/api/v1/alarms?state=open").json()) == 2
     assert len(api_client.get(f"/api/v1/alarms?cell_id={cell.pk}&severity=alert").json()) == 2
     assert api_client.get("/api/v1/alarms?state=cleared").json() == []
+    assert len(api_client.get("/api/v1/alarms?cell=P-02&state=active_unack,acknowledged").json()) == 2
+    assert api_client.get("/api/v1/alarms?cell=C-01").json() == []
     response = api_client.get("/api/v1/alarms?state=exploded")
     assert response.status_code == 422 and response.json()["field"] == "state"
     response = api_client.get("/api/v1/alarms?severity=mild")
