@@ -84,8 +84,9 @@ class CapabilityResult:
         """The tool-result text handed back to a model."""
         if self.is_error:
             return f"ERROR: {self.message}"
-        text = self.content if isinstance(self.content, str) else json.dumps(self.content, cls=DjangoJSONEncoder)
-        return text if len(text) <= limit else text[:limit] + "…[truncated]"
+        if isinstance(self.content, str):
+            return self.content if len(self.content) <= limit else self.content[:limit] + "…[truncated]"
+        return _json_within(self.content, limit)
 
     def summary(self, limit: int = 200) -> str:
         """A short server-made summary, never the raw output (chat frames, step records)."""
@@ -101,6 +102,34 @@ class CapabilityResult:
         if isinstance(content, dict):
             return f"{len(content)} field(s): {', '.join(list(content)[:6])}"[:limit]
         return str(content)[:limit]
+
+
+def _json_within(content: Any, limit: int) -> str:
+    """JSON of at most `limit` characters that still parses: long lists lose their tail items."""
+    text = json.dumps(content, cls=DjangoJSONEncoder)
+    if len(text) <= limit:
+        return text
+    content = json.loads(text)
+    for _ in range(64):
+        lists = _lists_in(content)
+        longest = max(lists, key=len, default=None)
+        if not longest or len(longest) <= 1:
+            break
+        del longest[max(1, len(longest) // 2) :]
+        if isinstance(content, dict):
+            content["truncated"] = True
+        text = json.dumps(content, cls=DjangoJSONEncoder)
+        if len(text) <= limit:
+            return text
+    return json.dumps({"truncated": True, "preview": text[: max(0, limit - 40)]})
+
+
+def _lists_in(value: Any) -> list[list[Any]]:
+    if isinstance(value, list):
+        return [value, *(found for item in value for found in _lists_in(item))]
+    if isinstance(value, dict):
+        return [found for item in value.values() for found in _lists_in(item)]
+    return []
 
 
 Handler = Callable[[CapabilityContext, BaseModel], Any]
