@@ -4,7 +4,7 @@ alias, sandboxed tool capabilities, skills, plan templates, MCP server records."
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -212,7 +212,7 @@ def load_published_tools() -> int:
     return count
 
 
-def workflow_templates():
+def workflow_templates() -> Iterator[Any]:
     """The plan-template provider: every active published workflow."""
     from core.plan_templates import PlanTemplate
 

@@ -29,7 +29,7 @@ def list_attachments(request: HttpRequest, session_id: int) -> list:
 
 
 @router.post("/sessions/{session_id}/attachments", response={201: AttachmentOut})
-def add_attachment(request: HttpRequest, session_id: int, payload: AttachmentIn):
+def add_attachment(request: HttpRequest, session_id: int, payload: AttachmentIn) -> Status:
     require_scopes(request.user, OPERATOR)
     session = selectors.session_get(request.user, session_id)
     if payload.kind == "text_snippet":
@@ -44,7 +44,7 @@ def add_attachment(request: HttpRequest, session_id: int, payload: AttachmentIn)
 
 
 @router.post("/sessions/{session_id}/attachments/upload", response={201: AttachmentOut})
-def upload_attachment(request: HttpRequest, session_id: int, file: File[UploadedFile]):
+def upload_attachment(request: HttpRequest, session_id: int, file: File[UploadedFile]) -> Status:
     require_scopes(request.user, OPERATOR)
     session = selectors.session_get(request.user, session_id)
     limit = get_config().upload_max_bytes
@@ -57,7 +57,7 @@ def upload_attachment(request: HttpRequest, session_id: int, file: File[Uploaded
 
 
 @router.delete("/attachments/{attachment_id}", response={204: None})
-def delete_attachment(request: HttpRequest, attachment_id: int):
+def delete_attachment(request: HttpRequest, attachment_id: int) -> Status:
     require_scopes(request.user, OPERATOR)
     attachment_delete(attachment=selectors.attachment_get(request.user, attachment_id))
     return Status(204, None)

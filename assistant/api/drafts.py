@@ -7,6 +7,7 @@ from ninja import Router, Status
 
 from assistant import selectors
 from assistant.api.schemas import DecisionIn, DraftIn, DraftOut, DraftPatch, ReviewOut
+from assistant.models import Draft
 from assistant.services.drafts import (
     draft_approve,
     draft_create,
@@ -34,7 +35,7 @@ def list_drafts(request: HttpRequest, status: str | None = None, session_id: int
 
 
 @router.post("/drafts", response={201: DraftOut})
-def create_draft(request: HttpRequest, payload: DraftIn):
+def create_draft(request: HttpRequest, payload: DraftIn) -> Status:
     require_scopes(request.user, OPERATOR)
     session = selectors.session_get(request.user, payload.session_id) if payload.session_id else None
     draft = draft_create(owner=request.user, type=payload.type, name=payload.name, spec=payload.spec, session=session)
@@ -42,53 +43,53 @@ def create_draft(request: HttpRequest, payload: DraftIn):
 
 
 @router.get("/drafts/{draft_id}", response=DraftOut)
-def get_draft(request: HttpRequest, draft_id: int):
+def get_draft(request: HttpRequest, draft_id: int) -> Draft:
     require_scopes(request.user, OPERATOR)
     return selectors.draft_get(request.user, draft_id, for_review=True)
 
 
 @router.patch("/drafts/{draft_id}", response=DraftOut)
-def patch_draft(request: HttpRequest, draft_id: int, payload: DraftPatch):
+def patch_draft(request: HttpRequest, draft_id: int, payload: DraftPatch) -> Draft:
     require_scopes(request.user, OPERATOR)
     draft = selectors.draft_get(request.user, draft_id)
     return draft_update(draft=draft, actor=request.user, name=payload.name, spec=payload.spec)
 
 
 @router.post("/drafts/{draft_id}/validate", response=DraftOut)
-def validate_draft(request: HttpRequest, draft_id: int):
+def validate_draft(request: HttpRequest, draft_id: int) -> Draft:
     require_scopes(request.user, OPERATOR)
     return draft_validate(draft=selectors.draft_get(request.user, draft_id), actor=request.user)
 
 
 @router.post("/drafts/{draft_id}/test", response=DraftOut)
-def test_draft(request: HttpRequest, draft_id: int):
+def test_draft(request: HttpRequest, draft_id: int) -> Draft:
     require_scopes(request.user, OPERATOR)
     return draft_test(draft=selectors.draft_get(request.user, draft_id), actor=request.user)
 
 
 @router.post("/drafts/{draft_id}/review", response=DraftOut)
-def review_draft(request: HttpRequest, draft_id: int):
+def review_draft(request: HttpRequest, draft_id: int) -> Draft:
     """agent_review / full_autonomy: the reviewer principal judges the candidate."""
     require_scopes(request.user, OPERATOR)
     return draft_agent_review(draft=selectors.draft_get(request.user, draft_id), actor=request.user)
 
 
 @router.post("/drafts/{draft_id}/approve", response=DraftOut)
-def approve_draft(request: HttpRequest, draft_id: int, payload: DecisionIn):
+def approve_draft(request: HttpRequest, draft_id: int, payload: DecisionIn) -> Draft:
     require_scopes(request.user, APPROVER)
     draft = selectors.draft_get(request.user, draft_id, for_review=True)
     return draft_approve(draft=draft, actor=request.user, reason=payload.reason)
 
 
 @router.post("/drafts/{draft_id}/reject", response=DraftOut)
-def reject_draft(request: HttpRequest, draft_id: int, payload: DecisionIn):
+def reject_draft(request: HttpRequest, draft_id: int, payload: DecisionIn) -> Draft:
     require_scopes(request.user, APPROVER)
     draft = selectors.draft_get(request.user, draft_id, for_review=True)
     return draft_reject(draft=draft, actor=request.user, reason=payload.reason)
 
 
 @router.post("/drafts/{draft_id}/publish", response=DraftOut)
-def publish_draft(request: HttpRequest, draft_id: int):
+def publish_draft(request: HttpRequest, draft_id: int) -> Draft:
     require_scopes(request.user, OPERATOR)
     draft = selectors.draft_get(request.user, draft_id, for_review=True)
     return draft_publish(draft=draft, actor=request.user)

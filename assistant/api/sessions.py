@@ -16,6 +16,7 @@ from assistant.api.schemas import (
     TurnIn,
     TurnOut,
 )
+from assistant.models import Run
 from assistant.services.sessions import session_create, session_update
 from assistant.services.turns import prompt_draft, session_turn
 from core.access import OPERATOR, require_scopes
@@ -95,6 +96,6 @@ def post_prompt_draft(request: HttpRequest, payload: PromptDraftIn) -> dict:
 
 
 @router.get("/runs/{run_id}", response=RunOut)
-def get_run(request: HttpRequest, run_id: int):
+def get_run(request: HttpRequest, run_id: int) -> Run:
     require_scopes(request.user, OPERATOR)
     return selectors.run_get(request.user, run_id)

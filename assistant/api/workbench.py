@@ -63,7 +63,7 @@ def plan(request: HttpRequest, payload: PlanIn) -> Status:
 
 
 @router.get("/plans/latest", response=OperationOut)
-def latest(request: HttpRequest):
+def latest(request: HttpRequest) -> Operation:
     require_scopes(request.user, OPERATOR)
     operation = Operation.objects.filter(owner=request.user, status=Operation.Status.PLANNED).first()
     if operation is None:
@@ -72,13 +72,13 @@ def latest(request: HttpRequest):
 
 
 @router.post("/plans/execute", response=OperationOut)
-def execute(request: HttpRequest, payload: ExecuteIn):
+def execute(request: HttpRequest, payload: ExecuteIn) -> Operation:
     require_scopes(request.user, OPERATOR)
     operation = get_owned_or_404(Operation.objects.all(), request.user, pk=payload.plan_id)
     return operation_execute(operation=operation, actor=request.user, confirm=payload.confirm)
 
 
 @router.get("/operations/{operation_id}", response=OperationOut)
-def get_operation(request: HttpRequest, operation_id: int):
+def get_operation(request: HttpRequest, operation_id: int) -> Operation:
     require_scopes(request.user, OPERATOR)
     return get_owned_or_404(Operation.objects.all(), request.user, pk=operation_id)
