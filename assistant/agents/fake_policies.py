@@ -128,7 +128,7 @@ def operator_qa(state: FakeState) -> FakeReply:
         }
         plan = ["get_current_signals", "get_signal_trends", "render_signal_chart", "get_failure_history"]
         if why:
-            plan.append("ask_investigator")
+            plan += ["get_logbook_entries", "ask_investigator"]
         else:
             plan.append("render_equipment_kb_card")
         for tool in plan:
@@ -152,6 +152,7 @@ def operator_qa(state: FakeState) -> FakeReply:
         ("get_current_signals", "signals"),
         ("get_signal_trends", "signal trends"),
         ("get_failure_history", "failure history"),
+        ("get_logbook_entries", "logbook"),
         ("get_equipment_kb", "KB"),
         ("render_equipment_kb_card", "KB"),
     ):

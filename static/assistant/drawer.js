@@ -310,6 +310,9 @@
   async function refreshDrafts() {
     const list = $("aria-draft-list");
     if (!state.sessionId) { list.replaceChildren(); return; }
+    if (state.policy === undefined) {
+      state.policy = await api("GET", "/config").then((c) => c.approval_policy).catch(() => "manual");
+    }
     const drafts = await api("GET", `/drafts?session_id=${state.sessionId}`).catch(() => []);
     list.replaceChildren();
     drafts.forEach((d) => {
@@ -328,7 +331,19 @@
         });
         li.appendChild(b);
       }
-      if (d.status === "tested") li.appendChild(el("span", "aria-note", " waiting for approval"));
+      if (d.status === "tested") {
+        li.appendChild(el("span", "aria-note", " waiting for approval"));
+        if (state.policy && state.policy !== "manual") {
+          const r = el("button", null, "Request agent review");
+          r.type = "button";
+          r.addEventListener("click", async () => {
+            r.disabled = true;
+            try { await api("POST", `/drafts/${d.id}/review`); } catch (e) { notice(e.message, "aria-error"); }
+            refreshDrafts();
+          });
+          li.appendChild(r);
+        }
+      }
       [["validation", d.validation_report], ["tests", d.test_report]].forEach(([label, report]) => {
         if (!report || report.ok === undefined) return;
         const det = el("details", "aria-report");
