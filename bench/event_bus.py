@@ -7,8 +7,10 @@
 It migrates the database, starts the ASGI server (daphne or uvicorn) as a subprocess, and runs
 two phases against it: 1 client (the baseline), then N clients. In each, a publisher process
 calls `publish()` for `--events` events at `--rate` per second (each carrying its publish
-wall-clock time); every client records the latency of each frame it receives live. Clients that
-missed events reconnect with `?after=<id before the first gap>` and catch up from the outbox.
+wall-clock time); every client records the latency of each frame it receives live. Mid-run,
+`--churn` of the N clients drop for a second and reconnect with `?after=<last id seen>` (as
+static/aria/events.js does); after the run, any client still missing events reconnects with
+`?after=<id before its first gap>`. Replayed frames count as delivered, not in the latencies.
 Prints one JSON document: delivered/expected live and after replay, p50/p95/p99 latency for both
 phases, and whether p95(N) <= 3 x p95(1 client).
 """
@@ -69,21 +71,52 @@ def run_publisher(events: int, rate: float, tag: str) -> None:
 class Client:
     def __init__(self, index: int) -> None:
         self.index = index
-        self.latency: dict[int, float] = {}  # event id -> seconds, live frames of this phase
-        self.recovered: set[int] = set()
+        self.latency: dict[int, float] = {}  # event id -> seconds, frames that arrived live
+        self.recovered: set[int] = set()  # frames published while away, delivered by ?after= replay
+        self.last_id = 0
+        self.resumed_at = 0.0  # wall-clock time of the last reconnect
         self.ws: Any = None
         self.task: asyncio.Task | None = None
 
+    def has_all(self, expected: set[int]) -> bool:
+        return expected <= (self.latency.keys() | self.recovered)
 
-async def _client_loop(client: Client, ws: Any, tag: str, sink: dict[int, float] | set[int]) -> None:
+
+async def _client_loop(client: Client, ws: Any, tag: str) -> None:
     async for raw in ws:
         frame = json.loads(raw)
         if frame.get("type") != "thinking_delta" or frame.get("turn_id") != tag:
             continue
-        if isinstance(sink, dict):
-            sink.setdefault(frame["id"], time.time() - float(frame["content"]))
+        client.last_id = max(client.last_id, frame["id"])
+        published_at = float(frame["content"])
+        if published_at < client.resumed_at:
+            client.recovered.add(frame["id"])
         else:
-            sink.add(frame["id"])
+            client.latency.setdefault(frame["id"], time.time() - published_at)
+
+
+async def _stop(client: Client) -> None:
+    client.task.cancel()
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await client.task
+    await client.ws.close()
+
+
+async def _resume(client: Client, ws_url: str, headers: dict[str, str], tag: str, after: int) -> None:
+    """Reconnect the way static/aria/events.js does: ?after=<last id seen>."""
+    client.resumed_at = time.time()
+    client.ws = await _connect(f"{ws_url}?after={after}", headers)
+    client.task = asyncio.create_task(_client_loop(client, client.ws, tag))
+
+
+async def _churn(
+    clients: list[Client], ws_url: str, headers: dict[str, str], tag: str, at: float, offline: float
+) -> None:
+    """Drop some clients mid-run and bring them back after `offline` seconds."""
+    await asyncio.sleep(at)
+    await asyncio.gather(*(_stop(c) for c in clients))
+    await asyncio.sleep(offline)
+    await asyncio.gather(*(_resume(c, ws_url, headers, tag, c.last_id) for c in clients))
 
 
 async def _connect(url: str, headers: dict[str, str]) -> Any:
@@ -102,7 +135,7 @@ def _percentile(values: list[float], q: float) -> float:
 
 
 async def run_phase(
-    *, base: str, headers: dict[str, str], clients: int, events: int, rate: float, drain: float
+    *, base: str, headers: dict[str, str], clients: int, events: int, rate: float, drain: float, churn: float
 ) -> dict:
     tag = f"bench-{clients}-{secrets.token_hex(4)}"
     ws_url = base.replace("http://", "ws://") + "/ws/events"
@@ -112,8 +145,10 @@ async def run_phase(
         sockets = await asyncio.gather(*(_connect(ws_url, headers) for _ in group))
         for client, ws in zip(group, sockets, strict=True):
             client.ws = ws
-            client.task = asyncio.create_task(_client_loop(client, ws, tag, client.latency))
+            client.task = asyncio.create_task(_client_loop(client, ws, tag))
     await asyncio.sleep(1.0)  # every consumer has joined the group
+    churned = pool[:: max(1, round(1 / churn))] if churn > 0 and clients > 1 else []
+    churner = asyncio.create_task(_churn(churned, ws_url, headers, tag, at=events / rate / 2, offline=1.0))
 
     publisher = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -130,35 +165,26 @@ async def run_phase(
     out, _ = await publisher.communicate()
     if publisher.returncode != 0:
         raise RuntimeError("publisher failed")
+    await churner
     published = json.loads(out.decode().strip().splitlines()[-1])
     expected = published["ids"]
     expected_set = set(expected)
 
     deadline = time.monotonic() + drain
-    while time.monotonic() < deadline:
-        if all(expected_set <= c.latency.keys() for c in pool):
-            break
+    while time.monotonic() < deadline and not all(c.has_all(expected_set) for c in pool):
         await asyncio.sleep(0.1)
-    for client in pool:
-        client.task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await client.task
-        await client.ws.close()
+    await asyncio.gather(*(_stop(c) for c in pool))
 
     live = sum(len(expected_set & c.latency.keys()) for c in pool)
-    # Catch up: reconnect from just before the first gap and take what the outbox replays.
-    missing_clients = [c for c in pool if not expected_set <= c.latency.keys()]
+    # Clients still missing events reconnect from just before their first gap (outbox replay).
+    missing_clients = [c for c in pool if not c.has_all(expected_set)]
     for client in missing_clients:
-        missing = sorted(expected_set - client.latency.keys())
-        ws = await _connect(f"{ws_url}?after={missing[0] - 1}", headers)
-        task = asyncio.create_task(_client_loop(client, ws, tag, client.recovered))
+        first_gap = min(expected_set - client.latency.keys() - client.recovered)
+        await _resume(client, ws_url, headers, tag, first_gap - 1)
         until = time.monotonic() + 30
-        while time.monotonic() < until and not set(missing) <= client.recovered:
+        while time.monotonic() < until and not client.has_all(expected_set):
             await asyncio.sleep(0.05)
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await task
-        await ws.close()
+        await _stop(client)
     after_replay = sum(len(expected_set & (c.latency.keys() | c.recovered)) for c in pool)
 
     latencies = [v for c in pool for k, v in c.latency.items() if k in expected_set]
@@ -169,6 +195,13 @@ async def run_phase(
         for k, v in c.latency.items():
             if k in position:
                 by_tenth[position[k]].append(v)
+    # Per event: when the first client got it (the path up to the fan-out) and the spread to the last.
+    per_event: dict[int, list[float]] = {}
+    for c in pool:
+        for k, v in c.latency.items():
+            per_event.setdefault(k, []).append(v)
+    firsts = [min(v) for v in per_event.values()]
+    spreads = [max(v) - min(v) for v in per_event.values()]
     total = len(expected) * clients
     ms = lambda s: round(s * 1000, 2)  # noqa: E731
     return {
@@ -180,13 +213,19 @@ async def run_phase(
         "delivered_after_replay": after_replay,
         "delivered_ratio_live": round(live / total, 6),
         "delivered_ratio": round(after_replay / total, 6),
-        "clients_that_replayed": len(missing_clients),
+        "clients_dropped_mid_run": len(churned),
+        "clients_caught_up_after_run": len(missing_clients),
+        "frames_delivered_by_replay": sum(len(expected_set & (c.recovered - c.latency.keys())) for c in pool),
         "latency_ms": {
             "p50": ms(_percentile(latencies, 0.50)),
             "p95": ms(_percentile(latencies, 0.95)),
             "p99": ms(_percentile(latencies, 0.99)),
             "max": ms(max(latencies)) if latencies else None,
             "p50_by_tenth_of_run": [ms(_percentile(t, 0.5)) for t in by_tenth],
+            "first_client_p50": ms(_percentile(firsts, 0.5)),
+            "first_client_p95": ms(_percentile(firsts, 0.95)),
+            "first_to_last_spread_p50": ms(_percentile(spreads, 0.5)),
+            "first_to_last_spread_p95": ms(_percentile(spreads, 0.95)),
         },
     }
 
@@ -254,6 +293,12 @@ def main() -> int:
     parser.add_argument("--rate", type=float, default=25.0, help="events per second published")
     parser.add_argument("--server", choices=["daphne", "uvicorn"], default="daphne")
     parser.add_argument("--drain", type=float, default=15.0, help="seconds to wait for stragglers")
+    parser.add_argument(
+        "--churn",
+        type=float,
+        default=0.1,
+        help="fraction of the N clients dropped for 1 s mid-run (reconnect with ?after=)",
+    )
     parser.add_argument("--publish", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--tag", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -280,7 +325,7 @@ def main() -> int:
     server = _start_server(args.server, port)
     try:
         _wait_ready(base)
-        phase = dict(base=base, headers=headers, events=args.events, rate=args.rate, drain=args.drain)
+        phase = dict(base=base, headers=headers, events=args.events, rate=args.rate, drain=args.drain, churn=args.churn)
         baseline = asyncio.run(run_phase(clients=1, **phase))
         fanout = asyncio.run(run_phase(clients=args.clients, **phase))
     finally:

@@ -13,10 +13,13 @@
  *   });
  *   conn.lastId();  conn.status();  conn.close();
  *
+ * Pass `after` (e.g. the newest event id in the server-rendered page) so that a drop before the
+ * first frame loses nothing; without it the first connection starts at the live end.
  * On a drop it reconnects with exponential backoff (with jitter) and asks for ?after=<last id>,
  * so the server replays what was missed before live frames. Frames are de-duplicated by id, so
  * onFrame never sees an id twice. Close code 4401 (not signed in) stops reconnecting and reports
- * "unauthorized"; 4400 (bad request) stops with "closed". Several pages' panels may each call connect(); each gets its own socket.
+ * "unauthorized"; 4400 (bad request) stops with "closed". Several panels of a page may each
+ * call connect(); each gets its own socket.
  */
 (function (global) {
   "use strict";
