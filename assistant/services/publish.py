@@ -15,6 +15,7 @@ from assistant.services.principals import resolve_principals
 from core.access import APPROVER, has_scopes
 from core.audit import audit_record
 from core.errors import Conflict, Forbidden, NotFound
+from core.models import ServiceAccount
 
 S = DraftStatus
 
@@ -26,7 +27,11 @@ def _authorise_publisher(draft: Draft, actor: AbstractBaseUser) -> None:
     if actor.pk == draft.owner_id:
         raise Forbidden("Separation of duties: the author cannot publish their own draft.", code="separation_of_duties")
     config = get_config()
-    is_release = bool(config.release_username) and actor.get_username() == config.release_username
+    is_release = (
+        bool(config.release_username)
+        and actor.get_username() == config.release_username
+        and ServiceAccount.objects.filter(user=actor, role=ServiceAccount.Role.RELEASE).exists()
+    )
     if not (has_scopes(actor, [APPROVER]) or is_release):
         raise Forbidden("Publishing requires scope approver or the release principal.", code="missing_scope")
 

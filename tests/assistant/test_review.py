@@ -165,3 +165,15 @@ def test_only_the_author_requests_a_review(operator, make_user):
     draft = make_tested_draft(operator)
     with pytest.raises(Forbidden):
         draft_agent_review(draft=draft, actor=make_user("mallory", "operator"), engine=approve())
+
+
+def test_naming_yourself_release_in_the_config_does_not_let_you_publish(operator, approver, make_user):
+    from assistant.services.drafts import draft_approve
+    from core.errors import Forbidden
+
+    mallory = make_user("mallory", "operator")
+    set_config(release_username="mallory")
+    draft = draft_approve(draft=make_tested_draft(operator), actor=approver)
+    with pytest.raises(Forbidden):
+        draft_publish(draft=draft, actor=mallory)
+    assert Draft.objects.get(pk=draft.pk).status == "approved"
