@@ -54,7 +54,11 @@ def draft_create(
 def draft_update(
     *, draft: Draft, actor: AbstractBaseUser, name: str | None = None, spec: dict[str, Any] | None = None
 ) -> Draft:
-    """An edit makes a new candidate: back to `draft`, version + 1, reports and reviews cleared."""
+    """An edit makes a new candidate: back to `draft`, version + 1, reports and reviews cleared.
+
+    Only the author edits: whoever shaped a candidate must never be the one to approve it."""
+    if actor.pk != draft.owner_id:
+        raise Forbidden("Only the draft's author can edit it.", code="separation_of_duties")
     with transaction.atomic():
         draft = Draft.objects.select_for_update().get(pk=draft.pk)
         if draft.status in DRAFT_BUSY:

@@ -204,3 +204,10 @@ def test_every_change_is_a_draft_updated_event(operator):
         ("draft", 2),
     ]
     assert payloads[0] == {"draft_id": draft.pk, "type": "skill", "name": "s", "status": "draft", "version": 1}
+
+
+def test_only_the_author_edits_so_an_editor_never_approves_their_own_words(operator, admin_user):
+    draft = make_tested_draft(operator)
+    with pytest.raises(Forbidden):
+        draft_update(draft=draft, actor=admin_user, spec=TOOL_SPEC)
+    assert Draft.objects.get(pk=draft.pk).status == S.TESTED
