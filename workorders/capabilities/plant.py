@@ -2,12 +2,13 @@
 
 from typing import Any
 
+from django.db.models import Q
 from pydantic import BaseModel, Field, model_validator
 
 from core.access import OPERATOR
 from core.capabilities import CapabilityContext, Tier, capability
 from core.errors import InvalidInput
-from sentinel.models import SignalDefinition
+from sentinel.models import Cell, SignalDefinition
 from workorders import selectors
 
 
@@ -93,3 +94,35 @@ def get_signal_anomalies(ctx: CapabilityContext, params: CellInput) -> dict[str,
     cell = selectors.get_cell(params.cell_id)
     anomalies = selectors.cell_anomalies(cell)
     return {"cell_id": cell.pk, "anomalies": anomalies, "summary": f"{len(anomalies)} alarm(s) on {cell.tag}"}
+
+
+class FindCellsInput(BaseModel):
+    query: str = Field(default="", max_length=100, description="Tag or name fragment, e.g. 'P-02' or 'pump'.")
+    limit: int = Field(default=20, ge=1, le=100)
+
+
+@capability(
+    "workorders.find_cells",
+    description="Find equipment cells by tag or name (e.g. 'P-02'); returns ids to use with the other tools.",
+    input=FindCellsInput,
+    tier=Tier.READ,
+    scopes=(OPERATOR,),
+)
+def find_cells(ctx: CapabilityContext, params: FindCellsInput) -> dict[str, Any]:
+    query = params.query.strip()
+    cells = Cell.objects.select_related("line__site").order_by("tag")
+    if query:
+        cells = cells.filter(Q(tag__iexact=query) | Q(tag__icontains=query) | Q(name__icontains=query))
+    rows = [
+        {
+            "cell_id": c.pk,
+            "tag": c.tag,
+            "name": c.name,
+            "equipment_type": c.equipment_type,
+            "line": c.line.name,
+            "site": c.line.site.name,
+            "onboarding_complete": c.onboarding_complete,
+        }
+        for c in cells[: params.limit]
+    ]
+    return {"cells": rows, "summary": f"{len(rows)} cell(s) match {query!r}" if query else f"{len(rows)} cell(s)"}
