@@ -24,7 +24,7 @@ def _history(spec, signal_id: int, tag: str, rng: random.Random, now) -> list[tu
     steps = HISTORY_HOURS * 3600 // HISTORY_STEP_SECONDS
     rows = []
     for i in range(steps):
-        t = now - timedelta(seconds=(steps - i) * HISTORY_STEP_SECONDS)
+        t = now - timedelta(seconds=(steps - 1 - i) * HISTORY_STEP_SECONDS)  # the last one is now
         swing = 0.01 * spec.nominal * math.sin(2 * math.pi * i / (steps / 2))
         drift = 0.15 * i / steps if (tag, spec.key) == ("P-02", "vibration_mm_s") else 0.0
         value = spec.nominal - (0.15 if drift else 0.0) + drift + swing + rng.gauss(0, spec.noise)
