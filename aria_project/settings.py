@@ -148,6 +148,7 @@ ARIA_EVENTS_TAIL_SECONDS = env.float("ARIA_EVENTS_TAIL_SECONDS", default=2.0)
 CELERY_BEAT_SCHEDULE = {
     "sentinel-scan": {"task": "sentinel.scan", "schedule": ARIA_SENTINEL_INTERVAL},
     "orchestrator-poll-jobs": {"task": "orchestrator.poll_jobs", "schedule": ARIA_PLAN_POLL_INTERVAL},
+    "assistant-expire-runs": {"task": "assistant.expire_stale_runs", "schedule": 60.0},
 }
 
 # --- Engines ----------------------------------------------------------------------------------
