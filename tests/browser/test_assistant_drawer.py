@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
-
-pytest.importorskip("playwright")
 from playwright.sync_api import expect
 
 from tests.browser.live_server import start_live_server
 
-CHROMIUM = Path(os.environ.get("ARIA_CHROMIUM", "/usr/bin/chromium"))
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} is missing"),
-]
+pytestmark = pytest.mark.browser
 SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "screenshots" / "ask-aria-drawer.png"
 
 SETUP_P02 = """
@@ -39,21 +32,16 @@ def server(tmp_path_factory):
 
 
 @pytest.fixture
-def page(server):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=["--no-sandbox", "--disable-gpu"]
-        )
-        context = browser.new_context(base_url=server.url, viewport={"width": 1280, "height": 900})
-        page = context.new_page()
-        page.set_default_timeout(20_000)
-        errors: list[str] = []
-        page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-        page.console_errors = errors
-        yield page
-        browser.close()
+def page(browser, server):
+    """A tab on this module's server, from the one session-wide browser (tests/browser/conftest.py)."""
+    context = browser.new_context(base_url=server.url, viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    errors: list[str] = []
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.console_errors = errors
+    yield page
+    context.close()
 
 
 def login(page, server, username, *scopes):

@@ -4,8 +4,6 @@ the status arriving live over /ws/events; a gated ask shown to an approver."""
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import aria_server, browser, page  # noqa: F401  (fixtures)
-
 
 def login(tab, url, username, password):
     tab.goto("/login/?next=/plans/")
@@ -16,7 +14,7 @@ def login(tab, url, username, password):
 
 
 @pytest.mark.browser
-def test_plans_page_draft_approve_execute_live(page, aria_server):  # noqa: F811
+def test_plans_page_draft_approve_execute_live(page, aria_server):
     aria_server.create_user("pia", "plans-page-pass-1", "operator")
     errors: list[str] = []
     page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
