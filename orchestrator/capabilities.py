@@ -64,11 +64,25 @@ def _compact_plan(plan: Any) -> dict[str, Any]:
         "context_refs": plan.context_refs,
         "error": plan.error,
         "steps": [
-            {"id": s.pk, "order": s.order, "capability": s.capability, "status": s.status, "error": s.error}
+            {
+                "id": s.pk,
+                "order": s.order,
+                "capability": s.capability,
+                "inputs": s.inputs,
+                "depends_on": s.depends_on,
+                "status": s.status,
+                "error": s.error,
+            }
             for s in steps
         ],
         "open_interactions": [
-            {"id": i.pk, "kind": i.kind, "question": i.question, "required_scope": i.required_scope}
+            {
+                "id": i.pk,
+                "kind": i.kind,
+                "question": i.question,
+                "required_scope": i.required_scope,
+                "coordinator_approvable": i.coordinator_approvable,
+            }
             for i in plan.interactions.all()
             if i.status == "open"
         ],
@@ -115,7 +129,14 @@ def list_pending_interactions(ctx: CapabilityContext, params: ListPlansInput) ->
     from orchestrator.selectors import interactions_needing
 
     return [
-        {"id": i.pk, "plan_id": i.plan_id, "kind": i.kind, "question": i.question, "required_scope": i.required_scope}
+        {
+            "id": i.pk,
+            "plan_id": i.plan_id,
+            "kind": i.kind,
+            "question": i.question,
+            "required_scope": i.required_scope,
+            "coordinator_approvable": i.coordinator_approvable,
+        }
         for i in interactions_needing(ctx.user)[: params.limit]
     ]
 
@@ -161,3 +182,7 @@ def get_agent_runs(ctx: CapabilityContext, params: AgentRunsInput) -> list[dict[
         }
         for run in qs.order_by("-id")[: params.limit]
     ]
+
+
+# The coordinator's other read tools and the specialist runner register on import.
+from orchestrator import read_tools, specialists  # noqa: E402, F401

@@ -75,6 +75,9 @@ class Interaction(models.Model):
     options = models.JSONField(default=list, blank=True)
     evidence = models.JSONField(default=dict, blank=True)
     required_scope = models.CharField(max_length=40, blank=True)  # set: a different human holding it must answer
+    # Set by the executor: a bounded non-gated checkpoint (read/safe permission, quality-gate confirm)
+    # that the coordinator may decide for the owner. Everything else is answered by a human directly.
+    coordinator_approvable = models.BooleanField(default=False)
     answer = models.JSONField(null=True, blank=True)
     answered_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

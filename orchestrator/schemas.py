@@ -59,6 +59,7 @@ def interaction_out(interaction: Interaction) -> dict[str, Any]:
         "options": interaction.options,
         "evidence": interaction.evidence,
         "required_scope": interaction.required_scope,
+        "coordinator_approvable": interaction.coordinator_approvable,
         "status": interaction.status,
         "answer": interaction.answer,
         "answered_by": interaction.answered_by.get_username() if interaction.answered_by_id else None,

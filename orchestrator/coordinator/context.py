@@ -9,22 +9,18 @@ from django.contrib.auth.models import AbstractBaseUser
 from core.capabilities import Tier, registry
 from orchestrator.capabilities import _compact_plan
 from orchestrator.choices import PLAN_FINISHED
+from orchestrator.coordinator.profiles import PROFILES
 from orchestrator.models import CoordinatorTurn
 from orchestrator.selectors import interactions_needing, plans_for
 
-SPECIALISTS = {
-    "investigator": "root-cause analysis of a work order (workorders.start_investigation)",
-    "kb_builder": "equipment knowledge questions about a cell (workorders.ask_kb_builder)",
-    "work_order_generator": "repair order writing after an RCA (not delegable here yet)",
-    "authoring_assistant": "new tools, skills, prompts and workflows (not delegable here yet)",
-}
-# Delegable profiles: the capability a delegated step runs (its allowlist is that one capability).
-DELEGATE_TO = {"investigator": "workorders.start_investigation", "kb_builder": "workorders.ask_kb_builder"}
 READ_TOOLS = (
     "orchestrator.list_plans",
     "orchestrator.get_plan",
     "orchestrator.list_pending_interactions",
     "orchestrator.get_agent_runs",
+    "orchestrator.list_approvals",
+    "orchestrator.list_conversation_events",
+    "orchestrator.read_drafts",
     "workorders.get_work_orders",
     "workorders.get_work_order",
     "workorders.get_signal_anomalies",
@@ -55,9 +51,11 @@ def build_context_packet(user: AbstractBaseUser, conversation: str) -> dict[str,
                 "kind": i.kind,
                 "question": i.question,
                 "required_scope": i.required_scope,
+                "coordinator_approvable": i.coordinator_approvable,
             }
             for i in interactions_needing(user)
         ],
         "tools": read_tools(),
-        "specialists": SPECIALISTS,
+        "conversation_id": conversation,
+        "specialists": {name: profile.packet() for name, profile in PROFILES.items()},
     }

@@ -11,13 +11,13 @@ from core.audit import audit_record
 from core.capabilities import registry
 from core.errors import DomainError
 from orchestrator.choices import PlanStatus
-from orchestrator.coordinator.context import DELEGATE_TO
+from orchestrator.coordinator.profiles import PROFILES, RUN_SPECIALIST
 from orchestrator.coordinator.schema import Action
 from orchestrator.models import Interaction, Plan
 from orchestrator.planning import normalize_refs
 from orchestrator.planning.validation import ref_values, validate_inputs
 from orchestrator.services.executor import plan_start
-from orchestrator.services.interactions import interaction_answer
+from orchestrator.services.interactions import interaction_answer, interaction_request_approval
 from orchestrator.services.plans import plan_cancel, plan_create, plan_transition, plan_updated
 
 
@@ -35,15 +35,23 @@ def plan_attach_guidance(*, plan: Plan, text: str, actor: AbstractBaseUser) -> P
 
 
 def delegate_step(action: Action, refs: list[dict[str, Any]]) -> dict[str, Any]:
-    """The one step a delegated profile runs (its allowlist), inputs filled from refs and the text."""
-    name = DELEGATE_TO.get(action.profile)
-    cap = registry.get(name) if name else None
-    if cap is None:
-        raise KeyError(f"no delegable capability for profile {action.profile!r}")
+    """The one step a delegated profile runs, inputs filled from refs and the text (schema-checked)."""
+    profile = PROFILES.get(action.profile)
+    if profile is None:
+        raise KeyError(f"unknown profile {action.profile!r}; delegable: {', '.join(PROFILES)}")
     values = ref_values(refs)
+    task = action.text or action.goal
+    if profile.capability == RUN_SPECIALIST:
+        return {
+            "capability": RUN_SPECIALIST,
+            "inputs": validate_inputs(RUN_SPECIALIST, {"profile": profile.name, "task": task, "context": values}),
+        }
+    cap = registry.get(profile.capability)
+    if cap is None:
+        raise KeyError(f"{profile.capability} is not registered")
     inputs = {field: values[field] for field in cap.input.model_fields if field in values}
     if "question" in cap.input.model_fields:
-        inputs["question"] = action.text
+        inputs["question"] = task
     return {"capability": cap.name, "inputs": validate_inputs(cap.name, inputs)}
 
 
@@ -86,11 +94,19 @@ def _execute(action: Action, user: AbstractBaseUser) -> dict[str, Any]:
             return {
                 "ok": True,
                 "interaction_id": ask.pk,
+                "plan_id": ask.plan_id,
                 "question": ask.question,
                 "required_scope": ask.required_scope,
             }
         ask = interaction_answer(interaction=ask, actor=user, decision=action.decision)
-        return {"ok": True, "interaction_id": ask.pk, "decision": action.decision}
+        return {"ok": True, "interaction_id": ask.pk, "plan_id": ask.plan_id, "decision": action.decision}
+    if kind == "request_approval":
+        ask = interaction_request_approval(
+            interaction=Interaction.objects.select_related("plan").get(pk=action.interaction_id),
+            actor=user,
+            note=action.text,
+        )
+        return {"ok": True, "interaction_id": ask.pk, "plan_id": ask.plan_id, "required_scope": ask.required_scope}
     plan = Plan.objects.get(pk=action.plan_id)
     if kind == "pause_plan":
         plan = plan_transition(plan=plan, to_status=PlanStatus.PAUSED, actor=user, reason="paused from the coordinator")

@@ -1,96 +1,231 @@
-"""The offline coordinator: inspects plans and asks with read tools, then proposes from that state.
+"""The offline coordinator model: it inspects state with read tools and proposes from what it saw.
 
-The user's words only pick an intent from a small verb lexicon (stop / apply / again / explain);
-which plan or ask to act on, and whether anything is there to act on, comes from the tool
-results it inspected — and the deterministic validator decides what is actually allowed.
+What it reads from the message is only what any model would: the dialogue act (a question, a
+restraint such as "don't … yet", a halt, a directive), content the user adds (a constraint after a
+colon, a change after "but"), a comparative size ("smaller"), and which specialist roles of the
+context packet the message names. Everything else comes from tool results: which plan "that one"
+is (the plan the conversation last acted on, else the newest active one), whether an ask is open,
+coordinator-approvable, gated or already requested, whether it was already decided, what failed
+and why, which profile ran the stopped work and which smaller one covers it, which work order
+"this" is. The same words in a different state give a different action plan (see the scenario
+tests), and the deterministic validator still decides what is allowed.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
 
 from core.agents.engines.fake import FakeReply, FakeState, fake_policy
 
-INTENTS = [
-    ("stop", re.compile(r"\b(stop|cancel|abort|halt)\b", re.I)),
-    ("pause", re.compile(r"\b(pause|hold)\b", re.I)),
-    ("apply", re.compile(r"\b(apply|approve|go ahead|accept)\b", re.I)),
-    ("guide", re.compile(r"\b(constraint|also|make sure)\b", re.I)),
-    ("reuse", re.compile(r"\b(previous|last) (plan|run)\b.*\b(but|change|with)\b", re.I)),
-    ("again", re.compile(r"\b(again|re-?run|retry)\b", re.I)),
-]
+MARKER = "COORDINATOR_CONTEXT_JSON:"
+ACTIVE = ("running", "paused", "approved", "draft")
+INTERROGATIVE = {"what", "why", "how", "when", "which", "who", "where", "is", "are", "did", "does", "was", "can"}
+RESTRAINT = re.compile(r"\b(don'?t|do not|not yet|no need)\b", re.I)
+HALT = re.compile(r"\b(stop|cancel|abort|halt)\b", re.I)
+SMALLER = re.compile(r"\b(smaller|lighter|cheaper|faster)\b", re.I)
+SIZES = {"small": 1, "large": 2}
 
 
-def _intent(text: str) -> str:
-    for name, pattern in INTENTS:
-        if pattern.search(text):
-            return name
-    return "explain"
+def _signals(message: str, specialists: dict[str, Any]) -> dict[str, Any]:
+    text = message.strip()
+    words = re.findall(r"[a-z']+", text.lower())
+    named = [
+        name
+        for name, p in specialists.items()
+        if any(re.search(rf"\b{re.escape(role)}", text, re.I) for role in p.get("roles", []))
+    ]
+    return {
+        "question": text.endswith("?") or (bool(words) and words[0] in INTERROGATIVE),
+        "restraint": bool(RESTRAINT.search(text)),
+        "halt": bool(HALT.search(text)),
+        "smaller": bool(SMALLER.search(text)),
+        "addition": text.split(":", 1)[1].strip() if ":" in text else "",
+        "change": re.split(r"\bbut\b", text, maxsplit=1, flags=re.I)[1].strip()
+        if re.search(r"\bbut\b", text, re.I)
+        else "",
+        "named": named,
+    }
 
 
-def _submit(summary: str, actions: list[dict], plan_ids: list[int]) -> FakeReply:
-    return FakeReply(
-        tool_calls=[
-            (
-                "submit_action_plan",
-                {
-                    "summary": summary,
-                    "rationale": "from inspected state",
-                    "actions": actions,
-                    "references": {"plan_ids": plan_ids},
-                },
-            )
-        ]
-    )
+def _submit(summary: str, actions: list[dict], refs: dict[str, list[int]], rationale: str) -> FakeReply:
+    plan = {"summary": summary, "rationale": rationale, "actions": actions, "references": refs}
+    return FakeReply(tool_calls=[("submit_action_plan", plan)])
+
+
+def _focus(plans: list[dict], events: list[dict]) -> dict | None:
+    """'That one': the plan the conversation last acted on or cited, else the newest active, else newest."""
+    by_id = {p["id"]: p for p in plans}
+    for event in reversed(events):
+        for plan_id in [a.get("plan_id") for a in reversed(event["actions"])] + event.get("plan_ids", []):
+            if plan_id in by_id:
+                return by_id[plan_id]
+    active = [p for p in plans if p["status"] in ACTIVE]
+    return active[0] if active else (plans[0] if plans else None)
+
+
+def _refs(plan: dict | None) -> list[str]:
+    return [f"{r['type']}:{r['id']}" for r in (plan or {}).get("context_refs", [])]
 
 
 @fake_policy("coordinator")
 def coordinator(state: FakeState) -> FakeReply:
+    message, _, raw = state.user_text.partition(MARKER)
+    packet = json.loads(raw) if raw else {}
     if not state.called("list_plans"):
-        return FakeReply(tool_calls=[("list_plans", {"limit": 10}), ("list_pending_interactions", {})])
-    plans = state.result("list_plans") or []
-    asks = state.result("list_pending_interactions") or []
-    message = state.user_text.split("COORDINATOR_CONTEXT_JSON:", 1)[0]
-    intent = _intent(message)
-    active = [p for p in plans if p["status"] in ("running", "paused", "approved", "draft")]
-    latest = plans[0] if plans else None
-    if intent in ("stop", "pause") and active:
-        target = active[0]
-        kind = "cancel_plan" if intent == "stop" else "pause_plan"
-        return _submit(f"Stopping plan {target['id']}.", [{"type": kind, "plan_id": target["id"]}], [target["id"]])
-    if intent == "apply":
-        own = [a for a in asks if not a["required_scope"]]
-        if own:
-            return _submit(
-                "Approving the pending step.",
-                [{"type": "decide_approval", "interaction_id": own[0]["id"], "decision": "approve"}],
-                [own[0]["plan_id"]],
-            )
-        gated = [i for p in active for i in p["open_interactions"] if i["required_scope"]]
-        if gated:
-            return _submit(
-                "This needs another approver.", [{"type": "present_approval", "interaction_id": gated[0]["id"]}], []
-            )
-    if intent in ("again", "reuse") and latest is not None:
-        change = re.split(r"\bbut\b", message, maxsplit=1, flags=re.I)[-1].strip() if intent == "reuse" else ""
-        goal = f"{latest['goal']} — {change}" if change else latest["goal"]
-        refs = [f"{r['type']}:{r['id']}" for r in latest["context_refs"]]
-        action = {"type": "create_plan", "goal": goal, "context_refs": refs, "explicit_request": True}
-        return _submit(f"Drafting plan '{goal}'.", [action], [latest["id"]])
-    if intent == "guide" and active:
-        return _submit(
-            "Added your constraint.",
-            [{"type": "attach_guidance", "plan_id": active[0]["id"], "text": message.strip()}],
-            [active[0]["id"]],
+        return FakeReply(
+            thinking="Inspect plans, open asks, decided approvals and this conversation before deciding.",
+            tool_calls=[
+                ("list_plans", {"limit": 10}),
+                ("list_pending_interactions", {}),
+                ("list_approvals", {"limit": 20}),
+                ("list_conversation_events", {"conversation": packet.get("conversation_id", "default")}),
+            ],
         )
-    if latest is None:
-        return _submit("There are no plans yet.", [{"type": "answer", "text": "You have no plans yet."}], [])
+    plans = state.result("list_plans") or []
+    pending = state.result("list_pending_interactions") or []
+    approvals = state.result("list_approvals") or []
+    events = state.result("list_conversation_events") or []
+    signals = _signals(message, packet.get("specialists", {}))
+    focus = _focus(plans, events)
+    refs = {"plan_ids": [focus["id"]] if focus else [], "conversation_event_ids": [e["event_id"] for e in events][-3:]}
+
+    if signals["question"] or signals["restraint"]:
+        return _explain(state, focus, refs, pending)
+    if signals["halt"]:
+        return _halt(state, focus, refs, signals, packet.get("specialists", {}))
+    if len(signals["named"]) > 1 or (signals["named"] and not focus):
+        return _delegate(state, focus, refs, signals, packet.get("specialists", {}))
+    if signals["addition"] and focus and focus["status"] in ACTIVE:
+        action = {"type": "attach_guidance", "plan_id": focus["id"], "text": signals["addition"]}
+        return _submit(f"Guidance for plan {focus['id']}.", [action], refs, f"plan {focus['id']} is {focus['status']}")
+    if signals["change"] and focus:
+        goal = f"{focus['goal']} — {signals['change']}"
+        action = {"type": "create_plan", "goal": goal, "context_refs": _refs(focus), "explicit_request": True}
+        return _submit(f"A new draft from plan {focus['id']}.", [action], refs, "the user asked for a changed copy")
+    # the focus plan's own open asks (gated ones wait on someone else, so they are not "pending" for me)
+    mine = [{**a, "plan_id": focus["id"]} for a in focus["open_interactions"]] if focus else []
+    mine = mine or [a for a in pending if focus is None or a["plan_id"] == focus["id"]] or pending
+    if mine:
+        return _decide(mine[0], approvals, refs)
+    decided = [a for a in approvals if focus and a["plan_id"] == focus["id"] and a["status"] == "answered"]
+    if decided:
+        last = decided[0]
+        text = (
+            f"Nothing to apply: interaction {last['id']} on plan {last['plan_id']} was already decided "
+            f"({last['decision']}) by {last['decided_by']} at {last['decided_at']}; the plan is {last['plan_status']}."
+        )
+        return _submit("Already decided earlier.", [{"type": "answer", "text": text}], refs, "list_approvals")
+    return _explain(state, focus, refs, pending)
+
+
+def _decide(ask: dict, approvals: list[dict], refs: dict) -> FakeReply:
+    if ask.get("coordinator_approvable"):
+        action = {"type": "decide_approval", "interaction_id": ask["id"], "decision": "approve"}
+        return _submit("Approving the checkpoint.", [action], refs, "a coordinator-approvable checkpoint is open")
+    actions = [{"type": "present_approval", "interaction_id": ask["id"]}]
+    requested = any(a["id"] == ask["id"] and a["approval_requested"] for a in approvals)
+    if ask.get("required_scope") and not requested:
+        actions.append({"type": "request_approval", "interaction_id": ask["id"], "text": "Needed to continue."})
+    why = f"interaction {ask['id']} needs {'scope ' + ask['required_scope'] if ask['required_scope'] else 'you'}"
+    return _submit("This needs a human decision.", actions, refs, why)
+
+
+def _halt(state: FakeState, focus: dict | None, refs: dict, signals: dict, specialists: dict) -> FakeReply:
+    if focus is None or focus["status"] not in ACTIVE:
+        text = f"Nothing is running to stop; plan {focus['id']} is {focus['status']}." if focus else "No plans."
+        return _submit("Nothing to stop.", [{"type": "answer", "text": text}], refs, "no active plan")
+    actions = [{"type": "cancel_plan", "plan_id": focus["id"]}]
+    summary = f"Stopping plan {focus['id']}."
+    if signals["smaller"]:
+        if not state.called("get_plan"):
+            return FakeReply(tool_calls=[("get_plan", {"plan_id": focus["id"]})])
+        plan = state.result("get_plan") or focus
+        ran = _profile_that_ran(plan, specialists)
+        current = specialists.get(ran, {})
+        smaller = [
+            name
+            for name, p in specialists.items()
+            if p["covers"] == current.get("covers") and SIZES[p["size"]] < SIZES[current.get("size", "small")]
+        ]
+        if smaller:
+            actions.append(
+                {"type": "delegate", "profile": smaller[0], "goal": plan["goal"], "text": plan["goal"],
+                 "context_refs": _refs(plan), "explicit_request": True}
+            )  # fmt: skip
+            summary += f" Re-delegating to {smaller[0]} ({specialists[smaller[0]]['model_use_case']})."
+        else:
+            summary += f" No smaller profile covers what {ran or 'it'} did."
+    return _submit(summary, actions, refs, f"plan {focus['id']} is {focus['status']}")
+
+
+def _profile_that_ran(plan: dict, specialists: dict) -> str:
+    for step in plan.get("steps", []):
+        named = (step.get("inputs") or {}).get("profile")
+        if named in specialists:
+            return named
+        for name, p in specialists.items():
+            if step["capability"] in p["tools"] and len(p["tools"]) == 1:
+                return name
+    return ""
+
+
+def _delegate(state: FakeState, focus: dict | None, refs: dict, signals: dict, specialists: dict) -> FakeReply:
+    """Named roles → one plan: a research step from the subject's state, then a dependent review."""
+    subject = _refs(focus) if focus else []
+    if not subject:
+        if not state.called("get_work_orders"):
+            return FakeReply(tool_calls=[("get_work_orders", {"limit": 5})])
+        orders = (state.result("get_work_orders") or {}).get("work_orders", [])
+        if not orders:
+            return _submit(
+                "Nothing to research.", [{"type": "ask_clarification", "text": "Which work order?"}], refs, "none"
+            )
+        wo = orders[0]
+        subject, refs = [f"work_order:{wo['id']}", f"cell:{wo['cell_id']}"], {**refs, "work_order_ids": [wo["id"]]}
+        covers = "investigation" if wo.get("status") == "detected" else "research"
+    else:
+        covers = "investigation"
+    named = signals["named"]
+    research = next((n for n in named if specialists[n]["covers"] == covers), None) or next(
+        (n for n, p in specialists.items() if p["covers"] == covers), None
+    )
+    reviewer = next((n for n in named if specialists[n]["covers"] == "review"), None)
+    actions = [{"type": "delegate", "profile": research, "text": "Research this: " + ", ".join(subject),
+                "context_refs": subject, "explicit_request": True}]  # fmt: skip
+    if reviewer:
+        actions.append({"type": "delegate", "profile": reviewer, "text": "Check the research result.",
+                        "context_refs": subject, "depends_on": [0], "explicit_request": True})  # fmt: skip
+    why = f"{subject} is the subject; its state calls for {covers}"
+    return _submit(f"Delegating to {' then '.join(a['profile'] for a in actions)}.", actions, refs, why)
+
+
+def _explain(state: FakeState, focus: dict | None, refs: dict, pending: list[dict]) -> FakeReply:
+    if focus is None:
+        return _submit("There are no plans yet.", [{"type": "answer", "text": "You have no plans yet."}], refs, "")
     if not state.called("get_plan"):
-        return FakeReply(tool_calls=[("get_plan", {"plan_id": latest["id"]})])
-    plan = state.result("get_plan") or latest
+        return FakeReply(tool_calls=[("get_plan", {"plan_id": focus["id"]})])
+    plan = state.result("get_plan") or focus
+    failed = [s for s in plan["steps"] if s["status"] == "failed"]
+    wo_ids = [r["id"] for r in plan.get("context_refs", []) if r["type"] == "work_order"] + [
+        s["inputs"]["work_order_id"] for s in failed if "work_order_id" in (s.get("inputs") or {})
+    ]
+    if failed and wo_ids and not state.called("get_agent_runs"):
+        return FakeReply(tool_calls=[("get_agent_runs", {"work_order_id": wo_ids[0], "limit": 3})])
     steps = ", ".join(f"{s['order']}. {s['capability']} ({s['status']})" for s in plan["steps"])
     text = f"Plan {plan['id']} '{plan['goal']}' is {plan['status']}. Steps: {steps}."
-    failed = [s for s in plan["steps"] if s["status"] == "failed"]
     if failed:
         text += f" Step {failed[0]['order']} failed: {failed[0]['error']}"
-    return _submit(f"Plan {plan['id']} is {plan['status']}.", [{"type": "answer", "text": text}], [plan["id"]])
+        runs = state.result("get_agent_runs") or []
+        if runs:
+            run = runs[0]
+            text += f" Last agent run {run['id']} ({run['agent']}) ended {run['finish_reason'] or run['status']}."
+        elif wo_ids:
+            text += f" No agent run was recorded for work order {wo_ids[0]}."
+    asks = [a for a in plan.get("open_interactions", [])] or [a for a in pending if a["plan_id"] == plan["id"]]
+    if asks:
+        text += f" Waiting on: {asks[0]['question']}"
+    if wo_ids:
+        refs = {**refs, "work_order_ids": wo_ids[:1]}
+    return _submit(f"Plan {plan['id']} is {plan['status']}.", [{"type": "answer", "text": text}], refs, "get_plan")

@@ -19,7 +19,7 @@ ActionType = Literal[
     "request_approval",
     "delegate",
 ]
-# What this build executes; the rest validate as "not supported" (never silently dropped).
+# What this build executes (every ActionType); anything else fails validation, never silently dropped.
 SUPPORTED = frozenset(
     {
         "answer",
@@ -31,6 +31,7 @@ SUPPORTED = frozenset(
         "create_plan",
         "present_approval",
         "decide_approval",
+        "request_approval",
         "delegate",
     }
 )

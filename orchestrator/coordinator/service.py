@@ -28,9 +28,11 @@ DEFAULT_PROMPT = f"""You are ARIA's coordinator. You have durable context (the p
 tools to inspect plans, asks and work orders, and bounded authority. Inspect before you act. Then
 call {FINISH} with a structured action plan: summary, rationale, actions, references (ids you
 inspected) and risk. Allowed actions: answer, ask_clarification, pause_plan, resume_plan,
-cancel_plan, attach_guidance, create_plan, present_approval, decide_approval (never for a gated
-approval). Never start a second plan for work already running; guide it instead. Only claim what
-a tool result shows."""
+cancel_plan, attach_guidance, create_plan, present_approval, request_approval (ask the approvers of
+an ask you cannot decide), decide_approval (only on asks marked coordinator_approvable; never
+gated), delegate (to a specialist profile of the packet; several with depends_on in one plan).
+Never start a second plan for work already running; guide it instead. Only claim what a tool
+result shows."""
 
 
 def _digest(previous_hash: str, body: dict[str, Any]) -> str:
@@ -74,10 +76,23 @@ def _messages(packet: dict[str, Any], message: str) -> list[dict[str, Any]]:
     return history
 
 
-def _compose_answer(plan: ActionPlan | None, verdict, executed: list[dict], tools: list[str], error: str) -> str:
-    inspected = f"Inspected: {', '.join(tools) or 'nothing'}."
+def _inspected(tool_calls: list[dict[str, Any]]) -> str:
+    """What the coordinator looked at, with what each tool returned (errors named)."""
+    if not tool_calls:
+        return "Inspected: nothing (no read tool was called)."
+    lines = [
+        f"{c['tool']}({json.dumps(c['args'], sort_keys=True)[:80]}) → {'ERROR ' if c['is_error'] else ''}{c['summary'][:120]}"
+        for c in tool_calls
+    ]
+    return "Inspected: " + "; ".join(lines) + "."
+
+
+def _compose_answer(
+    plan: ActionPlan | None, verdict, executed: list[dict], tool_calls: list[dict[str, Any]], error: str
+) -> str:
+    inspected = _inspected(tool_calls)
     if plan is None:
-        return f"I could not produce a valid action plan ({error}). {inspected}"
+        return f"I could not produce a valid action plan, so nothing was changed. What failed: {error}. {inspected}"
     claims_ok = all(c["ok"] for c in verdict.checks if c["check"] == "claim")
     parts = [plan.summary] if claims_ok else []
     for item in executed:
@@ -151,7 +166,8 @@ def coordinator_turn(
     repairs = sum(1 for s in steps if s.kind == "finish" and s.is_error)
     plan, error = None, ""
     if result.output is None:
-        error = result.run.error or f"the model ended with {result.finish_reason} and no action plan"
+        error = f"the model stopped ({result.finish_reason}) without an action plan"
+        error += f": {result.run.error}" if result.run.error else ""
     elif repairs > 1:
         error = f"the action plan was still invalid after one schema-repair turn ({repairs} invalid submissions)"
     else:
@@ -176,7 +192,7 @@ def coordinator_turn(
         context_packet=packet, tool_calls=tool_calls, action_plan=result.output if plan else None,
         repair_turns=repairs, validation=verdict.checks if verdict else [], executed=executed,
         references=plan.references.model_dump() if plan else {},
-        answer=_compose_answer(plan, verdict, executed, [c["tool"] for c in tool_calls], error),
+        answer=_compose_answer(plan, verdict, executed, tool_calls, error),
         error=error, agent_run_id=result.run.pk, finished_at=timezone.now(),
     )  # fmt: skip
     return _save_chained(turn)

@@ -16,12 +16,15 @@ from core.capabilities import CapabilityContext, dispatch
 from core.errors import DomainError
 from orchestrator.choices import PLAN_FINISHED, InteractionStatus, PlanStatus
 from orchestrator.coordinator.schema import SUPPORTED, Action, ActionPlan
-from orchestrator.models import Interaction, Plan
+from orchestrator.models import CoordinatorTurn, Interaction, Plan, PlanStep
 from orchestrator.planning import normalize_refs
+from orchestrator.read_tools import draft_read
 from orchestrator.selectors import interactions_visible_to, plans_for
 from orchestrator.services.interactions import check_may_answer
 
-CLAIM = re.compile(r"\b(applied|approved|cancell?ed|stopped|paused|resumed|created)\b", re.IGNORECASE)
+CLAIM = re.compile(
+    r"\b(applied|approved|cancell?ed|stopped|paused|resumed|created|requested|delegated)\b", re.IGNORECASE
+)
 CLAIM_BACKING = {
     "applied": {"decide_approval"},
     "approved": {"decide_approval"},
@@ -30,7 +33,9 @@ CLAIM_BACKING = {
     "stopped": {"cancel_plan", "pause_plan"},
     "paused": {"pause_plan"},
     "resumed": {"resume_plan"},
-    "created": {"create_plan"},
+    "created": {"create_plan", "delegate"},
+    "requested": {"request_approval"},
+    "delegated": {"delegate"},
 }
 
 
@@ -56,7 +61,7 @@ def _interaction(user: AbstractBaseUser, interaction_id: int | None) -> Interact
     return interactions_visible_to(user).filter(pk=interaction_id).first() if interaction_id else None
 
 
-def _state(action: Action, user: AbstractBaseUser) -> tuple[bool, str]:
+def _state(action: Action, user: AbstractBaseUser, superseded: set[int]) -> tuple[bool, str]:
     """Does the current state allow this action? (reason when not)"""
     kind = action.type
     if kind in ("answer", "ask_clarification"):
@@ -77,15 +82,22 @@ def _state(action: Action, user: AbstractBaseUser) -> tuple[bool, str]:
         if kind == "attach_guidance" and not action.text.strip():
             return False, "guidance needs text"
         return True, ""
-    if kind in ("present_approval", "decide_approval"):
+    if kind in ("present_approval", "decide_approval", "request_approval"):
         ask = _interaction(user, action.interaction_id)
         if ask is None:
             return False, f"interaction {action.interaction_id} does not exist or is not visible to you"
         if ask.status != InteractionStatus.OPEN:
             return False, f"interaction {ask.pk} was already decided ({(ask.answer or {}).get('decision')})"
+        if kind == "request_approval":
+            return _requestable(ask, user)
         if kind == "decide_approval":
             if ask.required_scope:
                 return False, "policy: a gated approval stays human (the approval console or the Plans page)"
+            if not ask.coordinator_approvable:
+                return False, (
+                    f"policy: interaction {ask.pk} is not a coordinator-approvable checkpoint "
+                    "(the executor marks only bounded read/safe permissions and quality-gate confirms); answer it yourself"
+                )
             if action.decision not in ("approve", "reject"):
                 return False, "decision must be approve or reject"
             try:
@@ -94,7 +106,7 @@ def _state(action: Action, user: AbstractBaseUser) -> tuple[bool, str]:
                 return False, exc.message
         return True, ""
     if kind == "delegate":
-        return _delegable(action, user)
+        return _delegable(action, user, superseded)
     if kind == "create_plan":
         if not action.goal.strip():
             return False, "a plan needs a goal"
@@ -102,11 +114,21 @@ def _state(action: Action, user: AbstractBaseUser) -> tuple[bool, str]:
             refs = normalize_refs(action.context_refs)
         except DomainError as exc:
             return False, exc.message
-        return _not_duplicate(user, action, refs)
+        return _not_duplicate(user, action, refs, superseded)
     return False, f"{kind} is not supported"
 
 
-def _delegable(action: Action, user: AbstractBaseUser) -> tuple[bool, str]:
+def _requestable(ask: Interaction, user: AbstractBaseUser) -> tuple[bool, str]:
+    """Request approval only of an ask someone else must decide, and only once."""
+    if not ask.required_scope:
+        return False, f"interaction {ask.pk} is yours to answer; present or decide it instead of requesting it"
+    requested_by = ask.evidence.get("approval_requested_by")
+    if requested_by:
+        return False, f"approval of interaction {ask.pk} was already requested by {requested_by}"
+    return True, ""
+
+
+def _delegable(action: Action, user: AbstractBaseUser, superseded: set[int]) -> tuple[bool, str]:
     from orchestrator.coordinator.execute import delegate_step
 
     try:
@@ -114,21 +136,25 @@ def _delegable(action: Action, user: AbstractBaseUser) -> tuple[bool, str]:
         delegate_step(action, refs)
     except (DomainError, ValidationError, KeyError) as exc:
         return False, f"cannot delegate to {action.profile!r}: {getattr(exc, 'message', exc)}"
-    return _not_duplicate(user, action, refs)
+    return _not_duplicate(user, action, refs, superseded)
 
 
-def _not_duplicate(user: AbstractBaseUser, action: Action, refs: list[dict[str, Any]]) -> tuple[bool, str]:
-    """No second plan for work already running: guide the running one instead."""
+def _not_duplicate(
+    user: AbstractBaseUser, action: Action, refs: list[dict[str, Any]], superseded: set[int]
+) -> tuple[bool, str]:
+    """No second plan for work already running: guide the running one instead. Plans this same
+    action plan stops first (`superseded`) no longer count as running."""
     wanted = {(r["type"], r["id"]) for r in refs}
     goal = " ".join((action.goal or action.text).lower().split())
-    for plan in plans_for(user).exclude(status__in=PLAN_FINISHED):
+    open_plans = plans_for(user).exclude(status__in=PLAN_FINISHED).exclude(pk__in=superseded)
+    for plan in open_plans:
         theirs = {(r["type"], r["id"]) for r in plan.context_refs}
         if (wanted and wanted & theirs) or " ".join(plan.goal.lower().split()) == goal:
             return (
                 False,
                 f"duplicate: plan {plan.pk} ({plan.status}) already covers this; attach guidance to it instead",
             )
-    if not action.explicit_request and plans_for(user).exclude(status__in=PLAN_FINISHED).exists():
+    if not action.explicit_request and open_plans.exists():
         return False, "no new workstream from a follow-up unless the user explicitly asks for one"
     return True, ""
 
@@ -141,7 +167,15 @@ def _references(plan: ActionPlan, user: AbstractBaseUser, verdict: Verdict) -> N
         result = dispatch("workorders.get_work_order", {"work_order_id": wo_id}, ctx=CapabilityContext(user=user))
         verdict.check(None, "reference.work_order", not result.is_error, f"work order {wo_id}: {result.message}")
     for draft_id in refs.draft_ids:
-        verdict.check(None, "reference.draft", False, f"draft {draft_id}: drafts cannot be verified in this build")
+        found = draft_read(user, draft_id)
+        reason = "" if found.get("draft") else f"draft {draft_id}: {found.get('error', 'not visible')}"
+        verdict.check(None, "reference.draft", not reason, reason)
+    for step_id in refs.step_ids:
+        ok = PlanStep.objects.filter(pk=step_id, plan__in=plans_for(user)).exists()
+        verdict.check(None, "reference.step", ok, f"step {step_id} not visible")
+    for event_id in refs.conversation_event_ids:
+        ok = CoordinatorTurn.objects.filter(pk=event_id, user=user).exists()
+        verdict.check(None, "reference.conversation_event", ok, f"conversation event {event_id} not visible")
 
 
 def _claims(plan: ActionPlan, verdict: Verdict) -> None:
@@ -155,6 +189,7 @@ def _claims(plan: ActionPlan, verdict: Verdict) -> None:
 def validate_action_plan(plan: ActionPlan, user: AbstractBaseUser) -> Verdict:
     verdict = Verdict()
     seen: set[tuple[Any, ...]] = set()
+    superseded: set[int] = set()  # plans an earlier allowed action of this plan stops
     for index, action in enumerate(plan.actions):
         if not verdict.check(index, "supported", action.type in SUPPORTED, f"{action.type} is not supported yet"):
             continue
@@ -163,9 +198,11 @@ def validate_action_plan(plan: ActionPlan, user: AbstractBaseUser) -> Verdict:
             if not verdict.check(index, "no_repeat", key not in seen, "the same action twice in one plan"):
                 continue
             seen.add(key)
-        ok, reason = _state(action, user)
+        ok, reason = _state(action, user, superseded)
         if verdict.check(index, "state", ok, reason):
             verdict.allowed.append(index)
+            if action.type == "cancel_plan" and action.plan_id:
+                superseded.add(action.plan_id)
     _references(plan, user, verdict)
     _claims(plan, verdict)
     return verdict

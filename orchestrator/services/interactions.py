@@ -33,7 +33,15 @@ REJECT_WORDS = {"reject", "deny", "no"}
 
 
 def _open(
-    plan: Plan, step: PlanStep, *, kind: str, question: str, evidence: dict, required_scope: str, options: list[str]
+    plan: Plan,
+    step: PlanStep,
+    *,
+    kind: str,
+    question: str,
+    evidence: dict,
+    required_scope: str,
+    options: list[str],
+    coordinator_approvable: bool = False,
 ) -> Interaction:
     interaction = Interaction.objects.create(
         plan=plan,
@@ -43,6 +51,7 @@ def _open(
         options=options,
         evidence=evidence,
         required_scope=required_scope,
+        coordinator_approvable=coordinator_approvable and not required_scope,
     )
     if Plan.objects.filter(pk=plan.pk, status=PlanStatus.RUNNING).exists():
         plan_transition(plan=plan, to_status=PlanStatus.PAUSED, actor=None, reason="")
@@ -84,6 +93,8 @@ def ask_permission(plan: Plan, step: PlanStep) -> Interaction | None:
             },
             required_scope=GATED_APPROVAL_SCOPE if gated else "",
             options=["approve", "reject"],
+            # bounded: a read/safe step has no mutation behind it; mutate and gated stay with a human
+            coordinator_approvable=Tier.parse(step.tier) <= Tier.SAFE,
         )
 
 
@@ -105,6 +116,7 @@ def ask_confirm(plan: Plan, step: PlanStep, *, evidence: dict[str, Any]) -> Inte
         evidence=evidence,
         required_scope="",
         options=["accept", "reject"],
+        coordinator_approvable=True,  # keep/skip an already-computed result: bounded, non-gated
     )
 
 
@@ -208,4 +220,44 @@ def interaction_answer(
         if plan.status == PlanStatus.PAUSED and not still_open:
             plan_transition(plan=plan, to_status=PlanStatus.RUNNING, actor=actor)
             enqueue_execution(plan.pk)
+    return interaction
+
+
+def interaction_request_approval(*, interaction: Interaction, actor: AbstractBaseUser, note: str = "") -> Interaction:
+    """Ask the humans who may decide an open ask to do so (the coordinator cannot decide it).
+
+    Marks the ask as requested (once: a repeated request is a conflict), audits it and announces it
+    again on the bus so approvers' badges and pages pick it up.
+    """
+    with transaction.atomic():
+        interaction = Interaction.objects.select_for_update(of=("self",)).select_related("plan").get(pk=interaction.pk)
+        if interaction.status != InteractionStatus.OPEN:
+            raise Conflict(f"Interaction {interaction.pk} is already answered.", allowed=[], status=interaction.status)
+        requested_by = interaction.evidence.get("approval_requested_by")
+        if requested_by:
+            raise Conflict(f"Approval of interaction {interaction.pk} was already requested by {requested_by}.")
+        interaction.evidence = {
+            **interaction.evidence,
+            "approval_requested_by": actor.get_username(),
+            "approval_requested_at": timezone.now().isoformat(),
+            "approval_note": note,
+        }
+        interaction.save(update_fields=["evidence"])
+        audit_record(
+            actor=actor,
+            action="interaction.approval_requested",
+            target_type="interaction",
+            target_id=interaction.pk,
+            details={"plan_id": interaction.plan_id, "required_scope": interaction.required_scope, "note": note},
+        )
+        publish(
+            "interaction_needed",
+            {
+                "plan_id": interaction.plan_id,
+                "interaction_id": interaction.pk,
+                "kind": interaction.kind,
+                "question": interaction.question,
+                "required_scope": interaction.required_scope,
+            },
+        )
     return interaction

@@ -4,9 +4,9 @@ import pytest
 
 from core.access import OPERATOR
 from core.agents.engines.fake import FakeEngine, FakeReply
-from core.models import AuditRecord
 from orchestrator.coordinator.service import coordinator_turn, transcript_verify
 from orchestrator.models import CoordinatorTurn, Interaction, Plan
+from orchestrator.services.plans import plan_transition
 from tests.orchestrator import testcaps
 from tests.orchestrator.conftest import build_plan, start
 
@@ -27,64 +27,9 @@ def tools(turn):
     return [c["tool"] for c in turn.tool_calls]
 
 
-def test_what_happened_after_a_failed_job(operator, django_capture_on_commit_callbacks):
-    plan = start(job_plan(operator, "inv-9"))
-    testcaps.finish_job("inv-9", state="failed", error="investigator timed out")
-    from orchestrator.services.jobs import plan_poll
-
-    with django_capture_on_commit_callbacks(execute=True):
-        plan_poll(plan.pk)
-    turn = coordinator_turn(user=operator, message="What happened?")
-    assert tools(turn) == ["list_plans", "list_pending_interactions", "get_plan"]
-    assert turn.status == "ok" and [e["type"] for e in turn.executed] == ["answer"]
-    assert "investigator timed out" in turn.answer and f"Plan {plan.pk}" in turn.answer
-    assert turn.references["plan_ids"] == [plan.pk]
-    assert turn.context_packet["recent_plans"][0]["status"] == "failed"
-
-
-def test_stop_that_one_cancels_once(operator):
-    plan = start(job_plan(operator))
-    turn = coordinator_turn(user=operator, message="Stop that one, use a smaller agent")
-    assert [e["type"] for e in turn.executed] == ["cancel_plan"]
-    assert Plan.objects.get(pk=plan.pk).status == "cancelled"
-    # "stop that" again: nothing active is left to stop; the offline model explains instead
-    again = coordinator_turn(user=operator, message="stop that")
-    assert [e["type"] for e in again.executed] == ["answer"] and "cancelled" in again.answer
-    # a model that repeats itself anyway is stopped by the validator
-    repeat = coordinator_turn(
-        user=operator, message="stop that", engine=scripted({"type": "cancel_plan", "plan_id": plan.pk})
-    )
-    assert repeat.status == "rejected" and repeat.executed == []
-    assert "already cancelled" in repeat.answer
-    assert AuditRecord.objects.filter(action="plan.cancelled", target_id=str(plan.pk)).count() == 1
-    # the packet carries the whole conversation
-    assert [t["user"] for t in repeat.context_packet["conversation"]] == [
-        "Stop that one, use a smaller agent",
-        "stop that",
-    ]
-
-
-def test_apply_it_with_a_pending_approval_then_again(operator, django_capture_on_commit_callbacks):
-    plan = start(build_plan(operator, [{"capability": "otest.read_value", "inputs": {"key": "k"}}], autonomy="ask_all"))
-    ask = Interaction.objects.get(plan=plan)
-    with django_capture_on_commit_callbacks(execute=True):
-        turn = coordinator_turn(user=operator, message="Apply it")
-    assert [e["type"] for e in turn.executed] == ["decide_approval"]
-    assert Plan.objects.get(pk=plan.pk).status == "completed"
-    repeat = coordinator_turn(
-        user=operator,
-        message="Apply it",
-        engine=scripted({"type": "decide_approval", "interaction_id": ask.pk, "decision": "approve"}),
-    )
-    assert repeat.status == "rejected" and "already decided" in repeat.answer
-    assert AuditRecord.objects.filter(action="interaction.approve", target_id=str(ask.pk)).count() == 1
-
-
 def test_apply_it_on_a_gated_step_stays_human(operator):
     plan = start(build_plan(operator, [{"capability": "otest.release", "inputs": {"label": "x"}}]))
     ask = Interaction.objects.get(plan=plan)
-    turn = coordinator_turn(user=operator, message="Apply it")
-    assert [e["type"] for e in turn.executed] == ["present_approval"]
     forced = coordinator_turn(
         user=operator,
         message="Apply it",
@@ -94,28 +39,21 @@ def test_apply_it_on_a_gated_step_stays_human(operator):
     assert Interaction.objects.get(pk=ask.pk).status == "open" and testcaps.CALLS == []
 
 
-def test_explain_the_plan_without_starting_work(operator):
-    plan = build_plan(operator, [{"capability": "otest.read_value", "inputs": {"key": "k"}}], status="draft")
-    turn = coordinator_turn(user=operator, message="Don't start work yet, just explain the plan")
-    assert [e["type"] for e in turn.executed] == ["answer"] and "otest.read_value" in turn.answer
-    assert Plan.objects.get(pk=plan.pk).status == "draft" and testcaps.CALLS == []
-
-
 def test_run_it_again_while_it_runs_is_a_duplicate(operator):
     plan = start(job_plan(operator))
     Plan.objects.filter(pk=plan.pk).update(context_refs=[{"type": "work_order", "id": 5}])
-    turn = coordinator_turn(user=operator, message="Run it again")
+    again = {"type": "create_plan", "goal": "other words", "context_refs": ["work_order:5"], "explicit_request": True}
+    turn = coordinator_turn(user=operator, message="Run it again", engine=scripted(again))
     assert turn.status == "rejected" and turn.executed == []
     assert f"plan {plan.pk} (running) already covers this" in turn.answer
-    assert Plan.objects.count() == 1
-
-
-def test_continue_with_an_added_constraint_guides_the_running_plan(operator):
-    plan = start(job_plan(operator))
-    turn = coordinator_turn(user=operator, message="Continue the last run with this added constraint: no downtime")
-    assert [e["type"] for e in turn.executed] == ["attach_guidance"]
-    assert "no downtime" in Plan.objects.get(pk=plan.pk).constraints["guidance"][0]
-    assert AuditRecord.objects.filter(action="plan.guidance", target_id=str(plan.pk)).exists()
+    follow_up = {"type": "create_plan", "goal": "something new"}
+    turn = coordinator_turn(user=operator, message="and then", engine=scripted(follow_up))
+    assert "no new workstream from a follow-up" in turn.answer
+    # stopping the running plan first in the same action plan frees the work for a new one
+    swap = scripted({"type": "cancel_plan", "plan_id": plan.pk}, again)
+    turn = coordinator_turn(user=operator, message="Stop it and run it again", engine=swap)
+    assert [e["type"] for e in turn.executed] == ["cancel_plan", "create_plan"]
+    assert Plan.objects.count() == 2
 
 
 def test_one_schema_repair_turn(operator):
@@ -130,9 +68,38 @@ def test_one_schema_repair_turn(operator):
     assert "after one schema-repair turn" in twice.answer and twice.action_plan is None
 
 
-def test_no_model_answer_says_what_failed(operator):
-    turn = coordinator_turn(user=operator, message="hello", engine=FakeEngine(script=[FakeReply(text="no plan")]))
-    assert turn.status == "failed" and "could not produce a valid action plan" in turn.answer
+def test_on_failure_it_says_what_it_inspected_and_what_failed(operator):
+    plan = start(job_plan(operator))
+    script = [
+        FakeReply(tool_calls=[("list_plans", {}), ("get_plan", {"plan_id": 999})]),
+        FakeReply(text="I am not sure."),  # ends without an action plan
+    ]
+    turn = coordinator_turn(user=operator, message="what now", engine=FakeEngine(script=script))
+    assert turn.status == "failed" and turn.executed == [] and turn.action_plan is None
+    assert "nothing was changed" in turn.answer
+    assert "What failed: the model stopped (end_turn) without an action plan" in turn.answer
+    assert "list_plans({}) → 1 item(s)" in turn.answer
+    assert 'get_plan({"plan_id": 999}) → ERROR' in turn.answer
+    assert Plan.objects.get(pk=plan.pk).status == "running" and transcript_verify() is None
+    # bounded: a model that keeps reading is stopped and says so
+    looping = FakeEngine(script=[FakeReply(tool_calls=[("list_plans", {})])] * 20)
+    turn = coordinator_turn(user=operator, message="what now", engine=looping)
+    assert turn.status == "failed" and "the model stopped (max_turns)" in turn.answer
+
+
+def test_a_failed_action_is_reported_with_what_was_inspected(operator, monkeypatch):
+    from orchestrator.coordinator import execute
+
+    plan = start(job_plan(operator))
+
+    def racing_cancel(**kwargs):
+        from core.errors import Conflict
+
+        raise Conflict("Plan moved meanwhile.")
+
+    monkeypatch.setattr(execute, "plan_cancel", racing_cancel)
+    turn = coordinator_turn(user=operator, message="x", engine=scripted({"type": "cancel_plan", "plan_id": plan.pk}))
+    assert "Failed: cancel_plan: Plan moved meanwhile." in turn.answer and "Inspected: list_plans" in turn.answer
 
 
 def test_unbacked_claims_and_invisible_references_are_flagged(operator, make_user):
@@ -149,15 +116,6 @@ def test_unbacked_claims_and_invisible_references_are_flagged(operator, make_use
     failed = {c["check"] for c in turn.validation if not c["ok"]}
     assert failed == {"claim", "reference.plan", "reference.draft"}
     assert "I applied the fix" not in turn.answer and "Yes." in turn.answer
-
-
-def test_unsupported_actions_are_reported_not_dropped(operator):
-    turn = coordinator_turn(
-        user=operator,
-        message="Research this and have a reviewer check it",
-        engine=scripted({"type": "request_approval", "text": "review it"}),
-    )
-    assert turn.status == "rejected" and "request_approval is not supported yet" in turn.answer
 
 
 def test_transcript_is_hash_chained(operator):
@@ -210,65 +168,162 @@ def test_agent_runs_are_a_read_tool(operator):
     assert not runs.is_error and runs.content[0]["steps"][0]["tool"] == "list_plans"
 
 
-def test_delegate_to_specialists_with_dependencies_in_one_plan(operator):
+def test_delegate_to_generator_and_authoring_assistant_with_dependencies(operator):
+    from core.models import AgentRun
     from tests.workorders import factories as f
 
     cell = f.make_cell("P-02")
-    wo = f.make_work_order(cell, status="detected")
+    wo = f.make_work_order(cell, status="analyzed")
     refs = [f"work_order:{wo.pk}", f"cell:{cell.pk}"]
     turn = coordinator_turn(
-        user=operator, message="Research this and have a reviewer check it",
+        user=operator, message="Write the repair order, then a tool for it",
         engine=scripted(
-            {"type": "delegate", "profile": "investigator", "goal": "find the root cause", "context_refs": refs,
-             "explicit_request": True},
-            {"type": "delegate", "profile": "kb_builder", "text": "Does the RCA match the KB?", "context_refs": refs,
+            {"type": "delegate", "profile": "work_order_generator", "text": "Write the repair order",
+             "context_refs": refs, "explicit_request": True},
+            {"type": "delegate", "profile": "authoring_assistant", "text": "Create a tool that reads the order",
              "depends_on": [0], "explicit_request": True},
-            {"type": "delegate", "profile": "reviewer", "text": "check it", "explicit_request": True},
+            {"type": "delegate", "profile": "janitor", "text": "mop", "explicit_request": True},
         ),
     )  # fmt: skip
     assert [e["type"] for e in turn.executed] == ["delegate", "delegate"]
-    assert "cannot delegate to 'reviewer'" in turn.answer
+    assert "cannot delegate to 'janitor'" in turn.answer
     plan = Plan.objects.get(pk=turn.executed[0]["result"]["plan_id"])
-    assert plan.status == "draft" and plan.planner == "given"
     steps = list(plan.steps.all())
-    assert [(s.capability, s.depends_on) for s in steps] == [
-        ("workorders.start_investigation", []),
-        ("workorders.ask_kb_builder", [1]),
+    assert [(s.inputs["profile"], s.depends_on) for s in steps] == [
+        ("work_order_generator", []),
+        ("authoring_assistant", [1]),
     ]
-    assert steps[1].inputs == {"cell_id": cell.pk, "question": "Does the RCA match the KB?"}
-    # asking again while that plan is open is a duplicate, not a second workstream
-    again = coordinator_turn(
-        user=operator, message="Research this",
-        engine=scripted({"type": "delegate", "profile": "investigator", "goal": "x", "context_refs": refs,
-                         "explicit_request": True}),
-    )  # fmt: skip
-    assert again.status == "rejected" and "duplicate" in again.answer and Plan.objects.count() == 1
+    assert steps[0].inputs["context"] == {"work_order_id": wo.pk, "cell_id": cell.pk}
+    plan_transition(plan=plan, to_status="approved", actor=operator)
+    plan = start(plan)
+    generator, author = plan.steps.all()
+    assert plan.status == "completed", [s.error for s in plan.steps.all()]
+    assert generator.result["use_case"] == "reasoning" and generator.result["output"]["title"]
+    assert set(generator.result["tools_used"]) == {"get_work_order", "get_equipment_kb", "get_shift_assignments"}
+    assert author.result["use_case"] == "chat" and author.result["tools_used"] == []
+    assert author.result["output"]["draft_deltas"][0]["op"] == "create"
+    assert AgentRun.objects.get(pk=author.result["agent_run_id"]).agent == "authoring_assistant"
 
 
-def test_use_the_previous_plan_with_a_change(operator):
-    previous = build_plan(operator, [{"capability": "otest.read_value", "inputs": {"key": "k"}}], status="completed")
-    Plan.objects.filter(pk=previous.pk).update(goal="Read the backlog")
-    turn = coordinator_turn(user=operator, message="Use the previous plan but change the UI behaviour")
-    assert [e["type"] for e in turn.executed] == ["create_plan"] and turn.status == "ok", turn.answer
-    new = Plan.objects.get(pk=turn.executed[0]["result"]["plan_id"])
-    assert new.status == "draft" and new.goal == "Read the backlog — change the UI behaviour"
-    assert Plan.objects.get(pk=previous.pk).status == "completed"
+def test_run_specialist_enforces_the_profile(operator):
+    from core.agents.engines.fake import FakeState, fake_policy
+    from core.capabilities import CapabilityContext, dispatch
+    from core.models import AgentStep
+
+    ctx = CapabilityContext(user=operator)
+    bad = dispatch("orchestrator.run_specialist", {"profile": "investigator", "task": "x"}, ctx=ctx)
+    assert bad.is_error and "not an agent profile" in bad.message
+    assert dispatch("orchestrator.run_specialist", {"profile": "nobody", "task": "x"}, ctx=ctx).is_error
+
+    @fake_policy("plan_reviewer")
+    def greedy(state: FakeState):  # a reviewer that reaches for a tool outside its allowlist
+        from core.agents.engines.fake import FakeReply
+
+        if not state.outcomes:
+            return FakeReply(tool_calls=[("update_work_order", {"work_order_id": 1, "title": "x"})])
+        return FakeReply(tool_calls=[("submit_review", {"verdict": "pass"})])
+
+    try:
+        out = dispatch("orchestrator.run_specialist", {"profile": "reviewer", "task": "x"}, ctx=ctx)
+    finally:
+        from orchestrator import specialists
+
+        fake_policy("plan_reviewer")(specialists.plan_reviewer)
+    assert not out.is_error and out.content["use_case"] == "extraction"
+    refused = AgentStep.objects.get(run_id=out.content["agent_run_id"], tool="update_work_order")
+    assert refused.is_error
 
 
-def test_what_happened_after_a_failed_real_investigation(operator, django_capture_on_commit_callbacks):
-    from orchestrator.services.jobs import plan_poll
-    from tests.workorders import factories as f
-    from workorders.models import WorkOrder
-
-    wo = f.make_work_order(f.make_cell("P-02"), status="detected")
+def test_executor_marks_coordinator_approvable_checkpoints(operator):
+    cases = {
+        "otest.read_value": ({"key": "k"}, "ask_all", True),
+        "otest.note": ({"label": "n"}, "ask_all", True),
+        "otest.write_effect": ({"label": "w"}, "ask_mutations", False),
+        "otest.release": ({"label": "r"}, "auto", False),
+    }
+    for capability, (inputs, autonomy, expected) in cases.items():
+        plan = start(build_plan(operator, [{"capability": capability, "inputs": inputs}], autonomy=autonomy))
+        assert Interaction.objects.get(plan=plan).coordinator_approvable is expected, capability
+    gate = {"field": "value", "op": "gte", "threshold": 5}
     plan = start(
-        build_plan(operator, [{"capability": "workorders.start_investigation", "inputs": {"work_order_id": wo.pk}}])
+        build_plan(operator, [{"capability": "otest.read_value", "inputs": {"key": "k"}, "quality_gate": gate}])
     )
-    assert plan.steps.get().status == "waiting_job"
-    WorkOrder.objects.filter(pk=wo.pk).update(status="cancelled")  # cancelled before it was analyzed
-    with django_capture_on_commit_callbacks(execute=True):
-        plan_poll(plan.pk)
-    assert Plan.objects.get(pk=plan.pk).status == "failed"
-    turn = coordinator_turn(user=operator, message="What happened?")
-    assert tools(turn) == ["list_plans", "list_pending_interactions", "get_plan"]
-    assert "cancelled before analysis" in turn.answer and turn.executed[0]["type"] == "answer"
+    confirm = Interaction.objects.get(plan=plan)
+    assert confirm.kind == "confirm" and confirm.coordinator_approvable
+
+
+def test_decide_approval_only_on_approvable_checkpoints(operator):
+    plan = start(
+        build_plan(operator, [{"capability": "otest.write_effect", "inputs": {"label": "w"}}], autonomy="ask_mutations")
+    )
+    ask = Interaction.objects.get(plan=plan)
+    turn = coordinator_turn(
+        user=operator, message="x",
+        engine=scripted({"type": "decide_approval", "interaction_id": ask.pk, "decision": "approve"}),
+    )  # fmt: skip
+    assert turn.status == "rejected" and "not a coordinator-approvable checkpoint" in turn.answer
+    assert Interaction.objects.get(pk=ask.pk).status == "open" and testcaps.CALLS == []
+
+
+def test_request_approval_rules(operator):
+    own = start(
+        build_plan(operator, [{"capability": "otest.write_effect", "inputs": {"label": "w"}}], autonomy="ask_mutations")
+    )
+    own_ask = Interaction.objects.get(plan=own)
+    turn = coordinator_turn(
+        user=operator, message="x", engine=scripted({"type": "request_approval", "interaction_id": own_ask.pk})
+    )
+    assert turn.status == "rejected" and "is yours to answer" in turn.answer
+    gated = start(build_plan(operator, [{"capability": "otest.release", "inputs": {"label": "r"}}]))
+    ask = Interaction.objects.get(plan=gated)
+    twice = scripted({"type": "request_approval", "interaction_id": ask.pk}, summary="I requested approval.")
+    turn = coordinator_turn(user=operator, message="x", engine=twice)
+    assert turn.status == "ok" and turn.executed[0]["result"]["ok"] and "I requested approval." in turn.answer
+    again = coordinator_turn(
+        user=operator, message="x", engine=scripted({"type": "request_approval", "interaction_id": ask.pk})
+    )
+    assert again.status == "rejected" and f"already requested by {operator.username}" in again.answer
+
+
+def test_read_tools_for_conversation_events_approvals_and_drafts(operator, approver):
+    from core.capabilities import CapabilityContext, dispatch
+
+    ctx = CapabilityContext(user=operator)
+    first = coordinator_turn(user=operator, message="one", engine=scripted({"type": "answer", "text": "a"}, read=False))
+    events = dispatch("orchestrator.list_conversation_events", {}, ctx=ctx).content
+    assert [e["event_id"] for e in events] == [first.pk]
+    plan = start(build_plan(operator, [{"capability": "otest.release", "inputs": {"label": "r"}}]))
+    mine = dispatch("orchestrator.list_approvals", {}, ctx=ctx).content
+    assert mine[0]["plan_id"] == plan.pk and mine[0]["required_scope"] == "approver"
+    assert mine[0]["coordinator_approvable"] is False and mine[0]["status"] == "open"
+    drafts = dispatch("orchestrator.read_drafts", {}, ctx=ctx)
+    assert not drafts.is_error and drafts.content["available"] is False
+    assert "assistant.list_drafts" in drafts.content["error"]
+
+
+def test_drafts_are_read_and_verified_through_the_assistant_capability(operator):
+    from pydantic import BaseModel
+
+    from core.access import OPERATOR as OP
+    from core.capabilities import CapabilityContext, Tier, capability, dispatch, registry
+
+    class DraftIn(BaseModel):
+        draft_id: int
+
+    @capability("assistant.get_draft", description="test double", input=DraftIn, tier=Tier.READ, scopes=(OP,))
+    def get_draft(ctx, params):
+        if params.draft_id != 7:
+            raise LookupError("Draft not found.")
+        return {"id": 7, "status": "validated", "owner": ctx.user.username}
+
+    try:
+        read = dispatch("orchestrator.read_drafts", {"draft_id": 7}, ctx=CapabilityContext(user=operator))
+        assert read.content["draft"]["owner"] == operator.username
+        turn = coordinator_turn(
+            user=operator, message="x",
+            engine=scripted({"type": "answer", "text": "a"}, references={"draft_ids": [7, 8]}),
+        )  # fmt: skip
+    finally:
+        registry.unregister("assistant.get_draft")
+    checks = [(c["ok"], c["reason"]) for c in turn.validation if c["check"] == "reference.draft"]
+    assert checks[0] == (True, "") and checks[1][0] is False and "Draft not found" in checks[1][1]

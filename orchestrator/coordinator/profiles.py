@@ -1,0 +1,136 @@
+"""Specialist profiles the coordinator may delegate to: what each does, the one step it runs, its
+tool allowlist and its model (use case). The coordinator sees this table in its context packet;
+the validator and `orchestrator.run_specialist` enforce it.
+
+Two kinds of profile:
+- a capability profile runs another app's agent through that app's capability (the investigator
+  through `workorders.start_investigation`, the KB builder through `workorders.ask_kb_builder`);
+  that agent's allowlist and model are its owning app's;
+- an agent profile runs through `orchestrator.run_specialist`: the core agent loop with exactly
+  this profile's tools and use case (the loop refuses any other tool; the run records its model).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+RUN_SPECIALIST = "orchestrator.run_specialist"
+SIZES = {"small": 1, "large": 2}
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    description: str
+    covers: str  # the kind of work: investigation | research | repair_order | authoring | review
+    size: str  # small | large (a smaller agent covering the same work is a cheaper substitute)
+    use_case: str  # the model it runs on: core.agents.engines.model_for(use_case)
+    capability: str = RUN_SPECIALIST
+    agent: str = ""  # the agent spec name run_specialist runs (its fake policy offline)
+    tools: tuple[str, ...] = ()
+    finish: str = ""
+    roles: tuple[str, ...] = field(default_factory=tuple)  # how people refer to it
+    system: str = ""
+
+    def packet(self) -> dict[str, Any]:
+        return {
+            "description": self.description,
+            "covers": self.covers,
+            "size": self.size,
+            "model_use_case": self.use_case,
+            "tools": list(self.tools) or [self.capability],
+            "roles": list(self.roles),
+        }
+
+
+PROFILES: dict[str, Profile] = {
+    p.name: p
+    for p in (
+        Profile(
+            "investigator",
+            "root-cause analysis of a detected work order (the workorders Investigator, async)",
+            covers="investigation",
+            size="large",
+            use_case="reasoning",
+            capability="workorders.start_investigation",
+            roles=("investigator", "research", "root cause"),
+        ),
+        Profile(
+            "investigator_lite",
+            "a quick root-cause pass on a smaller model: trends, KB and failure history only",
+            covers="investigation",
+            size="small",
+            use_case="extraction",
+            agent="investigator",
+            tools=(
+                "workorders.get_signal_trends",
+                "workorders.get_equipment_kb",
+                "workorders.get_failure_history",
+                "workorders.render_signal_chart",
+                "workorders.render_pattern_match",
+            ),
+            finish="submit_rca",
+            roles=("investigator", "research"),
+        ),
+        Profile(
+            "kb_builder",
+            "equipment knowledge questions about a cell (workorders KB agent)",
+            covers="research",
+            size="small",
+            use_case="chat",
+            capability="workorders.ask_kb_builder",
+            roles=("kb", "knowledge", "research"),
+        ),
+        Profile(
+            "work_order_generator",
+            "writes a repair order proposal from a work order's RCA, KB and shifts (proposal only)",
+            covers="repair_order",
+            size="large",
+            use_case="reasoning",
+            agent="work_order_generator",
+            tools=("workorders.get_work_order", "workorders.get_equipment_kb", "workorders.get_shift_assignments"),
+            finish="submit_work_order",
+            roles=("generator", "repair order", "work order writer"),
+        ),
+        Profile(
+            "authoring_assistant",
+            "proposes a tool/skill/prompt/workflow draft delta (proposal only; drafts are the assistant's)",
+            covers="authoring",
+            size="large",
+            use_case="chat",
+            agent="authoring_assistant",
+            tools=(),
+            finish="submit_turn",
+            roles=("author", "authoring", "build"),
+            system="Mode: build.",
+        ),
+        Profile(
+            "reviewer",
+            "checks the results of the earlier steps of the same plan and returns a verdict with notes",
+            covers="review",
+            size="small",
+            use_case="extraction",
+            agent="plan_reviewer",
+            tools=("orchestrator.get_plan", "workorders.get_work_order"),
+            finish="submit_review",
+            roles=("reviewer", "review", "check"),
+        ),
+    )
+}
+
+
+def smaller_substitute(name: str) -> Profile | None:
+    """A profile covering the same work on a smaller model, or None."""
+    current = PROFILES.get(name)
+    if current is None:
+        return None
+    cheaper = [p for p in PROFILES.values() if p.covers == current.covers and SIZES[p.size] < SIZES[current.size]]
+    return cheaper[0] if cheaper else None
+
+
+def profile_of_step(capability: str, inputs: dict[str, Any]) -> str:
+    """Which profile a plan step runs (so 'that one' can be re-delegated)."""
+    if capability == RUN_SPECIALIST:
+        return str(inputs.get("profile", ""))
+    return next((p.name for p in PROFILES.values() if p.capability == capability), "")

@@ -1,0 +1,234 @@
+"""The coordinator scenario suite (issue 5): the offline model chooses tools and actions from the
+state it inspected. Each scenario asserts the tools called, the validated actions, the state after
+and the transcript; several run the same words against a different state to show the outcome
+follows from state, not from the phrase.
+"""
+
+import pytest
+
+from core.models import AuditRecord
+from orchestrator.coordinator.service import coordinator_turn, transcript_verify
+from orchestrator.models import CoordinatorTurn, Interaction, Plan
+from orchestrator.services.jobs import plan_poll
+from orchestrator.services.plans import plan_transition
+from tests.orchestrator import testcaps
+from tests.orchestrator.conftest import build_plan, start
+
+pytestmark = pytest.mark.django_db
+SURVEY = ["list_plans", "list_pending_interactions", "list_approvals", "list_conversation_events"]
+
+
+def tools(turn):
+    return [c["tool"] for c in turn.tool_calls]
+
+
+def allowed(turn):
+    """The actions that passed validation (state check ok) — what was executed."""
+    ok = {c["action_index"] for c in turn.validation if c["check"] == "state" and c["ok"]}
+    return [a["type"] for i, a in enumerate(turn.action_plan["actions"]) if i in ok]
+
+
+def transcript(turn):
+    """The persisted turn is the one returned, chained to the previous one, and the chain holds."""
+    stored = CoordinatorTurn.objects.get(pk=turn.pk)
+    before = CoordinatorTurn.objects.filter(pk__lt=turn.pk).order_by("-id").first()
+    assert stored.previous_hash == (before.hash if before else "") and stored.hash
+    assert stored.tool_calls == turn.tool_calls and stored.executed == turn.executed
+    assert transcript_verify() is None
+    return stored
+
+
+def test_what_happened_after_a_failed_investigation(operator, django_capture_on_commit_callbacks):
+    from tests.workorders import factories as f
+    from workorders.models import WorkOrder
+
+    wo = f.make_work_order(f.make_cell("P-02"), status="detected")
+    step = {"capability": "workorders.start_investigation", "inputs": {"work_order_id": wo.pk}}
+    plan = start(build_plan(operator, [step]))
+    WorkOrder.objects.filter(pk=wo.pk).update(status="cancelled")  # cancelled before it was analyzed
+    with django_capture_on_commit_callbacks(execute=True):
+        plan_poll(plan.pk)
+    turn = coordinator_turn(user=operator, message="What happened?")
+    assert tools(turn) == [*SURVEY, "get_plan", "get_agent_runs"]
+    assert turn.tool_calls[-1]["args"]["work_order_id"] == wo.pk
+    assert allowed(turn) == ["answer"] and turn.status == "ok"
+    assert "cancelled before analysis" in turn.answer and f"Plan {plan.pk}" in turn.answer
+    assert Plan.objects.get(pk=plan.pk).status == "failed"  # nothing changed
+    stored = transcript(turn)
+    assert stored.references["plan_ids"] == [plan.pk] and stored.references["work_order_ids"] == [wo.pk]
+
+
+def _investigation(operator, django_capture_on_commit_callbacks):
+    from tests.workorders import factories as f
+
+    cell = f.make_cell("P-07")
+    wo = f.make_work_order(cell, status="detected")
+    steps = [{"capability": "workorders.start_investigation", "inputs": {"work_order_id": wo.pk}}]
+    plan = build_plan(operator, steps)
+    Plan.objects.filter(pk=plan.pk).update(
+        context_refs=[{"type": "work_order", "id": wo.pk}, {"type": "cell", "id": cell.pk}]
+    )
+    with django_capture_on_commit_callbacks(execute=False):
+        plan = start(plan)  # the investigation task is not run: the step stays waiting_job
+    return plan, wo, cell
+
+
+def test_stop_that_one_use_a_smaller_agent(operator, django_capture_on_commit_callbacks):
+    plan, wo, cell = _investigation(operator, django_capture_on_commit_callbacks)
+    assert plan.status == "running"
+    turn = coordinator_turn(user=operator, message="Stop that one, use a smaller agent")
+    # it looked at what ran (the large investigator) before choosing the smaller profile
+    assert tools(turn) == [*SURVEY, "get_plan"]
+    assert allowed(turn) == ["cancel_plan", "delegate"] and turn.status == "ok"
+    assert Plan.objects.get(pk=plan.pk).status == "cancelled"
+    new = Plan.objects.get(pk=turn.executed[1]["result"]["plan_id"])
+    step = new.steps.get()
+    assert new.status == "draft" and step.capability == "orchestrator.run_specialist"
+    assert step.inputs["profile"] == "investigator_lite"
+    assert step.inputs["context"] == {"work_order_id": wo.pk, "cell_id": cell.pk}
+    transcript(turn)
+    # the same words now point at the re-delegated draft (the last plan acted on): nothing smaller exists
+    again = coordinator_turn(user=operator, message="Stop that one, use a smaller agent")
+    assert allowed(again) == ["cancel_plan"] and again.action_plan["actions"][0]["plan_id"] == new.pk
+    assert AuditRecord.objects.filter(action="plan.cancelled", target_id=str(plan.pk)).count() == 1
+    third = coordinator_turn(user=operator, message="Stop that one")
+    assert allowed(third) == ["answer"] and "Nothing is running" in third.answer
+    assert Plan.objects.count() == 2
+    assert [t["user"] for t in third.context_packet["conversation"]] == [turn.message, again.message]
+
+
+def test_smaller_agent_runs_with_its_own_allowlist_and_model(operator, django_capture_on_commit_callbacks):
+    from core.models import AgentRun
+
+    _investigation(operator, django_capture_on_commit_callbacks)
+    turn = coordinator_turn(user=operator, message="Stop that one, use a smaller agent")
+    new = Plan.objects.get(pk=turn.executed[1]["result"]["plan_id"])
+    plan_transition(plan=new, to_status="approved", actor=operator)
+    new = start(new)
+    step = new.steps.get()
+    assert step.status == "done", step.error
+    assert step.result["use_case"] == "extraction" and step.result["profile"] == "investigator_lite"
+    assert set(step.result["tools_used"]) <= {t.split(".")[-1] for t in step.result["allowed_tools"]}
+    assert "get_signal_trends" in step.result["tools_used"]
+    run = AgentRun.objects.get(pk=step.result["agent_run_id"])
+    assert run.agent == "investigator" and run.status == "finished"
+
+
+def test_apply_it_with_a_pending_approval(operator, django_capture_on_commit_callbacks):
+    plan = start(build_plan(operator, [{"capability": "otest.read_value", "inputs": {"key": "k"}}], autonomy="ask_all"))
+    ask = Interaction.objects.get(plan=plan)
+    assert ask.coordinator_approvable  # the executor marked a read-tier permission as bounded
+    with django_capture_on_commit_callbacks(execute=True):
+        turn = coordinator_turn(user=operator, message="Apply it")
+    assert tools(turn) == SURVEY
+    assert allowed(turn) == ["decide_approval"] and turn.executed[0]["result"]["interaction_id"] == ask.pk
+    assert Plan.objects.get(pk=plan.pk).status == "completed" and testcaps.CALLS == ["read_value"]
+    transcript(turn)
+
+
+def test_apply_it_on_a_gated_step_presents_and_requests_approval(operator, approver):
+    plan = start(build_plan(operator, [{"capability": "otest.release", "inputs": {"label": "x"}}]))
+    ask = Interaction.objects.get(plan=plan)
+    assert not ask.coordinator_approvable and ask.required_scope
+    turn = coordinator_turn(user=operator, message="Apply it")
+    assert tools(turn) == SURVEY
+    assert allowed(turn) == ["present_approval", "request_approval"]
+    assert [e["result"]["ok"] for e in turn.executed] == [True, True], turn.executed
+    ask.refresh_from_db()
+    assert ask.status == "open" and ask.evidence["approval_requested_by"] == operator.username
+    assert AuditRecord.objects.filter(action="interaction.approval_requested", target_id=str(ask.pk)).count() == 1
+    # asked again: the approval was already requested (seen in list_approvals) → present only
+    again = coordinator_turn(user=operator, message="Apply it")
+    assert allowed(again) == ["present_approval"] and testcaps.CALLS == []
+    transcript(again)
+
+
+def test_apply_it_on_a_mutation_is_presented_not_decided(operator):
+    plan = start(
+        build_plan(operator, [{"capability": "otest.write_effect", "inputs": {"label": "x"}}], autonomy="ask_mutations")
+    )
+    ask = Interaction.objects.get(plan=plan)
+    assert not ask.coordinator_approvable and not ask.required_scope
+    turn = coordinator_turn(user=operator, message="Apply it")
+    assert allowed(turn) == ["present_approval"] and Interaction.objects.get(pk=ask.pk).status == "open"
+
+
+def test_apply_it_after_it_was_already_applied(operator, django_capture_on_commit_callbacks):
+    plan = start(build_plan(operator, [{"capability": "otest.read_value", "inputs": {"key": "k"}}], autonomy="ask_all"))
+    with django_capture_on_commit_callbacks(execute=True):
+        first = coordinator_turn(user=operator, message="Apply it")
+    assert allowed(first) == ["decide_approval"]
+    again = coordinator_turn(user=operator, message="Apply it")
+    assert tools(again) == SURVEY and allowed(again) == ["answer"]
+    assert "already decided (approve) by olga" in again.answer and "completed" in again.answer
+    assert AuditRecord.objects.filter(action="interaction.approve").count() == 1
+    assert testcaps.CALLS == ["read_value"] and Plan.objects.get(pk=plan.pk).status == "completed"
+    transcript(again)
+
+
+def test_research_this_and_have_a_reviewer_check_it(operator, django_capture_on_commit_callbacks):
+    from tests.workorders import factories as f
+
+    cell = f.make_cell("P-03")
+    wo = f.make_work_order(cell, status="analyzed")
+    turn = coordinator_turn(user=operator, message="Research this and have a reviewer check it")
+    assert tools(turn) == [*SURVEY, "get_work_orders"]
+    assert allowed(turn) == ["delegate", "delegate"] and turn.status == "ok"
+    plan = Plan.objects.get(pk=turn.executed[0]["result"]["plan_id"])
+    steps = list(plan.steps.all())
+    # the work order is already analyzed, so research is a KB question, not a new investigation
+    assert [(s.capability, s.depends_on) for s in steps] == [
+        ("workorders.ask_kb_builder", []),
+        ("orchestrator.run_specialist", [1]),
+    ]
+    assert steps[1].inputs["profile"] == "reviewer" and plan.status == "draft"
+    assert transcript(turn).references["work_order_ids"] == [wo.pk]
+    # approve and run: the review step sees the research result
+    plan_transition(plan=plan, to_status="approved", actor=operator)
+    plan = start(plan)
+    review = plan.steps.get(order=2)
+    assert plan.status == "completed", [s.error for s in plan.steps.all()]
+    assert review.result["output"]["reviewed"] == 1 and review.result["use_case"] == "extraction"
+
+
+def test_research_a_detected_work_order_is_an_investigation(operator):
+    from tests.workorders import factories as f
+
+    f.make_work_order(f.make_cell("P-04"), status="detected")
+    turn = coordinator_turn(user=operator, message="Research this and have a reviewer check it")
+    plan = Plan.objects.get(pk=turn.executed[0]["result"]["plan_id"])
+    assert [s.capability for s in plan.steps.all()] == ["workorders.start_investigation", "orchestrator.run_specialist"]
+
+
+def test_dont_start_work_yet_just_explain_the_plan(operator):
+    plan = build_plan(operator, [{"capability": "otest.read_value", "inputs": {"key": "k"}}], status="draft")
+    turn = coordinator_turn(user=operator, message="Don't start work yet, just explain the plan")
+    assert tools(turn) == [*SURVEY, "get_plan"] and allowed(turn) == ["answer"]
+    assert "otest.read_value" in turn.answer and f"Plan {plan.pk}" in turn.answer
+    assert Plan.objects.get(pk=plan.pk).status == "draft" and testcaps.CALLS == []
+    transcript(turn)
+
+
+def test_use_the_previous_plan_but_change_the_ui_behaviour(operator):
+    previous = build_plan(operator, [{"capability": "otest.read_value", "inputs": {"key": "k"}}], status="completed")
+    Plan.objects.filter(pk=previous.pk).update(goal="Read the backlog")
+    turn = coordinator_turn(user=operator, message="Use the previous plan but change the UI behaviour")
+    assert tools(turn) == SURVEY and allowed(turn) == ["create_plan"] and turn.status == "ok"
+    new = Plan.objects.get(pk=turn.executed[0]["result"]["plan_id"])
+    assert new.status == "draft" and new.goal == "Read the backlog — change the UI behaviour"
+    assert Plan.objects.get(pk=previous.pk).status == "completed"
+    transcript(turn)
+
+
+def test_continue_the_last_run_with_this_added_constraint(operator):
+    plan = start(build_plan(operator, [{"capability": "otest.start_job", "inputs": {"ref": "j"}}]))
+    turn = coordinator_turn(user=operator, message="Continue the last run with this added constraint: no downtime")
+    assert tools(turn) == SURVEY and allowed(turn) == ["attach_guidance"]
+    assert Plan.objects.get(pk=plan.pk).constraints["guidance"] == ["no downtime"]
+    assert Plan.objects.count() == 1
+    transcript(turn)
+    # the same words once that run is finished: there is nothing to guide, so no guidance is attached
+    Plan.objects.filter(pk=plan.pk).update(status="completed")
+    later = coordinator_turn(user=operator, message="Continue the last run with this added constraint: no downtime")
+    assert "attach_guidance" not in allowed(later)
+    assert Plan.objects.get(pk=plan.pk).constraints["guidance"] == ["no downtime"]
