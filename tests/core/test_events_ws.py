@@ -153,24 +153,37 @@ async def test_tail_delivers_events_that_missed_the_fast_path(operator, settings
     await comm.disconnect()
 
 
-async def test_sockets_of_one_process_share_one_group_member(operator, make_user):
+async def test_sockets_of_one_process_share_one_group_member(operator, make_user, monkeypatch):
     """Fan-out happens in the process: the layer carries each frame once, however many sockets."""
     from channels.layers import get_channel_layer
 
     from core.events.transport import EVENTS_GROUP
 
+    layer = get_channel_layer()
+    joined: list[str] = []
+    left: list[str] = []
+    group_add, group_discard = layer.group_add, layer.group_discard
+
+    async def counting_add(group: str, channel: str) -> None:
+        joined.append(group)
+        await group_add(group, channel)
+
+    async def counting_discard(group: str, channel: str) -> None:
+        left.append(group)
+        await group_discard(group, channel)
+
+    monkeypatch.setattr(layer, "group_add", counting_add)
+    monkeypatch.setattr(layer, "group_discard", counting_discard)
     other = await sync_to_async(make_user)("otto", "operator")
     comms = []
     for user in (operator, other, operator):
         comm = WebsocketCommunicator(application, "/ws/events", headers=await sync_to_async(_session_headers)(user))
         assert (await comm.connect())[0]
         comms.append(comm)
-    await asyncio.sleep(0.1)
-    layer = get_channel_layer()
-    assert len(layer.groups.get(EVENTS_GROUP, {})) == 1
+    assert joined == [EVENTS_GROUP]
     (event_id,) = await sync_to_async(_publish_committed)(1, start=300)
     for comm in comms:
         assert (await comm.receive_json_from(timeout=2))["id"] == event_id
     for comm in comms:
         await comm.disconnect()
-    assert EVENTS_GROUP not in layer.groups or not layer.groups[EVENTS_GROUP]  # the last one left
+    assert left == [EVENTS_GROUP]  # when the last socket closed
