@@ -106,6 +106,7 @@ def turn_out(turn: Any, *, detail: bool = False) -> dict[str, Any]:
         "executed": [e["type"] for e in turn.executed],
         "created_at": turn.created_at.isoformat(),
         "hash": turn.hash,
+        "details": turn_details(turn),
     }
     if detail:
         out.update(
@@ -124,6 +125,37 @@ def turn_out(turn: Any, *, detail: bool = False) -> dict[str, Any]:
     return out
 
 
+def turn_details(turn: Any) -> dict[str, Any]:
+    """The compact, expandable summary a chat UI shows under a coordinator answer."""
+    actions = (turn.action_plan or {}).get("actions", [])
+    return {
+        "headline": (turn.answer.splitlines() or [""])[0][:200],
+        "inspected": [
+            {"tool": c["tool"], "summary": c["summary"][:160], "is_error": c["is_error"]} for c in turn.tool_calls
+        ],
+        "actions": [
+            {
+                "type": e["type"],
+                "ok": bool(e["result"].get("ok")),
+                "plan_id": e["result"].get("plan_id"),
+                "interaction_id": e["result"].get("interaction_id"),
+                "error": e["result"].get("error", ""),
+            }
+            for e in turn.executed
+        ],
+        "rejected": [
+            {"type": actions[c["action_index"]]["type"], "check": c["check"], "reason": c["reason"]}
+            for c in turn.validation
+            if not c["ok"] and c["action_index"] is not None and c["action_index"] < len(actions)
+        ],
+        "failed_checks": [c for c in turn.validation if not c["ok"] and c["action_index"] is None],
+        "links": {
+            "detail": f"/api/v1/aria/coordinator/turns/{turn.pk}",
+            "explain": f"/api/v1/aria/coordinator/turns/{turn.pk}/explain",
+        },
+    }
+
+
 def turn_explain(turn: Any) -> dict[str, Any]:
     """Why did it do that: what it inspected, the evidence, what it chose, what was checked, the result."""
     plan = turn.action_plan or {}
@@ -131,9 +163,14 @@ def turn_explain(turn: Any) -> dict[str, Any]:
         "id": turn.pk,
         "message": turn.message,
         "inspected": [c["tool"] for c in turn.tool_calls],
-        "evidence": [{"tool": c["tool"], "args": c["args"], "summary": c["summary"]} for c in turn.tool_calls],
+        "evidence": [
+            {"tool": c["tool"], "args": c["args"], "summary": c["summary"], "is_error": c["is_error"]}
+            for c in turn.tool_calls
+        ],
         "selected_actions": plan.get("actions", []),
         "rationale": plan.get("rationale", ""),
         "validation_checks": turn.validation,
         "result": {"status": turn.status, "executed": turn.executed, "answer": turn.answer, "error": turn.error},
+        "references": turn.references,
+        "details": turn_details(turn),
     }

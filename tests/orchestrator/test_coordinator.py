@@ -139,6 +139,13 @@ def test_turn_routes_are_owner_scoped(client, operator, make_user):
     explain = client.get(f"/api/v1/aria/coordinator/turns/{turn_id}/explain").json()
     assert explain["inspected"][:2] == ["list_plans", "list_pending_interactions"]
     assert explain["validation_checks"] and explain["result"]["status"] == "ok"
+    # the compact, expandable details a chat UI renders under the answer (list, detail and explain)
+    listed = client.get("/api/v1/aria/coordinator/turns").json()[0]["details"]
+    assert [i["tool"] for i in listed["inspected"]][:1] == ["list_plans"]
+    assert listed["actions"] == [
+        {"type": "answer", "ok": True, "plan_id": None, "interaction_id": None, "error": ""}
+    ] and listed["links"]["explain"].endswith(f"/turns/{turn_id}/explain")
+    assert explain["details"] == listed and "is_error" in explain["evidence"][0]
     client.force_login(make_user("mallory", OPERATOR))
     assert client.get(f"/api/v1/aria/coordinator/turns/{turn_id}").status_code == 404
     assert client.get(f"/api/v1/aria/coordinator/turns/{turn_id}/explain").status_code == 404
@@ -262,6 +269,9 @@ def test_decide_approval_only_on_approvable_checkpoints(operator):
         engine=scripted({"type": "decide_approval", "interaction_id": ask.pk, "decision": "approve"}),
     )  # fmt: skip
     assert turn.status == "rejected" and "not a coordinator-approvable checkpoint" in turn.answer
+    from orchestrator.schemas import turn_details
+
+    assert turn_details(turn)["rejected"][0]["type"] == "decide_approval"
     assert Interaction.objects.get(pk=ask.pk).status == "open" and testcaps.CALLS == []
 
 
