@@ -92,7 +92,7 @@ def _compose_answer(
 ) -> str:
     inspected = _inspected(tool_calls)
     if plan is None:
-        return f"I could not produce a valid action plan, so nothing was changed. What failed: {error}. {inspected}"
+        return f"I did not act, so nothing was changed. What failed: {error}. {inspected}"
     claims_ok = all(c["ok"] for c in verdict.checks if c["check"] == "claim")
     parts = [plan.summary] if claims_ok else []
     for item in executed:
@@ -106,6 +106,8 @@ def _compose_answer(
     for check in verdict.failed:
         if check["action_index"] is not None:
             parts.append(f"Not done: {plan.actions[check['action_index']].type} — {check['reason']}.")
+    if error:
+        parts.append(f"What failed: {error}; the actions listed above as done were applied, nothing after.")
     parts.append(inspected)
     return "\n".join(p for p in parts if p)
 
@@ -137,6 +139,18 @@ def coordinator_turn_without_model(
         prompt_kind="no_model", context_packet=packet, answer=answer, error=reason, finished_at=timezone.now(),
     )  # fmt: skip
     return _save_chained(turn)
+
+
+def _execute_allowed(plan: ActionPlan, verdict, user: AbstractBaseUser, executed: list[dict[str, Any]]) -> None:
+    """Run the allowed actions in order; all delegations of the plan become one plan, last."""
+    delegates = [i for i in verdict.allowed if plan.actions[i].type == "delegate"]
+    for index in verdict.allowed:
+        if index not in delegates:
+            outcome = execute_action(plan.actions[index], user)
+            executed.append({"action_index": index, "type": plan.actions[index].type, "result": outcome})
+    if delegates:
+        outcome = execute_delegations(plan.actions, delegates, user)
+        executed += [{"action_index": i, "type": "delegate", "result": outcome} for i in delegates]
 
 
 def coordinator_turn(
@@ -172,18 +186,16 @@ def coordinator_turn(
         error = f"the action plan was still invalid after one schema-repair turn ({repairs} invalid submissions)"
     else:
         plan = ActionPlan.model_validate(result.output)
-    verdict = validate_action_plan(plan, user) if plan else None
-    executed = []
+    verdict, executed = None, []
     if plan is not None:
-        delegates = [i for i in verdict.allowed if plan.actions[i].type == "delegate"]
-        for index in verdict.allowed:
-            if index not in delegates:
-                outcome = execute_action(plan.actions[index], user)
-                executed.append({"action_index": index, "type": plan.actions[index].type, "result": outcome})
-        if delegates:
-            outcome = execute_delegations(plan.actions, delegates, user)
-            executed += [{"action_index": i, "type": "delegate", "result": outcome} for i in delegates]
-    status = CoordinatorTurn.Status.FAILED if plan is None else (
+        try:
+            verdict = validate_action_plan(plan, user)
+            _execute_allowed(plan, verdict, user, executed)
+        except Exception as exc:  # never a silent failure: the turn records and says what broke
+            error = f"{'executing' if verdict else 'validating'} the action plan failed: {type(exc).__name__}: {exc}"
+            plan = plan if verdict else None
+    failed_action = any(not e["result"].get("ok") for e in executed)
+    status = CoordinatorTurn.Status.FAILED if plan is None or error or failed_action else (
         CoordinatorTurn.Status.REJECTED if any(c["action_index"] is not None for c in verdict.failed)
         else CoordinatorTurn.Status.OK
     )  # fmt: skip

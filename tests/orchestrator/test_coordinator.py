@@ -100,6 +100,22 @@ def test_a_failed_action_is_reported_with_what_was_inspected(operator, monkeypat
     monkeypatch.setattr(execute, "plan_cancel", racing_cancel)
     turn = coordinator_turn(user=operator, message="x", engine=scripted({"type": "cancel_plan", "plan_id": plan.pk}))
     assert "Failed: cancel_plan: Plan moved meanwhile." in turn.answer and "Inspected: list_plans" in turn.answer
+    assert turn.status == "failed"
+
+
+def test_a_crash_while_executing_is_recorded_not_silent(operator, monkeypatch):
+    from orchestrator.coordinator import service
+
+    plan = start(job_plan(operator))
+
+    def crash(action, user):
+        raise RuntimeError("database went away")
+
+    monkeypatch.setattr(service, "execute_action", crash)
+    turn = coordinator_turn(user=operator, message="x", engine=scripted({"type": "pause_plan", "plan_id": plan.pk}))
+    assert turn.status == "failed" and turn.executed == [] and "RuntimeError: database went away" in turn.error
+    assert "What failed: executing the action plan failed" in turn.answer and "Inspected: list_plans" in turn.answer
+    assert Plan.objects.get(pk=plan.pk).status == "running" and transcript_verify() is None
 
 
 def test_unbacked_claims_and_invisible_references_are_flagged(operator, make_user):
