@@ -45,6 +45,10 @@
       section(box, "Checks", x.validation_checks.map(function (c) {
         return { text: (c.ok ? "✓ " : "✗ ") + c.check + (c.action_index === null ? "" : " #" + c.action_index) + (c.reason ? ": " + c.reason : ""), fail: !c.ok };
       }));
+      section(box, "Result", x.details.actions.map(function (a) {
+        var target = a.plan_id ? " plan " + a.plan_id : (a.interaction_id ? " ask " + a.interaction_id : "");
+        return { text: (a.ok ? "✓ " : "✗ ") + a.type + target + (a.error ? ": " + a.error : ""), fail: !a.ok };
+      }));
     }, function (err) { box.textContent = err.message; });
   }
 
