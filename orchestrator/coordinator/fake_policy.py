@@ -173,20 +173,22 @@ def _profile_that_ran(plan: dict, specialists: dict) -> str:
 
 def _delegate(state: FakeState, focus: dict | None, refs: dict, signals: dict, specialists: dict) -> FakeReply:
     """Named roles → one plan: a research step from the subject's state, then a dependent review."""
-    subject = _refs(focus) if focus else []
-    if not subject:
+    wo_ids = [r["id"] for r in (focus or {}).get("context_refs", []) if r["type"] == "work_order"]
+    if wo_ids:  # "this" is the work order the conversation's plan is about: what state is it in?
+        if not state.called("get_work_order"):
+            return FakeReply(tool_calls=[("get_work_order", {"work_order_id": wo_ids[0]})])
+        wo = state.result("get_work_order") or {}
+    else:  # nothing in the conversation: the newest work order
         if not state.called("get_work_orders"):
             return FakeReply(tool_calls=[("get_work_orders", {"limit": 5})])
         orders = (state.result("get_work_orders") or {}).get("work_orders", [])
-        if not orders:
-            return _submit(
-                "Nothing to research.", [{"type": "ask_clarification", "text": "Which work order?"}], refs, "none"
-            )
-        wo = orders[0]
-        subject, refs = [f"work_order:{wo['id']}", f"cell:{wo['cell_id']}"], {**refs, "work_order_ids": [wo["id"]]}
-        covers = "investigation" if wo.get("status") == "detected" else "research"
-    else:
-        covers = "investigation"
+        wo = orders[0] if orders else {}
+    if not wo.get("id"):
+        question = {"type": "ask_clarification", "text": "Which work order should be researched?"}
+        return _submit("Nothing to research yet.", [question], refs, "no work order found")
+    subject = [f"work_order:{wo['id']}", f"cell:{wo['cell_id']}"]
+    refs = {**refs, "work_order_ids": [wo["id"]]}
+    covers = "investigation" if wo.get("status") == "detected" else "research"
     named = signals["named"]
     research = next((n for n in named if specialists[n]["covers"] == covers), None) or next(
         (n for n, p in specialists.items() if p["covers"] == covers), None

@@ -183,6 +183,13 @@ def test_research_this_and_have_a_reviewer_check_it(operator, django_capture_on_
     ]
     assert steps[1].inputs["profile"] == "reviewer" and plan.status == "draft"
     assert transcript(turn).references["work_order_ids"] == [wo.pk]
+    # asked again while that plan is open: "this" is now its work order, and a second plan is a duplicate
+    again = coordinator_turn(user=operator, message="Research this and have a reviewer check it")
+    assert tools(again) == [*SURVEY, "get_work_order"] and again.tool_calls[-1]["args"] == {"work_order_id": wo.pk}
+    assert (
+        allowed(again) == [] and again.status == "rejected" and f"plan {plan.pk} (draft) already covers" in again.answer
+    )
+    assert Plan.objects.count() == 1
     # approve and run: the review step sees the research result
     plan_transition(plan=plan, to_status="approved", actor=operator)
     plan = start(plan)
