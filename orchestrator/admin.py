@@ -65,8 +65,18 @@ class PlanAdmin(admin.ModelAdmin):
 
 @admin.register(Interaction)
 class InteractionAdmin(admin.ModelAdmin):
-    list_display = ("id", "plan", "kind", "question", "required_scope", "status", "answered_by", "created_at")
-    list_filter = ("status", "kind", "required_scope")
+    list_display = (
+        "id",
+        "plan",
+        "kind",
+        "question",
+        "required_scope",
+        "coordinator_approvable",
+        "status",
+        "answered_by",
+        "created_at",
+    )
+    list_filter = ("status", "kind", "required_scope", "coordinator_approvable")
     readonly_fields = [f.name for f in Interaction._meta.fields]
     actions = ["approve", "reject"]
 
