@@ -322,7 +322,15 @@ def test_read_tools_for_conversation_events_approvals_and_drafts(operator, appro
     mine = dispatch("orchestrator.list_approvals", {}, ctx=ctx).content
     assert mine[0]["plan_id"] == plan.pk and mine[0]["required_scope"] == "approver"
     assert mine[0]["coordinator_approvable"] is False and mine[0]["status"] == "open"
-    drafts = dispatch("orchestrator.read_drafts", {}, ctx=ctx)
+    # Without the assistant's draft capability the coordinator says drafts cannot be read.
+    from core.capabilities import registry
+
+    list_drafts = registry.get("assistant.list_drafts")
+    registry.unregister("assistant.list_drafts")
+    try:
+        drafts = dispatch("orchestrator.read_drafts", {}, ctx=ctx)
+    finally:
+        registry.register(list_drafts)
     assert not drafts.is_error and drafts.content["available"] is False
     assert "assistant.list_drafts" in drafts.content["error"]
 
@@ -335,6 +343,9 @@ def test_drafts_are_read_and_verified_through_the_assistant_capability(operator)
 
     class DraftIn(BaseModel):
         draft_id: int
+
+    real_get_draft = registry.get("assistant.get_draft")
+    registry.unregister("assistant.get_draft")
 
     @capability("assistant.get_draft", description="test double", input=DraftIn, tier=Tier.READ, scopes=(OP,))
     def get_draft(ctx, params):
@@ -351,5 +362,6 @@ def test_drafts_are_read_and_verified_through_the_assistant_capability(operator)
         )  # fmt: skip
     finally:
         registry.unregister("assistant.get_draft")
+        registry.register(real_get_draft)
     checks = [(c["ok"], c["reason"]) for c in turn.validation if c["check"] == "reference.draft"]
     assert checks[0] == (True, "") and checks[1][0] is False and "Draft not found" in checks[1][1]
