@@ -5,6 +5,7 @@ Work-order changes go through the services (lifecycle map, events, audit), never
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -52,8 +53,22 @@ def _transition_action(to_status: str, label: str):
     return admin.action(description=f"{label} selected work orders")(action)
 
 
+class WorkOrderAdminForm(forms.ModelForm):
+    class Meta:
+        model = WorkOrder
+        fields = sorted(EDITABLE_FIELDS)  # the admin passes its own list; these are the editable ones
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        start, end = data.get("suggested_window_start"), data.get("suggested_window_end")
+        if start is not None and end is not None and end <= start:
+            self.add_error("suggested_window_end", "The window must end after it starts.")
+        return data
+
+
 @admin.register(WorkOrder)
 class WorkOrderAdmin(admin.ModelAdmin):
+    form = WorkOrderAdminForm
     list_display = ("id", "cell", "title", "status", "priority", "confidence", "generated_by_agent", "created_at")
     list_filter = ("status", "priority", "cell", "generated_by_agent")
     search_fields = ("title", "description", "rca_summary", "cell__tag", "cell__name")
@@ -81,6 +96,9 @@ class WorkOrderAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # work orders come from alarms (or the API); the admin edits and moves them
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # an order and its audited history stay; cancel it instead
 
     def save_model(self, request: HttpRequest, obj: WorkOrder, form: Any, change: bool) -> None:
         changes = {name: form.cleaned_data[name] for name in form.changed_data if name in EDITABLE_FIELDS}

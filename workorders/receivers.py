@@ -8,9 +8,8 @@ from django.dispatch import receiver
 from core.events import publish
 from sentinel.models import Alarm
 from sentinel.signals import alarm_escalated, alarm_raised
-from workorders.choices import ACTIVE_STATUSES
-from workorders.models import WorkOrder
 from workorders.services import priority_for_alarm, work_order_create_from_alarm, work_order_raise_priority
+from workorders.services.work_orders import active_work_order_for_alarm
 
 logger = logging.getLogger(__name__)
 
@@ -29,8 +28,10 @@ def on_alarm_raised(sender, alarm: Alarm, **kwargs) -> None:
 def on_alarm_escalated(sender, alarm: Alarm, **kwargs) -> None:
     try:
         with transaction.atomic():
-            work_order = WorkOrder.objects.filter(triggered_by_alarm=alarm, status__in=ACTIVE_STATUSES).first()
+            work_order = active_work_order_for_alarm(alarm)
             if work_order is None:
+                # A new order (announced by its creation), or the signal's active order the alarm
+                # joined as a repeat (its priority follows the alarm's severity there).
                 work_order_create_from_alarm(alarm=alarm)
                 return
             work_order_raise_priority(

@@ -175,8 +175,11 @@ def failure_as_dict(failure: FailureHistory) -> dict[str, Any]:
     }
 
 
-def recent_failures(cell: Cell, *, limit: int = 5) -> list[FailureHistory]:
-    return list(FailureHistory.objects.filter(cell=cell).order_by("-failure_time")[:limit])
+def recent_failures(cell: Cell, *, limit: int = 5, confirmed_only: bool = False) -> list[FailureHistory]:
+    qs = FailureHistory.objects.filter(cell=cell)
+    if confirmed_only:
+        qs = qs.filter(resolved_time__isnull=False)
+    return list(qs.order_by("-failure_time")[:limit])
 
 
 def equipment_kb(cell: Cell) -> EquipmentKB | None:

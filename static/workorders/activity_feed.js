@@ -2,8 +2,12 @@
  * AriaActivityFeed — what the agents are doing, from bus frames: agent start/end, tool calls with
  * their durations, handoffs, a collapsible thinking stream per agent turn, RCA / order readiness.
  *
- *   var feed = AriaActivityFeed.create(listElement, emptyElement);
+ *   var feed = AriaActivityFeed.create(listElement, emptyElement, {liveAfter: latestEventIdAtLoad});
  *   feed.add(frame);   // any bus frame; irrelevant types are ignored
+ *
+ * A row's time is the event's own time when the frame carries one (`created_at`, or `time` on
+ * anomaly_detected); else the arrival time for live frames, and "earlier" for frames replayed from
+ * before the page loaded (their arrival time would be the page-load time, not when they happened).
  */
 (function (global) {
   "use strict";
@@ -24,14 +28,25 @@
     return text.length > limit ? text.slice(0, limit - 1) + "…" : text;
   }
 
-  function create(list, empty) {
+  function eventTime(frame) {
+    var stamp = frame.created_at || (frame.type === "anomaly_detected" ? frame.time : null);
+    var date = stamp ? new Date(stamp) : null;
+    return date && !isNaN(date.getTime()) ? date : null;
+  }
+
+  function create(list, empty, options) {
+    var liveAfter = options && typeof options.liveAfter === "number" ? options.liveAfter : -1;
     var toolRows = {};   // turn|agent|tool → [li, ...] waiting for completion (FIFO)
     var thinking = {};   // turn|agent → {details, pre, count}
 
     function push(item, frame) {
       item.setAttribute("data-event-type", frame.type);
       if (frame.agent) item.setAttribute("data-agent", frame.agent);
-      var time = node("time", "act-time", new Date().toLocaleTimeString());
+      var replayed = typeof frame.id === "number" && frame.id <= liveAfter;
+      if (replayed) item.setAttribute("data-replayed", "");
+      var when = eventTime(frame) || (replayed ? null : new Date());
+      var time = node("time", "act-time", when ? when.toLocaleTimeString() : "earlier");
+      if (when) time.setAttribute("datetime", when.toISOString());
       item.insertBefore(time, item.firstChild);
       list.insertBefore(item, list.firstChild);
       while (list.children.length > MAX_ITEMS) list.removeChild(list.lastChild);

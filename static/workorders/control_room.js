@@ -13,8 +13,11 @@
   var paths = JSON.parse(document.getElementById("cr-api-paths").textContent);
   var latestAtLoad = Number(root.getAttribute("data-latest-event-id")) || 0;
   var replayAfter = Number(root.getAttribute("data-replay-after")) || 0;
-  var feed = AriaActivityFeed.create(document.getElementById("activity-feed"), document.getElementById("activity-empty"));
-  var TREND_MINUTES = 30, TREND_REFRESH_MS = 15000;
+  var feed = AriaActivityFeed.create(document.getElementById("activity-feed"), document.getElementById("activity-empty"),
+    { liveAfter: latestAtLoad });
+  // Alarm state changes (cleared, unshelved, acknowledged elsewhere) publish no bus event: the
+  // snapshot is also re-read every STATE_REFRESH_MS so the lists never keep showing a stale alarm.
+  var TREND_MINUTES = 30, TREND_REFRESH_MS = 15000, STATE_REFRESH_MS = 5000;
   var STEPS = ["detected", "analyzed", "open"];
   var STATE_LABEL = { active_unack: "unacknowledged", acknowledged: "acknowledged", shelved: "shelved" };
   var chosenSignal = {};   // cell id → signal id the operator picked
@@ -363,5 +366,6 @@
   renderWorkOrders();
   renderTrends();
   setInterval(function () { redrawTrends(); }, TREND_REFRESH_MS);
+  setInterval(function () { if (!document.hidden) refreshState(); }, STATE_REFRESH_MS);
   AriaEvents.connect({ onFrame: onFrame, onStatus: onStatus, after: replayAfter });
 })();

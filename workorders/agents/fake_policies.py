@@ -33,11 +33,14 @@ def investigator(state: FakeState) -> FakeReply:
             thinking=f"Current pattern: {json.dumps(current)}. Compare with the KB and past failures.",
             tool_calls=[
                 ("get_equipment_kb", {"cell_id": cell_id}),
-                ("get_failure_history", {"cell_id": cell_id, "limit": 20}),
+                ("get_failure_history", {"cell_id": cell_id, "limit": 20, "confirmed_only": True}),
             ],
         )
     failures = (state.result("get_failure_history") or {}).get("failures", [])
-    match, score = closest_failure(current, failures)
+    # Confirmed failures only (resolved: a technician closed the order). Unresolved rows are earlier
+    # RCAs not yet confirmed; matching those would only echo the agent's own guesses, and once a
+    # cell has many of them they push the real failures out of the newest-first window.
+    match, score = closest_failure(current, [x for x in failures if x.get("resolved_time")])
     if not state.called("render_signal_chart"):
         ids = [s["signal_def_id"] for s in trends.get("signals", []) if s["key"] in current]
         ids = ids or ([ctx["signal_def_id"]] if ctx.get("signal_def_id") else [])
@@ -66,6 +69,17 @@ def investigator(state: FakeState) -> FakeReply:
     return FakeReply(tool_calls=[("submit_rca", _rca(current, match, score, kb, kb_answer, trends))])
 
 
+def _own_cause(failure: dict[str, Any]) -> str:
+    """The matched failure's cause without the "<mode>: the current pattern matches …" lead an
+    earlier RCA put in front of it (else every RCA would nest the one before it)."""
+    cause = str(failure.get("root_cause") or "")
+    while True:
+        mode, sep, rest = cause.partition(": the current pattern matches the ")
+        if not sep or " " in mode or ")." not in rest:
+            return cause.strip()
+        cause = rest.split(").", 1)[1].strip()
+
+
 def _rca(current, match, score, kb, kb_answer, trends) -> dict[str, Any]:
     units = {s["key"]: s.get("unit", "") for s in trends.get("signals", [])}
     factors = [
@@ -79,7 +93,7 @@ def _rca(current, match, score, kb, kb_answer, trends) -> dict[str, Any]:
         mode = match["failure_mode"]
         date = match["failure_time"][:10]
         past = ", ".join(f"{k} peak {v.get('peak')}" for k, v in match["signal_patterns"].items())
-        root = f"{mode}: the current pattern matches the {mode} failure of {date} ({past}). {match['root_cause']}"
+        root = f"{mode}: the current pattern matches the {mode} failure of {date} ({past}). {_own_cause(match)}"
         factors.append(f"similar to failure #{match['id']} ({mode}, {date}), similarity {score:.2f}")
         similar = f"#{match['id']} {mode} {date}"
         confidence = round(min(0.95, 0.5 + 0.45 * score), 2)

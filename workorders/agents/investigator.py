@@ -20,7 +20,8 @@ Method:
 1. Look at the signal trends around the anomaly (get_signal_trends) and the current values.
 2. Read the equipment KB (failure modes and their signatures) and the cell's failure history.
 3. Compare the current signal pattern (peak, duration beyond the limit, which signals move together) with
-   the signal_patterns of past failures; name the closest one and say how it is similar.
+   the signal_patterns of past failures; name the closest one and say how it is similar. Prefer confirmed
+   failures (resolved_time set): a row without resolved_time is an earlier, not yet confirmed RCA.
 4. Use the logbook for operator observations. Ask the KB agent (ask_kb_builder) when the KB is unclear.
 5. Show your evidence with render tools (signal chart, pattern match) — every card needs the cell_id.
 6. Finish by calling submit_rca once: root_cause starts with the failure mode slug (e.g. "bearing_wear: …"),
@@ -59,7 +60,9 @@ class SubmitRca(BaseModel):
 def _failures_block(work_order: WorkOrder) -> str:
     failures = FailureHistory.objects.filter(cell=work_order.cell).order_by("-failure_time")[:5]
     lines = [
-        f"- #{f.pk} {f.failure_time:%Y-%m-%d} {f.failure_mode}: {f.root_cause[:200]} patterns={f.signal_patterns}"
+        f"- #{f.pk} {f.failure_time:%Y-%m-%d} {f.failure_mode} "
+        f"({f'confirmed, resolved {f.resolved_time:%Y-%m-%d}' if f.resolved_time else 'unconfirmed RCA'}): "
+        f"{f.root_cause[:200]} patterns={f.signal_patterns}"
         for f in failures
     ]
     return "\n".join(lines) or "- none recorded"

@@ -1,5 +1,6 @@
 """Capabilities over work orders, failure history, the equipment KB, logbook, shifts and KPIs."""
 
+from datetime import date as Date
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
@@ -29,6 +30,13 @@ class LimitedCellInput(BaseModel):
     limit: int = Field(default=10, ge=1, le=100)
 
 
+class FailureHistoryInput(LimitedCellInput):
+    confirmed_only: bool = Field(
+        default=False,
+        description="Only confirmed failures (resolved_time set); other rows are earlier RCAs not yet confirmed.",
+    )
+
+
 class LogbookInput(BaseModel):
     cell_id: int
     days: int = Field(default=30, ge=1, le=365)
@@ -36,7 +44,7 @@ class LogbookInput(BaseModel):
 
 
 class ShiftsInput(BaseModel):
-    date: str | None = Field(default=None, description="ISO date; default today.")
+    date: Date | None = Field(default=None, description="ISO date (YYYY-MM-DD); default today.")
     days: int = Field(default=2, ge=1, le=14)
     cell_id: int | None = Field(default=None, description="Only the cell's line.")
 
@@ -125,12 +133,14 @@ def update_equipment_kb(ctx: CapabilityContext, params: KbPatchInput) -> dict[st
 @_read(
     "get_failure_history",
     "Past failures of a cell, newest first, with failure mode, root cause and signal patterns.",
-    LimitedCellInput,
+    FailureHistoryInput,
 )
-def get_failure_history(ctx: CapabilityContext, params: LimitedCellInput) -> dict[str, Any]:
+def get_failure_history(ctx: CapabilityContext, params: FailureHistoryInput) -> dict[str, Any]:
     cell = selectors.get_cell(params.cell_id)
-    failures = [selectors.failure_as_dict(f) for f in selectors.recent_failures(cell, limit=params.limit)]
-    return {"cell_id": cell.pk, "failures": failures, "summary": f"{len(failures)} past failure(s) of {cell.tag}"}
+    rows = selectors.recent_failures(cell, limit=params.limit, confirmed_only=params.confirmed_only)
+    failures = [selectors.failure_as_dict(f) for f in rows]
+    kind = "confirmed " if params.confirmed_only else ""
+    return {"cell_id": cell.pk, "failures": failures, "summary": f"{len(failures)} {kind}past failure(s) of {cell.tag}"}
 
 
 @_read("get_logbook_entries", "Operator and technician logbook entries about a cell, newest first.", LogbookInput)
@@ -147,7 +157,7 @@ def get_logbook_entries(ctx: CapabilityContext, params: LogbookInput) -> dict[st
 
 @_read("get_shift_assignments", "Who is on which shift (technicians, roles, skills) from a date on.", ShiftsInput)
 def get_shift_assignments(ctx: CapabilityContext, params: ShiftsInput) -> dict[str, Any]:
-    start = datetime.fromisoformat(params.date).date() if params.date else timezone.localdate()
+    start = params.date or timezone.localdate()
     qs = ShiftAssignment.objects.filter(date__gte=start, date__lt=start + timedelta(days=params.days))
     cell_id = None
     if params.cell_id is not None:

@@ -15,6 +15,7 @@ from core.errors import Conflict, InvalidInput
 from core.events import publish
 from sentinel.models import Alarm
 from workorders.choices import (
+    ACTIVE_STATUSES,
     CLOSED_STATUSES,
     PRIORITY_RANK,
     Priority,
@@ -56,6 +57,18 @@ def work_order_create_from_alarm(*, alarm: Alarm) -> WorkOrder:
         return existing
     signal = alarm.signal
     cell = signal.cell
+    # A signal that alarms again while the order its earlier alarm opened is still active (a chattering
+    # or returning condition) joins that order instead of opening and investigating one more per alarm.
+    # (An order without its alarm, e.g. one whose alarm row was deleted, is not joined.)
+    active = (
+        WorkOrder.objects.filter(
+            triggered_by_signal_def=signal, triggered_by_alarm__isnull=False, status__in=ACTIVE_STATUSES
+        )
+        .order_by("-created_at", "-pk")
+        .first()
+    )
+    if active is not None:
+        return _attach_repeat_alarm(active, alarm)
     try:
         with transaction.atomic():
             work_order = WorkOrder.objects.create(
@@ -81,10 +94,21 @@ def work_order_create_from_alarm(*, alarm: Alarm) -> WorkOrder:
         details={"alarm_id": alarm.pk, "priority": work_order.priority},
     )
     # The outbox rows join the caller's transaction; the bus broadcasts them on commit.
+    _announce(alarm, work_order)
+    from workorders.tasks import investigate_task
+
+    work_order_id = work_order.pk
+    transaction.on_commit(lambda: investigate_task.delay(work_order_id))
+    return work_order
+
+
+def _announce(alarm: Alarm, work_order: WorkOrder) -> None:
+    """`anomaly_detected` and the sentinel alert banner (outbox rows in the caller's transaction)."""
+    signal = alarm.signal
     publish(
         "anomaly_detected",
         {
-            "cell_id": cell.pk,
+            "cell_id": signal.cell_id,
             "signal_def_id": signal.pk,
             "value": alarm.value,
             "threshold": alarm.threshold_value,
@@ -100,18 +124,61 @@ def work_order_create_from_alarm(*, alarm: Alarm) -> WorkOrder:
             "agent": "sentinel",
             "component": "alert_banner",
             "props": {
-                "cell_id": cell.pk,
+                "cell_id": signal.cell_id,
                 "severity": alarm.severity,
                 "message": _alarm_message(alarm),
                 "anomaly_id": alarm.pk,
             },
         },
     )
-    from workorders.tasks import investigate_task
 
-    work_order_id = work_order.pk
-    transaction.on_commit(lambda: investigate_task.delay(work_order_id))
-    return work_order
+
+def alarm_ids_of(work_order: WorkOrder) -> set[int]:
+    """The alarm that opened the order and every repeat alarm that joined it."""
+    ids = {work_order.triggered_by_alarm_id} if work_order.triggered_by_alarm_id else set()
+    for details in work_order.events.filter(details__has_key="repeat_alarm_id").values_list("details", flat=True):
+        ids.add(int(details["repeat_alarm_id"]))
+    return ids
+
+
+def active_work_order_for_alarm(alarm: Alarm) -> WorkOrder | None:
+    """The active order the alarm opened, or the one it joined as a repeat alarm."""
+    active = WorkOrder.objects.filter(status__in=ACTIVE_STATUSES)
+    return (
+        active.filter(triggered_by_alarm=alarm).first()
+        or active.filter(events__details__repeat_alarm_id=alarm.pk).order_by("-pk").first()
+    )
+
+
+def _attach_repeat_alarm(active: WorkOrder, alarm: Alarm) -> WorkOrder:
+    """Record a repeat alarm on the signal's active order (once), raise its priority if the new
+    alarm is more severe, and announce it; no second investigation."""
+    with transaction.atomic():
+        locked = _lock(active)
+        if alarm.pk in alarm_ids_of(locked):
+            return locked
+        WorkOrderEvent.objects.create(
+            work_order=locked,
+            from_status=locked.status,
+            to_status=locked.status,
+            note=f"Alarm #{alarm.pk} on the same signal joined this order.",
+            details={"repeat_alarm_id": alarm.pk, "severity": alarm.severity, "value": alarm.value},
+        )
+        audit_record(
+            actor=None,
+            action="work_order.repeat_alarm",
+            target_type="work_order",
+            target_id=locked.pk,
+            details={"alarm_id": alarm.pk, "severity": alarm.severity},
+        )
+        new_priority = priority_for_alarm(alarm)
+        if PRIORITY_RANK[new_priority] > PRIORITY_RANK[locked.priority]:
+            work_order_raise_priority(
+                work_order=locked, priority=new_priority, actor=None, reason=f"repeat alarm #{alarm.pk}"
+            )
+            locked.refresh_from_db()
+        _announce(alarm, locked)
+    return locked
 
 
 def _transition_locked(
@@ -180,7 +247,9 @@ def _on_close(work_order: WorkOrder, actor: AbstractBaseUser | None) -> None:
         from sentinel.services.alarms import alarm_unshelve_for_work_order_closed
     except ImportError:  # sentinel without the hook: nothing waits on work orders
         return
-    alarms = Alarm.objects.filter(work_orders=work_order, shelved_until_work_order_closes=True, state="shelved")
+    alarms = Alarm.objects.filter(
+        pk__in=alarm_ids_of(work_order), shelved_until_work_order_closes=True, state="shelved"
+    )
     for alarm_id in alarms.values_list("pk", flat=True):
         try:
             with transaction.atomic():
@@ -271,6 +340,8 @@ def work_order_apply_generated(
 
 
 def _coerce(name: str, value: Any) -> Any:
+    if value is None:
+        return None
     if name.startswith("suggested_window_") and isinstance(value, str):
         parsed = datetime.fromisoformat(value)
         return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed)
@@ -280,6 +351,33 @@ def _coerce(name: str, value: Any) -> Any:
 
 
 EDITABLE_FIELDS = frozenset(GENERATED_FIELDS)
+# Fields a client may clear with null; every other editable field needs a value.
+NULLABLE_FIELDS = frozenset({"estimated_duration_min", "suggested_window_start", "suggested_window_end"})
+
+
+def _check_changes(changes: dict[str, Any]) -> None:
+    for name in sorted(changes):
+        if changes[name] is None and name not in NULLABLE_FIELDS:
+            raise InvalidInput(f"{name}: may not be null.", field=name)
+    if "priority" in changes and changes["priority"] not in Priority.values:
+        raise InvalidInput(f"Unknown priority {changes['priority']!r}.", field="priority")
+    for name in ("suggested_window_start", "suggested_window_end"):
+        value = changes.get(name)
+        if isinstance(value, str):
+            try:
+                changes[name] = _coerce(name, value)
+            except ValueError:
+                raise InvalidInput(f"{name}: not an ISO 8601 date-time: {value!r}.", field=name) from None
+
+
+def _check_window(work_order: WorkOrder) -> None:
+    start, end = work_order.suggested_window_start, work_order.suggested_window_end
+    if start is not None and end is not None and end <= start:
+        raise InvalidInput(
+            "suggested_window_end: must be after suggested_window_start.",
+            field="suggested_window_end",
+            suggested_window_start=start.isoformat(),
+        )
 
 
 def work_order_update(
@@ -294,13 +392,14 @@ def work_order_update(
     unknown = set(changes) - EDITABLE_FIELDS
     if unknown:
         raise InvalidInput(f"Not editable: {', '.join(sorted(unknown))}.", field=sorted(unknown)[0])
-    if "priority" in changes and changes["priority"] not in Priority.values:
-        raise InvalidInput(f"Unknown priority {changes['priority']!r}.", field="priority")
+    changes = dict(changes)
+    _check_changes(changes)
     with transaction.atomic():
         locked = _lock(work_order)
         if changes:
             for name, value in changes.items():
                 setattr(locked, name, _coerce(name, value))
+            _check_window(locked)
             locked.save()
             audit_record(
                 actor=actor,
