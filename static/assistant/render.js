@@ -16,10 +16,13 @@
     return node;
   }
 
+  // An empty bucket (null) is a gap in the line, never a zero: Number(null) would be 0.
+  function num(v) { return v === null || v === undefined || v === "" ? NaN : Number(v); }
+
   function yOf(point) {
-    if (Array.isArray(point)) return Number(point[1]);
-    if (point && typeof point === "object") return Number(point.avg ?? point.value ?? point.max);
-    return Number(point);
+    if (Array.isArray(point)) return num(point[1]);
+    if (point && typeof point === "object") return num(point.avg ?? point.value ?? point.max);
+    return num(point);
   }
 
   function signalChart(props) {
