@@ -10,7 +10,7 @@ from assistant.tool_args import accepts, args_for
 from core.agents.engines.fake import FakeReply, FakeState, fake_policy
 
 TAG = re.compile(r"\b([A-Z]{1,4}-?\d{1,4}[A-Z]?)\b")
-RESOLVERS = ("find_cell", "resolve_cell", "search_cells", "list_cells", "get_cells", "get_cell")
+RESOLVERS = ("find_cells", "find_cell", "resolve_cell", "search_cells", "list_cells", "get_cells", "get_cell")
 
 
 def _find_cell_id(content: Any, tag: str) -> int | None:
@@ -50,6 +50,18 @@ def _cell_id(state: FakeState, tag: str | None) -> int | None:
             if found is not None:
                 return found
     return None
+
+
+# The answer's frame in the operator's language (the offline engine has no translator).
+PHRASES = {
+    "en": {"about": "About", "none": "I could not find data for", "sources": "Sources"},
+    "de": {"about": "Zu", "none": "Ich habe keine Daten gefunden zu", "sources": "Quellen"},
+}
+GERMAN = re.compile(r"\b(warum|wieso|ist|die|der|das|nicht|und|wie|was|ausgefallen|pumpe|gestern|heute)\b", re.I)
+
+
+def _language(question: str) -> str:
+    return "de" if len(GERMAN.findall(question)) >= 2 else "en"
 
 
 def _brief(content: Any, limit: int = 240) -> str:
@@ -126,7 +138,9 @@ def operator_qa(state: FakeState) -> FakeReply:
                 state.result("get_current_signals"), question, _trigger_signal(state.result("get_work_orders"), cell_id)
             ),
         }
-        plan = ["get_current_signals", "get_signal_trends", "render_signal_chart", "get_failure_history"]
+        # A why-question is about what raised the cell's latest work order: chart that signal.
+        plan = ["get_current_signals", *(["get_work_orders"] if why else []), "get_signal_trends"]
+        plan += ["render_signal_chart", "get_failure_history"]
         if why:
             plan += ["get_logbook_entries", "ask_investigator"]
         else:
@@ -141,6 +155,7 @@ def operator_qa(state: FakeState) -> FakeReply:
                     continue
                 return FakeReply(tool_calls=[(tool, args_for(tool, known, tools))])
 
+    words = PHRASES[_language(question)]
     sources = []
     lines = []
     label = tag or (f"cell {cell_id}" if cell_id is not None else "the plant")
@@ -163,10 +178,10 @@ def operator_qa(state: FakeState) -> FakeReply:
                 if not investigator and tool != "render_signal_chart":
                     lines.append(f"{source.capitalize()}: {_brief(result, 160)}")
     if not lines:
-        lines.append(f"I could not find data for {label}.")
-    answer = f"About {label}: " + " ".join(lines)
+        lines.append(f"{words['none']} {label}.")
+    answer = f"{words['about']} {label}: " + " ".join(lines)
     if sources:
-        answer += "\nSources: " + ", ".join(dict.fromkeys(sources)) + "."
+        answer += f"\n{words['sources']}: " + ", ".join(dict.fromkeys(sources)) + "."
     return FakeReply(text=answer)
 
 

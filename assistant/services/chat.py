@@ -43,7 +43,7 @@ def qa_spec() -> AgentSpec:
         max_tier=Tier.SAFE,  # only reaches ask_investigator: every other Q&A tool is read
         use_case="chat",
         thinking=config.reasoning,
-        max_turns=max(config.max_turns, 8),
+        max_turns=max(config.max_turns, 12),  # resolve + fallback + six tools + answer
         timeout_seconds=config.run_timeout_seconds,
     )
 

@@ -31,7 +31,7 @@ def test_operator_asks_why_p02_tripped_against_the_real_capabilities(operator, p
     frames = []
     outcome = chat_turn(user=operator, content="Why did P-02 trip?", on_frame=frames.append)
     calls = [fr["name"] for fr in frames if fr["type"] == "tool_call"]
-    assert calls[:2] == ["get_work_orders", "get_current_signals"]
+    assert calls[:2] == ["find_cells", "get_current_signals"]
     assert {"get_signal_trends", "render_signal_chart", "get_failure_history", "ask_investigator"} <= set(calls)
     assert not [fr for fr in frames if fr["type"] == "tool_result" and fr["summary"].startswith("error")]
     chart = next(fr for fr in frames if fr["type"] == "ui_render")
@@ -75,3 +75,21 @@ def test_plan_mode_with_the_real_orchestrator_capability(client, operator, p02):
     assert "Plan created" in body["reply"]
     steps = [s["capability"] for s in body["plan_card"]["props"]["steps"]]
     assert "workorders.get_current_signals" in steps  # the cell P-02 resolved into the plan's context
+
+
+def test_why_did_p02_trip_on_a_plant_without_work_orders_resolves_the_tag_and_charts(operator, p02):
+    """A fresh plant has no work orders: the tag resolves through find_cells, not a dead end."""
+    frames = []
+    outcome = chat_turn(user=operator, content="why did P-02 trip?", on_frame=frames.append)
+    calls = [fr["name"] for fr in frames if fr["type"] == "tool_call"]
+    assert calls[0] == "find_cells", calls
+    assert "render_signal_chart" in calls
+    chart = next(fr for fr in frames if fr["type"] == "ui_render")
+    assert chart["props"]["cell_id"] == p02.pk
+    assert "could not find data" not in outcome.response
+
+
+def test_a_german_question_gets_a_german_answer(operator, p02):
+    outcome = chat_turn(user=operator, content="Warum ist die Pumpe P-02 ausgefallen?", on_frame=lambda fr: None)
+    assert outcome.response.startswith("Zu P-02:"), outcome.response
+    assert "Quellen:" in outcome.response
