@@ -25,8 +25,24 @@ from assistant.models import (
 )
 from assistant.services.drafts import draft_approve, draft_reject
 from assistant.services.publish import draft_publish, prompt_alias_move
+from core.access import APPROVER, has_scopes
 from core.audit import audit_record
 from core.errors import DomainError
+
+
+class ApproverConsole:
+    """Access by scope, not Django model permissions: staff with the approver scope see these
+    pages and run their actions (the services still enforce separation of duties)."""
+
+    def _approver(self, request: HttpRequest) -> bool:
+        user = request.user
+        return bool(user.is_active and user.is_staff and has_scopes(user, [APPROVER]))
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return self._approver(request) or super().has_module_permission(request)
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._approver(request) or super().has_view_permission(request, obj)
 
 
 class ReadOnly:
@@ -54,7 +70,7 @@ def _each(request: HttpRequest, queryset: QuerySet, label: str, service) -> None
         messages.error(request, f"{label} refused {failure}")
 
 
-class ReviewInline(ReadOnly, admin.TabularInline):
+class ReviewInline(ApproverConsole, ReadOnly, admin.TabularInline):
     model = Review
     extra = 0
     fields = (
@@ -73,7 +89,7 @@ class ReviewInline(ReadOnly, admin.TabularInline):
 
 
 @admin.register(Draft)
-class DraftAdmin(admin.ModelAdmin):
+class DraftAdmin(ApproverConsole, admin.ModelAdmin):
     list_display = ("id", "type", "name", "version", "status", "owner", "updated")
     list_filter = ("status", "type")
     search_fields = ("name", "owner__username")
@@ -110,7 +126,7 @@ class DraftAdmin(admin.ModelAdmin):
 
 
 @admin.register(Review)
-class ReviewAdmin(ReadOnly, admin.ModelAdmin):
+class ReviewAdmin(ApproverConsole, ReadOnly, admin.ModelAdmin):
     list_display = (
         "id",
         "draft",
@@ -128,7 +144,7 @@ class ReviewAdmin(ReadOnly, admin.ModelAdmin):
 
 
 @admin.register(PromptVersion)
-class PromptVersionAdmin(ReadOnly, admin.ModelAdmin):
+class PromptVersionAdmin(ApproverConsole, ReadOnly, admin.ModelAdmin):
     list_display = ("name", "version", "created_by", "created")
     list_filter = ("name",)
     actions = ("make_production",)
@@ -144,13 +160,13 @@ class PromptVersionAdmin(ReadOnly, admin.ModelAdmin):
 
 
 @admin.register(PromptAlias)
-class PromptAliasAdmin(ReadOnly, admin.ModelAdmin):
+class PromptAliasAdmin(ApproverConsole, ReadOnly, admin.ModelAdmin):
     list_display = ("name", "alias", "version", "updated")
     list_select_related = ("version",)
 
 
 @admin.register(Skill)
-class SkillAdmin(admin.ModelAdmin):
+class SkillAdmin(ApproverConsole, admin.ModelAdmin):
     list_display = ("name", "runtime_mode", "version", "updated")
     list_filter = ("runtime_mode",)
     search_fields = ("name",)
@@ -181,13 +197,13 @@ class SkillAdmin(admin.ModelAdmin):
 
 
 @admin.register(PublishedArtifact)
-class PublishedArtifactAdmin(ReadOnly, admin.ModelAdmin):
+class PublishedArtifactAdmin(ApproverConsole, ReadOnly, admin.ModelAdmin):
     list_display = ("type", "name", "version", "active", "published_by", "created")
     list_filter = ("type", "active")
 
 
 @admin.register(Run)
-class RunAdmin(ReadOnly, admin.ModelAdmin):
+class RunAdmin(ApproverConsole, ReadOnly, admin.ModelAdmin):
     list_display = ("id", "session", "mode", "engine", "model", "status", "tokens", "duration_ms", "created")
     list_filter = ("status", "mode", "engine")
 

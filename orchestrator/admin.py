@@ -6,13 +6,29 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from core.access import APPROVER, has_scopes
 from core.errors import DomainError
 from orchestrator.models import Interaction, Plan, PlanStep
 from orchestrator.services.interactions import interaction_answer
 from orchestrator.services.plans import plan_cancel
 
 
-class ReadOnlyInline(admin.TabularInline):
+class ApproverConsole:
+    """Access by scope, not Django model permissions: staff with the approver scope see plans and
+    answer interactions (the service still enforces separation of duties)."""
+
+    def _approver(self, request: HttpRequest) -> bool:
+        user = request.user
+        return bool(user.is_active and user.is_staff and has_scopes(user, [APPROVER]))
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return self._approver(request) or super().has_module_permission(request)
+
+    def has_view_permission(self, request: HttpRequest, obj=None) -> bool:
+        return self._approver(request) or super().has_view_permission(request, obj)
+
+
+class ReadOnlyInline(ApproverConsole, admin.TabularInline):
     extra = 0
     can_delete = False
     show_change_link = True
@@ -38,7 +54,7 @@ class InteractionInline(ReadOnlyInline):
 
 
 @admin.register(Plan)
-class PlanAdmin(admin.ModelAdmin):
+class PlanAdmin(ApproverConsole, admin.ModelAdmin):
     list_display = ("id", "goal", "owner", "status", "autonomy", "planner", "updated_at")
     list_filter = ("status", "autonomy", "planner")
     search_fields = ("goal", "owner__username")
@@ -64,7 +80,7 @@ class PlanAdmin(admin.ModelAdmin):
 
 
 @admin.register(Interaction)
-class InteractionAdmin(admin.ModelAdmin):
+class InteractionAdmin(ApproverConsole, admin.ModelAdmin):
     list_display = (
         "id",
         "plan",

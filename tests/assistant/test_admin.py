@@ -67,3 +67,35 @@ def test_history_is_read_only(client, make_user):
     for model in ("review", "promptversion", "promptalias", "publishedartifact", "run"):
         assert client.get(f"/admin/assistant/{model}/add/").status_code == 403
     assert client.get("/admin/assistant/draft/").status_code == 200
+
+
+def test_a_staff_approver_without_model_permissions_uses_the_approval_console(client, make_user, operator):
+    """The demo approver is staff with the approver scope and no Django model permissions: the
+    console must still show drafts and prompt aliases and let them approve."""
+    from core.access import APPROVER
+
+    approver = make_user("ann", APPROVER, is_staff=True)
+    draft = make_tested_draft(operator)
+    client.force_login(approver)
+    assert "/admin/assistant/draft/" in client.get("/admin/").content.decode()
+    for path in ("/admin/assistant/draft/", "/admin/assistant/promptversion/", "/admin/assistant/promptalias/"):
+        assert client.get(path).status_code == 200, path
+    act(client, "approve", draft)
+    assert Draft.objects.get(pk=draft.pk).status == "approved"
+    # an operator who is staff but not an approver still sees nothing
+    nobody = make_user("ned", is_staff=True)
+    client.force_login(nobody)
+    assert client.get("/admin/assistant/draft/").status_code == 403
+
+
+def test_an_approver_publishes_over_the_api_without_the_operator_scope(client, make_user, operator, approver):
+    from assistant.services.drafts import draft_approve
+
+    draft = draft_approve(draft=make_tested_draft(operator), actor=approver)
+    from core.access import APPROVER
+
+    publisher = make_user("pia", APPROVER)
+    client.force_login(publisher)
+    response = client.post(f"/api/v1/assistant/drafts/{draft.pk}/publish")
+    assert response.status_code == 200, response.content
+    assert response.json()["status"] == "published"

@@ -39,3 +39,11 @@ def test_admin_approve_action_keeps_separation_of_duties(client, make_user, djan
         client.post(url, {"action": "approve", "_selected_action": [ask.pk]}, follow=True)
     ask.refresh_from_db()
     assert ask.status == "answered" and ask.answered_by == other and testcaps.CALLS == ["release"]
+
+
+def test_a_staff_approver_without_model_permissions_sees_plans_and_interactions(client, make_user):
+    from core.access import APPROVER
+
+    client.force_login(make_user("ann", APPROVER, is_staff=True))
+    for path in ("/admin/orchestrator/plan/", "/admin/orchestrator/interaction/"):
+        assert client.get(path).status_code == 200, path
