@@ -23,8 +23,14 @@
       method, headers, credentials: "same-origin", body: body ? (isForm ? body : JSON.stringify(body)) : undefined,
     });
     const data = response.status === 204 ? null : await response.json().catch(() => ({}));
-    if (!response.ok) throw new Error((data && data.detail) || `HTTP ${response.status}`);
+    if (!response.ok) throw new Error(detailOf(data) || `HTTP ${response.status}`);
     return data;
+  }
+
+  function detailOf(data) {  // a string detail, or a validation list [{loc, msg}] named by field
+    const d = data && data.detail;
+    if (Array.isArray(d)) return d.map((e) => `${(e.loc || []).filter((x) => x !== "body").join(".")}: ${e.msg}`).join("; ");
+    return typeof d === "string" ? d : "";
   }
 
   /* ---------- log rendering ---------- */
@@ -155,13 +161,18 @@
         view.li.appendChild(ul);
       }
       (out.delta_errors || []).forEach((e) => view.li.appendChild(el("p", "aria-error", e)));
-      if (out.plan_card) view.li.appendChild(window.AriaRender.component(out.plan_card.component, out.plan_card.props));
+      if (out.plan_card) planCard(view.li, out.plan_card);
       if (out.drafts && out.drafts.length) refreshDrafts();
     } catch (err) {
       view.li.appendChild(el("p", "aria-error", err.message));
     }
     busy(false);
     refreshSessions(false);
+  }
+
+  function planCard(li, card) {
+    const node = li.appendChild(window.AriaRender.component(card.component, card.props));
+    if (window.AriaPlanCard) window.AriaPlanCard.attach(node, card.props.id);  // live: approve, execute, answer
   }
 
   function busy(on) {
@@ -261,7 +272,7 @@
         if (t.result_summary) d.appendChild(el("p", "aria-tool-result", t.result_summary));
         li.appendChild(d);
       });
-      if (m.metadata.plan_card) li.appendChild(window.AriaRender.component(m.metadata.plan_card.component, m.metadata.plan_card.props));
+      if (m.metadata.plan_card) planCard(li, m.metadata.plan_card);
     });
     refreshAttachments();
     if (s.mode === "build") refreshDrafts();
@@ -369,7 +380,8 @@
       form.disabled_intents.value = (cfg.disabled_intents || []).join(", ");
       const dl = $("aria-readiness");
       dl.replaceChildren();
-      [["engine", `${cfg.engine} (${cfg.provider})`], ["approval", cfg.approval_policy],
+      [["engine", `${cfg.engine} (${cfg.provider})`], ["model", cfg.model],
+       ["reasoning", cfg.reasoning ? "on" : "off"], ["approval", cfg.approval_policy],
        ["agent_review", cfg.agent_review.ready ? "ready" : cfg.agent_review.problems.join(" ")],
        ["full_autonomy", cfg.full_autonomy.ready ? "ready" : cfg.full_autonomy.problems.join(" ")]].forEach(([k, v]) => {
         dl.appendChild(el("dt", null, k));

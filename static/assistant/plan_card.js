@@ -1,0 +1,109 @@
+/* The inline goal-plan card of plan mode: the plan's live status and steps, with Approve,
+   Execute, Poll and the answers to its open asks — the same /api/v1/aria routes as the Plans
+   page, refreshed on plan_updated / interaction_needed from the event bus. Text only via
+   textContent. */
+(function () {
+  "use strict";
+  const API = "/api/v1/aria";
+  const cards = new Map(); // plan id → refresh functions of the cards showing it
+  let bus = null;
+
+  function el(tag, cls, text) {
+    const node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  }
+  function csrf() {
+    const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+    return match ? decodeURIComponent(match[1]) : "";
+  }
+  async function api(method, path, body) {
+    const headers = { Accept: "application/json" };
+    if (method !== "GET") { headers["Content-Type"] = "application/json"; headers["X-CSRFToken"] = csrf(); }
+    const response = await fetch(API + path, {
+      method, headers, credentials: "same-origin", body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const data = await response.json().catch(() => ({}));
+    if (!response.ok) throw new Error(typeof data.detail === "string" ? data.detail : `HTTP ${response.status}`);
+    return data;
+  }
+
+  function listen() {
+    if (bus || !window.AriaEvents) return;
+    bus = window.AriaEvents.connect({
+      types: ["plan_updated", "interaction_needed"],
+      onFrame: (frame) => (cards.get(frame.plan_id) || []).forEach((refresh) => refresh()),
+    });
+  }
+
+  function render(box, plan, refresh) {
+    box.replaceChildren();
+    const status = el("p", "aria-note aria-plan-status", `${plan.status} · ${plan.steps.length} step(s) · ${plan.autonomy}`);
+    status.dataset.status = plan.status;
+    box.appendChild(status);
+    const ol = el("ol", "aria-plan-steps");
+    plan.steps.forEach((s) => {
+      const li = el("li", null, `${s.capability} `);
+      li.appendChild(el("span", `aria-badge aria-status-${s.status}`, s.status.replace(/_/g, " ")));
+      if (s.error) li.appendChild(el("p", "aria-error", s.error));
+      ol.appendChild(li);
+    });
+    box.appendChild(ol);
+    if (plan.error) box.appendChild(el("p", "aria-error", plan.error));
+    const msg = el("p", "aria-error");
+    msg.hidden = true;
+    const act = (label, call) => {
+      const b = el("button", null, label);
+      b.type = "button";
+      b.addEventListener("click", async () => {
+        b.disabled = true;
+        try { await call(); msg.hidden = true; } catch (e) { msg.textContent = e.message; msg.hidden = false; }
+        refresh();
+      });
+      return b;
+    };
+    const actions = el("div", "aria-plan-actions");
+    const path = `/plans/${plan.id}`;
+    if (plan.status === "draft") actions.appendChild(act("Approve", () => api("POST", `${path}/approve`)));
+    if (plan.status === "approved") actions.appendChild(act("Execute", () => api("POST", `${path}/execute`)));
+    if (plan.steps.some((s) => s.status === "waiting_job")) actions.appendChild(act("Poll", () => api("POST", `${path}/poll`)));
+    box.appendChild(actions);
+    (plan.interactions || []).filter((i) => i.status === "open").forEach((ask) => {
+      const row = el("div", "aria-plan-ask");
+      row.appendChild(el("p", null, ask.question));
+      if (ask.required_scope) {
+        row.appendChild(el("p", "aria-note", `waiting for another ${ask.required_scope}`));
+      } else {
+        const yes = ask.kind === "confirm" ? "accept" : "approve";
+        row.appendChild(act(yes === "accept" ? "Accept" : "Approve step", () => api("POST", `/interactions/${ask.id}/answer`, { decision: yes })));
+        row.appendChild(act("Reject", () => api("POST", `/interactions/${ask.id}/answer`, { decision: "reject" })));
+      }
+      box.appendChild(row);
+    });
+    box.appendChild(msg);
+  }
+
+  /* Make a rendered plan_card node live. */
+  function attach(node, planId) {
+    if (!node || !Number.isInteger(planId)) return;
+    const box = el("div", "aria-plan-live");
+    box.dataset.planId = String(planId);
+    const body = node.querySelector(".aria-card-body") || node;
+    Array.from(body.children).forEach((child) => { if (child.tagName !== "STRONG" && child.tagName !== "H4") child.remove(); });
+    body.appendChild(box);
+    let latest = 0; // concurrent refreshes (a click and bus frames) may resolve out of order: newest wins
+    const refresh = async () => {
+      const mine = ++latest;
+      try {
+        const plan = await api("GET", `/plans/${planId}`);
+        if (mine === latest) render(box, plan, refresh);
+      } catch (e) { if (mine === latest) box.replaceChildren(el("p", "aria-error", e.message)); }
+    };
+    cards.set(planId, (cards.get(planId) || []).concat([refresh]));
+    listen();
+    refresh();
+  }
+
+  window.AriaPlanCard = { attach };
+})();
