@@ -55,14 +55,15 @@ def _submit(summary: str, actions: list[dict], refs: dict[str, list[int]], ratio
 
 
 def _focus(plans: list[dict], events: list[dict]) -> dict | None:
-    """'That one': the plan the conversation last acted on or cited, else the newest active, else newest."""
+    """'That one': the plan the conversation last acted on or cited, else the newest in flight
+    (running, paused, approved), else the newest plan — an untouched older draft is not news."""
     by_id = {p["id"]: p for p in plans}
     for event in reversed(events):
         for plan_id in [a.get("plan_id") for a in reversed(event["actions"])] + event.get("plan_ids", []):
             if plan_id in by_id:
                 return by_id[plan_id]
-    active = [p for p in plans if p["status"] in ACTIVE]
-    return active[0] if active else (plans[0] if plans else None)
+    in_flight = [p for p in plans if p["status"] in ACTIVE and p["status"] != "draft"]
+    return in_flight[0] if in_flight else (plans[0] if plans else None)
 
 
 def _refs(plan: dict | None) -> list[str]:

@@ -45,7 +45,8 @@ class Verdict:
     allowed: list[int] = field(default_factory=list)
 
     def check(self, index: int | None, name: str, ok: bool, reason: str = "") -> bool:
-        self.checks.append({"action_index": index, "check": name, "ok": ok, "reason": reason})
+        # the reason explains a failure; a passed check carries none (it read "✓ … not visible")
+        self.checks.append({"action_index": index, "check": name, "ok": ok, "reason": "" if ok else reason})
         return ok
 
     @property

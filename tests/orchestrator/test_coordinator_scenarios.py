@@ -239,3 +239,13 @@ def test_continue_the_last_run_with_this_added_constraint(operator):
     later = coordinator_turn(user=operator, message="Continue the last run with this added constraint: no downtime")
     assert "attach_guidance" not in allowed(later)
     assert Plan.objects.get(pk=plan.pk).constraints["guidance"] == ["no downtime"]
+
+
+def test_what_happened_is_about_the_plan_that_just_finished_not_an_older_untouched_draft(operator):
+    """A draft nobody started is not 'what happened': the newest plan is, unless one is in flight."""
+    draft = build_plan(operator, [{"capability": "otest.read_value", "inputs": {"key": "k"}}], status="draft")
+    done = build_plan(operator, [{"capability": "otest.read_value", "inputs": {"key": "k"}}], status="completed")
+    turn = coordinator_turn(user=operator, message="What happened?")
+    assert f"Plan {done.pk}" in turn.answer and f"Plan {draft.pk} " not in turn.answer, turn.answer
+    # every check that passed carries no failure reason (the explain view showed "✓ … not visible")
+    assert all(c["reason"] == "" for c in turn.validation if c["ok"]), turn.validation
