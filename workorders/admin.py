@@ -21,7 +21,7 @@ from workorders.models import (
     WorkOrderEvent,
 )
 from workorders.services import equipment_kb_update, work_order_transition, work_order_update
-from workorders.services.work_orders import EDITABLE_FIELDS
+from workorders.services.edits import EDITABLE_FIELDS
 
 
 class WorkOrderEventInline(admin.TabularInline):

@@ -9,7 +9,7 @@ from core.events import publish
 from sentinel.models import Alarm
 from sentinel.signals import alarm_escalated, alarm_raised
 from workorders.services import priority_for_alarm, work_order_create_from_alarm, work_order_raise_priority
-from workorders.services.work_orders import active_work_order_for_alarm
+from workorders.services.alarm_intake import active_work_order_for_alarm
 
 logger = logging.getLogger(__name__)
 

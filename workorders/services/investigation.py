@@ -16,8 +16,8 @@ from core.events import turn_scope
 from workorders.agents import generator, investigator
 from workorders.choices import WorkOrderStatus
 from workorders.models import WorkOrder
+from workorders.services.agent_results import work_order_apply_generated, work_order_apply_rca
 from workorders.services.system_user import system_user
-from workorders.services.work_orders import work_order_apply_generated, work_order_apply_rca
 
 logger = logging.getLogger(__name__)
 S = WorkOrderStatus

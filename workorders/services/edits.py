@@ -1,0 +1,108 @@
+"""Human and agent edits of a work order's plan fields (title, actions, parts, window, …)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from core.audit import audit_record
+from core.errors import InvalidInput
+from workorders.choices import Priority, WorkOrderStatus
+from workorders.models import WorkOrder
+from workorders.services.lifecycle import lock_work_order, transition_locked
+
+S = WorkOrderStatus
+
+
+GENERATED_FIELDS = (
+    "title",
+    "description",
+    "recommended_actions",
+    "required_parts",
+    "priority",
+    "estimated_duration_min",
+    "suggested_window_start",
+    "suggested_window_end",
+    "required_skills",
+)
+
+
+def coerce_field(name: str, value: Any) -> Any:
+    """A plan field's value as the model stores it (ISO strings → aware datetimes, title ≤ 200)."""
+    if value is None:
+        return None
+    if name.startswith("suggested_window_") and isinstance(value, str):
+        parsed = datetime.fromisoformat(value)
+        return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed)
+    if name == "title":
+        return str(value)[:200]
+    return value
+
+
+EDITABLE_FIELDS = frozenset(GENERATED_FIELDS)
+# Fields a client may clear with null; every other editable field needs a value.
+NULLABLE_FIELDS = frozenset({"estimated_duration_min", "suggested_window_start", "suggested_window_end"})
+
+
+def _check_changes(changes: dict[str, Any]) -> None:
+    for name in sorted(changes):
+        if changes[name] is None and name not in NULLABLE_FIELDS:
+            raise InvalidInput(f"{name}: may not be null.", field=name)
+    if "priority" in changes and changes["priority"] not in Priority.values:
+        raise InvalidInput(f"Unknown priority {changes['priority']!r}.", field="priority")
+    for name in ("suggested_window_start", "suggested_window_end"):
+        value = changes.get(name)
+        if isinstance(value, str):
+            try:
+                changes[name] = coerce_field(name, value)
+            except ValueError:
+                raise InvalidInput(f"{name}: not an ISO 8601 date-time: {value!r}.", field=name) from None
+
+
+def _check_window(work_order: WorkOrder) -> None:
+    start, end = work_order.suggested_window_start, work_order.suggested_window_end
+    if start is not None and end is not None and end <= start:
+        raise InvalidInput(
+            "suggested_window_end: must be after suggested_window_start.",
+            field="suggested_window_end",
+            suggested_window_start=start.isoformat(),
+        )
+
+
+def work_order_update(
+    *,
+    work_order: WorkOrder | int,
+    actor: AbstractBaseUser | None,
+    changes: dict[str, Any],
+    to_status: str | None = None,
+    note: str = "",
+) -> WorkOrder:
+    """Edit a work order's plan fields (and optionally transition it), audited."""
+    unknown = set(changes) - EDITABLE_FIELDS
+    if unknown:
+        raise InvalidInput(f"Not editable: {', '.join(sorted(unknown))}.", field=sorted(unknown)[0])
+    changes = dict(changes)
+    _check_changes(changes)
+    with transaction.atomic():
+        locked = lock_work_order(work_order)
+        if changes:
+            for name, value in changes.items():
+                setattr(locked, name, coerce_field(name, value))
+            _check_window(locked)
+            locked.save()
+            audit_record(
+                actor=actor,
+                action="work_order.update",
+                target_type="work_order",
+                target_id=locked.pk,
+                details={"fields": sorted(changes), "note": note[:500]},
+            )
+        if to_status and to_status != locked.status:
+            if to_status not in S.values:
+                raise InvalidInput(f"Unknown status {to_status!r}.", field="to_status")
+            transition_locked(locked, to_status, actor=actor, note=note)
+    return locked
