@@ -30,18 +30,18 @@ OPEN_ALARM_STATES = (
 )
 
 # States an alarm may move to from each state (the one transition map; services enforce it).
-# Leaving SHELVED or OUT_OF_SERVICE restores the state the alarm would have now: cleared when the
-# value is back inside its band, else the state it had before (or active_unack).
+# Leaving SHELVED or OUT_OF_SERVICE (unshelve / return to service) restores the state the alarm
+# would have now: cleared when the value is back inside its band, else the state it had before
+# (or active_unack). That restore is the service's decision, not a move anyone may request: a
+# shelved or out-of-service alarm is not annunciated, so it cannot be acknowledged (409).
 ALARM_TRANSITIONS: dict[str, frozenset[str]] = {
     AlarmState.PENDING: frozenset({AlarmState.ACTIVE_UNACK, AlarmState.CLEARED}),
     AlarmState.ACTIVE_UNACK: frozenset(
         {AlarmState.ACKNOWLEDGED, AlarmState.SHELVED, AlarmState.OUT_OF_SERVICE, AlarmState.CLEARED}
     ),
     AlarmState.ACKNOWLEDGED: frozenset({AlarmState.SHELVED, AlarmState.OUT_OF_SERVICE, AlarmState.CLEARED}),
-    AlarmState.SHELVED: frozenset(
-        {AlarmState.ACTIVE_UNACK, AlarmState.ACKNOWLEDGED, AlarmState.OUT_OF_SERVICE, AlarmState.CLEARED}
-    ),
-    AlarmState.OUT_OF_SERVICE: frozenset({AlarmState.ACTIVE_UNACK, AlarmState.ACKNOWLEDGED, AlarmState.CLEARED}),
+    AlarmState.SHELVED: frozenset({AlarmState.ACTIVE_UNACK, AlarmState.OUT_OF_SERVICE, AlarmState.CLEARED}),
+    AlarmState.OUT_OF_SERVICE: frozenset({AlarmState.ACTIVE_UNACK, AlarmState.CLEARED}),
     AlarmState.CLEARED: frozenset(),
 }
 

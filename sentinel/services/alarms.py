@@ -88,7 +88,8 @@ def _state_on_return(alarm: Alarm, fallback: str) -> tuple[str, float | None]:
 def _leave(alarm: Alarm, *, action: str, fallback: str, actor: AbstractBaseUser | None, comment: str) -> Alarm:
     from_state = alarm.state
     to_state, value = _state_on_return(alarm, fallback)
-    check_transition(alarm, to_state, verb=action.replace("_", " "))
+    if to_state != fallback:  # restoring the state before is always legal; anything else is checked
+        check_transition(alarm, to_state, verb=action.replace("_", " "))
     alarm.state = to_state
     alarm.shelved_until = None
     alarm.shelved_until_work_order_closes = False

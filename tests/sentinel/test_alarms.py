@@ -154,3 +154,21 @@ def test_cleared_alarm_is_final_and_a_new_breach_opens_a_new_alarm(alarm, vibrat
     set_latest(vibration, 5.0)
     sentinel_scan()
     assert Alarm.objects.filter(state=AlarmState.ACTIVE_UNACK).exclude(pk=alarm.pk).count() == 1
+
+
+@pytest.mark.parametrize("hide", ["shelve", "out_of_service"])
+def test_acknowledging_a_shelved_or_out_of_service_alarm_is_a_conflict(alarm, operator, approver, hide):
+    alarm_acknowledge(alarm=alarm, actor=operator, comment="first look")
+    if hide == "shelve":
+        alarm_shelve(alarm=alarm, actor=operator, minutes=30)
+    else:
+        alarm_put_out_of_service(alarm=alarm, actor=operator)
+    hidden_state = Alarm.objects.get(pk=alarm.pk).state
+    with pytest.raises(Conflict) as exc:
+        alarm_acknowledge(alarm=alarm, actor=approver, comment="again")
+    assert exc.value.extra["state"] == hidden_state
+    assert "acknowledged" not in exc.value.extra["allowed"]
+    alarm.refresh_from_db()
+    # Still hidden, and the first acknowledgement is kept.
+    assert alarm.state == hidden_state
+    assert (alarm.acknowledged_by, alarm.acknowledge_comment) == (operator, "first look")

@@ -141,3 +141,17 @@ def test_shelve_bad_input_names_the_field(api_client, alarm):
 def test_unknown_alarm_is_404(api_client):
     assert api_client.get("/api/v1/alarms/999999").status_code == 404
     assert post(api_client, "/api/v1/alarms/999999/acknowledge").status_code == 404
+
+
+def test_acknowledge_of_a_shelved_alarm_is_409_and_keeps_it_shelved(api_client, alarm, operator):
+    base = f"/api/v1/alarms/{alarm.pk}"
+    first = post(api_client, f"{base}/acknowledge", {"comment": "seen"}).json()
+    post(api_client, f"{base}/shelve", {"minutes": 30})
+    response = post(api_client, f"{base}/acknowledge", {"comment": "again"})
+    assert response.status_code == 409
+    body = response.json()
+    assert (body["code"], body["state"]) == ("illegal_transition", "shelved")
+    assert body["allowed"] == ["active_unack", "cleared", "out_of_service"]
+    detail = api_client.get(base).json()
+    assert detail["state"] == "shelved"
+    assert (detail["acknowledged_at"], detail["acknowledge_comment"]) == (first["acknowledged_at"], "seen")
