@@ -9,6 +9,7 @@ from ninja import Router
 from ninja.responses import Status
 
 from core.access import OPERATOR, get_owned_or_404, owned_by, require_scopes
+from core.errors import InvalidInput
 from orchestrator.choices import PlanStatus
 from orchestrator.schemas import (
     AnswerIn,
@@ -39,6 +40,8 @@ def list_plans(request: HttpRequest, status: str | None = None, limit: int = 50)
     _authenticated(request)
     qs = plans_for(request.user)
     if status:
+        if status not in PlanStatus.values:
+            raise InvalidInput(f"status must be one of {', '.join(PlanStatus.values)}.", field="status")
         qs = qs.filter(status=status)
     return [plan_out(p, with_interactions=True) for p in qs[: max(1, min(limit, 200))]]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from ninja import Schema
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from orchestrator.models import Interaction, Plan, PlanStep
 
@@ -20,6 +20,7 @@ class PlanCreateIn(Schema):
 
 
 class PlanPatchIn(Schema):
+    model_config = ConfigDict(extra="forbid")  # a misspelt field is a 422, not a silent no-op
     autonomy: Literal["ask_all", "ask_mutations", "auto"] | None = None
     status: Literal["cancelled"] | None = None
 

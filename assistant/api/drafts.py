@@ -7,6 +7,7 @@ from ninja import Router, Status
 
 from assistant import selectors
 from assistant.api.schemas import DecisionIn, DraftIn, DraftOut, DraftPatch, ReviewOut
+from assistant.choices import DraftStatus
 from assistant.models import Draft
 from assistant.services.drafts import (
     draft_approve,
@@ -19,6 +20,7 @@ from assistant.services.drafts import (
 from assistant.services.publish import draft_publish
 from assistant.services.review import draft_agent_review
 from core.access import APPROVER, OPERATOR, require_scopes
+from core.errors import InvalidInput
 
 router = Router(tags=["assistant"])
 
@@ -28,6 +30,8 @@ def list_drafts(request: HttpRequest, status: str | None = None, session_id: int
     require_scopes(request.user, OPERATOR)
     qs = selectors.drafts_visible(request.user)
     if status:
+        if status not in DraftStatus.values:
+            raise InvalidInput(f"status must be one of {', '.join(DraftStatus.values)}.", field="status")
         qs = qs.filter(status=status)
     if session_id is not None:
         qs = qs.filter(session_id=session_id)
@@ -52,6 +56,8 @@ def get_draft(request: HttpRequest, draft_id: int) -> Draft:
 def patch_draft(request: HttpRequest, draft_id: int, payload: DraftPatch) -> Draft:
     require_scopes(request.user, OPERATOR)
     draft = selectors.draft_get(request.user, draft_id)
+    if payload.name is None and payload.spec is None:  # an empty edit would still make a new candidate
+        raise InvalidInput("Nothing to edit: give name or spec.", field="spec")
     return draft_update(draft=draft, actor=request.user, name=payload.name, spec=payload.spec)
 
 

@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from ninja import Schema
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 ModeName = Literal["chat", "build", "plan"]
 
@@ -17,6 +17,7 @@ class SessionIn(Schema):
 
 
 class SessionPatch(Schema):
+    model_config = ConfigDict(extra="forbid")  # a misspelt field is a 422, not a silent no-op
     title: str | None = Field(default=None, max_length=200)
     archived: bool | None = None
     mode: ModeName | None = None
@@ -132,6 +133,7 @@ class DraftIn(Schema):
 
 
 class DraftPatch(Schema):
+    model_config = ConfigDict(extra="forbid")  # {"status": "published"} is refused, not ignored
     name: str | None = Field(default=None, max_length=100)
     spec: dict[str, Any] | None = None
 

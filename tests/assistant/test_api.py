@@ -340,3 +340,26 @@ def test_library_resources_of_every_kind(api, operator, approver, make_user, pla
         api, f"{API}/sessions/{sid}/attachments", {"kind": "library_resource", "resource_type": "secrets", "ref": "1"}
     )
     assert bad.status_code == 422
+
+
+def test_patches_refuse_unknown_fields_and_an_empty_draft_edit_changes_nothing(client, operator):
+    """A client typo (or {"status": "published"}) is a 422 naming the field, and writes nothing."""
+    client.force_login(operator)
+    sid = client.post("/api/v1/assistant/sessions", {"title": "t"}, content_type="application/json").json()["id"]
+    response = client.patch(f"/api/v1/assistant/sessions/{sid}", {"titel": "x"}, content_type="application/json")
+    assert response.status_code == 422 and response.json()["field"] == "titel", response.content
+
+    draft = make_tested_draft(operator)
+    before = (draft.status, draft.version)
+    for body in ({"status": "published"}, {}):
+        response = client.patch(f"/api/v1/assistant/drafts/{draft.pk}", body, content_type="application/json")
+        assert response.status_code == 422, (body, response.content)
+        assert response.json()["field"] in ("status", "spec"), response.content
+    draft.refresh_from_db()
+    assert (draft.status, draft.version) == before  # no partial write: still tested, same version
+
+
+def test_draft_list_refuses_an_unknown_status(client, operator):
+    client.force_login(operator)
+    response = client.get("/api/v1/assistant/drafts?status=bogus")
+    assert response.status_code == 422 and response.json()["field"] == "status", response.content

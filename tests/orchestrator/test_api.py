@@ -149,3 +149,16 @@ def test_poll_route_resumes_a_parked_plan(client, operator, django_capture_on_co
     with django_capture_on_commit_callbacks(execute=True):
         client.post(f"{API}/plans/{plan.pk}/poll")
     assert client.get(f"{API}/plans/{plan.pk}").json()["status"] == "completed"
+
+
+def test_list_refuses_an_unknown_status(client, operator):
+    client.force_login(operator)
+    response = client.get("/api/v1/aria/plans?status=bogus")
+    assert response.status_code == 422 and response.json()["field"] == "status", response.content
+
+
+def test_patch_refuses_unknown_fields(client, operator):
+    plan = build_plan(operator, [{"capability": "otest.read_value", "inputs": {"key": "k"}}], status="draft")
+    client.force_login(operator)
+    response = client.patch(f"/api/v1/aria/plans/{plan.pk}", {"autonomyy": "auto"}, content_type="application/json")
+    assert response.status_code == 422 and response.json()["field"] == "autonomyy", response.content
