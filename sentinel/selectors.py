@@ -58,7 +58,7 @@ def signal_get(signal_id: int) -> SignalDefinition:
     try:
         return SignalDefinition.objects.select_related("cell").get(pk=signal_id)
     except SignalDefinition.DoesNotExist:
-        raise NotFound(f"Signal {signal_id} not found.") from None
+        raise NotFound(f"Signal {signal_id} not found.", field="signal_id") from None
 
 
 def signal_trends(
@@ -142,4 +142,4 @@ def alarm_get(alarm_id: int) -> Alarm:
     try:
         return Alarm.objects.select_related("signal__cell", "acknowledged_by").get(pk=alarm_id)
     except Alarm.DoesNotExist:
-        raise NotFound(f"Alarm {alarm_id} not found.") from None
+        raise NotFound(f"Alarm {alarm_id} not found.", field="alarm_id") from None

@@ -155,3 +155,17 @@ def test_acknowledge_of_a_shelved_alarm_is_409_and_keeps_it_shelved(api_client, 
     detail = api_client.get(base).json()
     assert detail["state"] == "shelved"
     assert (detail["acknowledged_at"], detail["acknowledge_comment"]) == (first["acknowledged_at"], "seen")
+
+
+@pytest.mark.parametrize(
+    ("url", "field"),
+    [
+        ("/api/v1/alarms/999999", "alarm_id"),
+        ("/api/v1/alarms/999999/acknowledge", "alarm_id"),
+        ("/api/v1/signals/999999/trends", "signal_id"),
+    ],
+)
+def test_unknown_ids_in_the_path_are_404_naming_the_field(api_client, url, field):
+    response = post(api_client, url) if url.endswith("acknowledge") else api_client.get(url)
+    assert response.status_code == 404
+    assert response.json() == {"detail": response.json()["detail"], "code": "not_found", "field": field}
