@@ -48,7 +48,12 @@ def draft_for(intent: str, slots: dict[str, Any], text: str = "") -> dict[str, A
     kind = INTENTS[intent]
     if kind == "prompt":
         agent = str(slots.get("agent") or "investigator")
-        body = str(slots.get("text") or f"You are the {agent}. Focus on {{{{focus}}}} first.")
+        # quoted text verbatim, else the instruction after the first colon, else a stub to edit
+        instruction = text.split(":", 1)[1].strip() if ":" in text else ""
+        body = str(slots.get("text") or "")
+        if not body and instruction:
+            body = f"You are the {agent}. {instruction[:1].upper()}{instruction[1:]}"
+        body = body or f"You are the {agent}. Focus on {{{{focus}}}} first."
         variables = sorted(set(re.findall(r"\{\{\s*(\w+)\s*\}\}", body)))
         spec = {"agent": agent, "text": body, "variables": variables}
         return {"type": kind, "name": str(slots.get("name") or f"{agent}_prompt"), "spec": spec}

@@ -49,3 +49,16 @@ def test_disabled_and_unknown_intents(client, operator):
     assert post(client, f"{API}/intent/resolve", {"text": "a tool called x"}).json()["disabled"] is True
     assert post(client, f"{API}/plans", {"intent": "create_tool", "slots": {}}).status_code == 422
     assert post(client, f"{API}/plans", {"intent": "approve_draft", "slots": {}}).status_code == 422
+
+
+def test_a_prompt_request_without_quotes_drafts_the_engineers_instruction():
+    """'Draft a prompt for the investigator: <instruction>' keeps the instruction (the offline
+    assistant drafted a canned 'Focus on {{focus}} first.' and dropped what was asked)."""
+    from assistant.intents import draft_for, resolve_intent
+
+    text = "Draft a prompt for the investigator: always check the lubrication log first for {{cell_tag}}."
+    resolved = resolve_intent(text)
+    draft = draft_for(resolved["intent"], resolved["slots"], text)
+    assert draft["spec"]["agent"] == "investigator"
+    assert "lways check the lubrication log first for {{cell_tag}}" in draft["spec"]["text"]
+    assert draft["spec"]["variables"] == ["cell_tag"]
