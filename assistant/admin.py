@@ -24,7 +24,7 @@ from assistant.models import (
     Skill,
 )
 from assistant.services.drafts import draft_approve, draft_reject
-from assistant.services.publish import draft_publish, prompt_alias_move
+from assistant.services.publish import draft_publish, prompt_alias_move, prompt_alias_remove
 from core.access import APPROVER, has_scopes
 from core.audit import audit_record
 from core.errors import DomainError
@@ -163,6 +163,16 @@ class PromptVersionAdmin(ApproverConsole, ReadOnly, admin.ModelAdmin):
 class PromptAliasAdmin(ApproverConsole, ReadOnly, admin.ModelAdmin):
     list_display = ("name", "alias", "version", "updated")
     list_select_related = ("version",)
+    actions = ("remove_alias",)
+
+    @admin.action(description="Remove the alias (back to the built-in prompt)")
+    def remove_alias(self, request: HttpRequest, queryset: QuerySet[PromptAlias]) -> None:
+        _each(
+            request,
+            queryset,
+            "Remove alias",
+            lambda a: prompt_alias_remove(name=a.name, alias=a.alias, actor=request.user),
+        )
 
 
 @admin.register(Skill)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 
 from django.http import HttpRequest
-from ninja import Router, Schema
+from ninja import Router, Schema, Status
 
 from assistant.models import PromptAlias, PromptVersion
-from assistant.services.publish import prompt_alias_move
+from assistant.services.publish import prompt_alias_move, prompt_alias_remove
 from core.access import APPROVER, OPERATOR, require_scopes
 
 router = Router(tags=["assistant"])
@@ -53,3 +53,11 @@ def prompt_aliases(request: HttpRequest) -> list[dict]:
 def move_alias(request: HttpRequest, name: str, alias: str, payload: AliasIn) -> dict:
     require_scopes(request.user, APPROVER)
     return _alias_out(prompt_alias_move(name=name, version=payload.version, actor=request.user, alias=alias))
+
+
+@router.delete("/prompts/{name}/aliases/{alias}", response={204: None})
+def remove_alias(request: HttpRequest, name: str, alias: str) -> Status:
+    """Back to the built-in prompt (the rollback when only one version was ever published)."""
+    require_scopes(request.user, APPROVER)
+    prompt_alias_remove(name=name, alias=alias, actor=request.user)
+    return Status(204, None)

@@ -116,8 +116,28 @@ def prompt_alias_move(*, name: str, version: int, actor: AbstractBaseUser, alias
     return row
 
 
+def prompt_alias_remove(*, name: str, actor: AbstractBaseUser, alias: str = "production") -> None:
+    """Drop an alias: the agent goes back to its built-in prompt (the rollback of a first version,
+    which has no earlier version to move to); audited."""
+    if not has_scopes(actor, [APPROVER]):
+        raise Forbidden("Removing a prompt alias requires scope: approver.", code="missing_scope")
+    with transaction.atomic():
+        current = PromptAlias.objects.select_for_update().filter(name=name, alias=alias).first()
+        if current is None:
+            raise NotFound(f"Prompt alias {name}:{alias} not found.")
+        previous = current.version.version
+        current.delete()
+        audit_record(
+            actor=actor,
+            action="prompt.alias_remove",
+            target_type="assistant.prompt_alias",
+            target_id=f"{name}:{alias}",
+            details={"from_version": previous, "to": "builtin"},
+        )
+
+
 def latest_approval(draft: Draft) -> Review | None:
     return draft.reviews.filter(cleared=False).order_by("-id").first()
 
 
-__all__ = ["PublishedArtifact", "draft_publish", "latest_approval", "prompt_alias_move"]
+__all__ = ["PublishedArtifact", "draft_publish", "latest_approval", "prompt_alias_move", "prompt_alias_remove"]

@@ -126,3 +126,32 @@ def test_prompt_alias_routes(client, operator, approver, publisher):
     assert client.put(url, {"version": 1}, content_type="application/json").json()["version"] == 1
     assert client.put(url, {"version": 9}, content_type="application/json").status_code == 404
     assert system_prompt_for("investigator", "x")[1] == "prompt:investigator@v1"
+
+
+def test_rollback_of_a_first_version_removes_the_alias_back_to_the_builtin_prompt(
+    client, make_user, operator, approver
+):
+    """With only v1 published there is no version to move back to: removing the alias is the
+    rollback (approver only, audited), and the agent is told its built-in prompt again."""
+    from assistant.models import PromptAlias
+    from assistant.services.drafts import draft_approve
+    from assistant.services.publish import draft_publish
+    from core.agents.prompts import system_prompt_for
+    from core.models import AuditRecord
+
+    from .factories import PROMPT_SPEC, make_tested_draft
+
+    draft = draft_approve(
+        draft=make_tested_draft(operator, spec=PROMPT_SPEC, type="prompt", name="inv"), actor=approver
+    )
+    draft_publish(draft=draft, actor=make_user("pat", "approver"))
+    assert system_prompt_for("investigator", "BUILTIN")[1] != "builtin"
+
+    client.force_login(operator)
+    assert client.delete("/api/v1/assistant/prompts/investigator/aliases/production").status_code == 403
+    client.force_login(approver)
+    assert client.delete("/api/v1/assistant/prompts/investigator/aliases/staging").status_code == 404
+    assert client.delete("/api/v1/assistant/prompts/investigator/aliases/production").status_code == 204
+    assert not PromptAlias.objects.filter(name="investigator").exists()
+    assert system_prompt_for("investigator", "BUILTIN") == ("BUILTIN", "builtin")
+    assert AuditRecord.objects.filter(action="prompt.alias_remove", actor=approver).exists()
