@@ -11,6 +11,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from core.errors import DomainError
+from workorders.choices import WorkOrderStatus
 from workorders.models import (
     EquipmentKB,
     FailureHistory,
@@ -66,6 +67,14 @@ class WorkOrderAdminForm(forms.ModelForm):
         return data
 
 
+class WorkOrderRcaForm(WorkOrderAdminForm):
+    """A `detected` order also takes the root cause a person found; saving it moves the order on."""
+
+    class Meta(WorkOrderAdminForm.Meta):
+        fields = sorted(EDITABLE_FIELDS | {"rca_summary"})
+        help_texts = {"rca_summary": "Recording the root cause moves the order to analyzed and queues the Generator."}
+
+
 @admin.register(WorkOrder)
 class WorkOrderAdmin(admin.ModelAdmin):
     form = WorkOrderAdminForm
@@ -100,10 +109,33 @@ class WorkOrderAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False  # an order and its audited history stay; cancel it instead
 
+    def _takes_rca(self, obj: WorkOrder | None) -> bool:
+        return obj is not None and obj.status == WorkOrderStatus.DETECTED
+
+    def get_form(self, request: HttpRequest, obj: WorkOrder | None = None, change: bool = False, **kwargs: Any):
+        if self._takes_rca(obj):
+            kwargs["form"] = WorkOrderRcaForm
+        return super().get_form(request, obj, change=change, **kwargs)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: WorkOrder | None = None) -> tuple[str, ...]:
+        fields = tuple(super().get_readonly_fields(request, obj))
+        return tuple(f for f in fields if f != "rca_summary") if self._takes_rca(obj) else fields
+
     def save_model(self, request: HttpRequest, obj: WorkOrder, form: Any, change: bool) -> None:
         changes = {name: form.cleaned_data[name] for name in form.changed_data if name in EDITABLE_FIELDS}
-        if changes:
-            work_order_update(work_order=obj.pk, actor=request.user, changes=changes, note="admin edit")
+        rca_summary = (form.cleaned_data.get("rca_summary") or "").strip() if "rca_summary" in form.changed_data else ""
+        try:
+            # One service call: the plan edits and, with a root cause, the move to analyzed.
+            work_order_update(
+                work_order=obj.pk,
+                actor=request.user,
+                changes=changes,
+                to_status=WorkOrderStatus.ANALYZED if rca_summary else None,
+                rca_summary=rca_summary or None,
+                note="admin RCA" if rca_summary else "admin edit",
+            )
+        except DomainError as exc:
+            self.message_user(request, f"WO-{obj.pk}: {exc.message}", messages.ERROR)
 
 
 @admin.register(FailureHistory)

@@ -142,5 +142,12 @@ def get_work_order(request: HttpRequest, work_order_id: int) -> dict[str, Any]:
 def transition_work_order(request: HttpRequest, work_order_id: int, payload: TransitionIn) -> dict[str, Any]:
     require_scopes(request.user, OPERATOR)
     wo = selectors.get_work_order(work_order_id)
-    work_order_transition(work_order=wo, to_status=payload.to_status, actor=request.user, note=payload.note)
+    work_order_transition(
+        work_order=wo,
+        to_status=payload.to_status,
+        actor=request.user,
+        note=payload.note,
+        rca_summary=payload.rca_summary,
+        confidence=payload.confidence,
+    )
     return _detail(selectors.get_work_order(work_order_id))

@@ -56,7 +56,8 @@ def test_detail_has_rca_events_and_agent_runs(api, cell):
 
 def test_transition_moves_the_order_and_409_lists_the_allowed_moves(api, cell):
     wo = f.make_work_order(cell)
-    ok = post(api, f"{BASE}/{wo.pk}/transition", {"to_status": "analyzed", "note": "manual RCA"})
+    body = {"to_status": "analyzed", "note": "manual RCA", "rca_summary": "bearing_wear: DE bearing worn"}
+    ok = post(api, f"{BASE}/{wo.pk}/transition", body)
     assert ok.status_code == 200
     assert ok.json()["status"] == "analyzed"
     assert ok.json()["events"][0] | {"time": None} == {

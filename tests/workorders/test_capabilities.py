@@ -111,6 +111,7 @@ def test_mutations_go_through_the_services(plant, operator):
         required_parts=[{"ref": "SKF-6310-2Z-C3", "qty": 1}],
         priority="high",
         to_status="analyzed",
+        rca_summary="bearing_wear: DE bearing worn",
     )
     assert (updated["title"], updated["priority"], updated["status"]) == ("Replace bearing", "high", "analyzed")
     assert updated["required_parts"] == [{"ref": "SKF-6310-2Z-C3", "qty": 1}]

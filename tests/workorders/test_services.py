@@ -24,7 +24,8 @@ def test_the_happy_path_writes_one_event_and_one_audit_record_per_transition(cel
     wo = f.make_work_order(cell)
     audits_before = AuditRecord.objects.count()
     for status in ("analyzed", "open", "in_progress", "completed"):
-        wo = work_order_transition(work_order=wo, to_status=status, actor=operator, note="go")
+        rca = {"rca_summary": "bearing_wear: worn"} if status == "analyzed" else {}
+        wo = work_order_transition(work_order=wo, to_status=status, actor=operator, note="go", **rca)
     assert wo.status == "completed"
     events = list(wo.events.values_list("from_status", "to_status", "actor__username"))
     assert events == [

@@ -77,6 +77,10 @@ class UpdateWorkOrderInput(BaseModel):
     suggested_window_start: datetime | None = None
     suggested_window_end: datetime | None = None
     to_status: StatusName | None = Field(default=None, description="Optional transition (lifecycle map enforced).")
+    rca_summary: str | None = Field(
+        default=None, max_length=4000, description="Required with to_status=analyzed: the root cause found."
+    )
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0, description="Of that root cause; default 1.0.")
     note: str = Field(default="", max_length=500)
 
 
@@ -213,11 +217,21 @@ def get_work_order(ctx: CapabilityContext, params: WorkOrderInput) -> dict[str, 
 )
 def update_work_order(ctx: CapabilityContext, params: UpdateWorkOrderInput) -> dict[str, Any]:
     wo = selectors.get_work_order(params.work_order_id)
-    changes = params.model_dump(mode="json", exclude_unset=True, exclude={"work_order_id", "to_status", "note"})
+    changes = params.model_dump(
+        mode="json", exclude_unset=True, exclude={"work_order_id", "to_status", "note", "rca_summary", "confidence"}
+    )
     for name in ("suggested_window_start", "suggested_window_end"):
         if getattr(params, name) is not None:
             changes[name] = getattr(params, name)
-    wo = work_order_update(work_order=wo, actor=ctx.user, changes=changes, to_status=params.to_status, note=params.note)
+    wo = work_order_update(
+        work_order=wo,
+        actor=ctx.user,
+        changes=changes,
+        to_status=params.to_status,
+        note=params.note,
+        rca_summary=params.rca_summary,
+        confidence=params.confidence,
+    )
     data = selectors.work_order_as_dict(wo, full=True)
     data["summary"] = f"WO-{wo.pk} updated ({', '.join(sorted(changes)) or 'status'}) → {wo.status}"
     return data

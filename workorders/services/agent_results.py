@@ -9,20 +9,11 @@ from django.db import transaction
 
 from core.events import publish
 from workorders.choices import WorkOrderStatus
-from workorders.models import FailureHistory, WorkOrder
+from workorders.models import WorkOrder
 from workorders.services.edits import GENERATED_FIELDS, coerce_field
-from workorders.services.lifecycle import lock_work_order, transition_locked
+from workorders.services.lifecycle import failure_mode_from_rca, lock_work_order, transition_locked
 
 S = WorkOrderStatus
-
-
-def failure_mode_from_rca(rca: dict[str, Any]) -> str:
-    """`failure_mode` when given, else the slug the root cause starts with (`bearing_wear: …`)."""
-    mode = str(rca.get("failure_mode") or "").strip()
-    if not mode:
-        head = str(rca.get("root_cause") or "").split(":", 1)[0].split(" ", 1)[0].strip().lower()
-        mode = head if head.replace("_", "").isalpha() and "_" in head else "unknown"
-    return mode[:64]
 
 
 def work_order_apply_rca(
@@ -45,25 +36,8 @@ def work_order_apply_rca(
         locked.rca_summary = summary[:4000]
         locked.confidence = max(0.0, min(1.0, float(rca.get("confidence") or 0.0)))
         locked.rca_details = {**rca, "failure_mode": failure_mode_from_rca(rca), "agent": agent, "fallback": fallback}
+        # Entering analyzed records the failure, announces rca_ready and queues the Generator.
         transition_locked(locked, S.ANALYZED, actor=actor, note=f"RCA by {agent}", details={"fallback": fallback})
-        if not fallback:
-            FailureHistory.objects.create(
-                cell=locked.cell,
-                failure_time=locked.trigger_anomaly_time or locked.created_at,
-                failure_mode=failure_mode_from_rca(rca),
-                root_cause=str(rca.get("root_cause") or "")[:4000],
-                signal_patterns=rca.get("signal_patterns") or {},
-                work_order=locked,
-            )
-        publish(
-            "rca_ready",
-            {"work_order_id": locked.pk, "rca_summary": locked.rca_summary, "confidence": locked.confidence},
-        )
-        if not fallback:
-            from workorders.tasks import generate_task
-
-            pk = locked.pk
-            transaction.on_commit(lambda: generate_task.delay(pk))
     return locked
 
 

@@ -11,12 +11,9 @@ from django.utils import timezone
 
 from core.audit import audit_record
 from core.errors import InvalidInput
-from workorders.choices import Priority, WorkOrderStatus
+from workorders.choices import Priority
 from workorders.models import WorkOrder
-from workorders.services.lifecycle import lock_work_order, transition_locked
-
-S = WorkOrderStatus
-
+from workorders.services.lifecycle import lock_work_order, transition_with_rca_locked
 
 GENERATED_FIELDS = (
     "title",
@@ -80,8 +77,13 @@ def work_order_update(
     changes: dict[str, Any],
     to_status: str | None = None,
     note: str = "",
+    rca_summary: str | None = None,
+    confidence: float | None = None,
 ) -> WorkOrder:
-    """Edit a work order's plan fields (and optionally transition it), audited."""
+    """Edit a work order's plan fields (and optionally transition it), audited.
+
+    The transition is the lifecycle service's: a move to `analyzed` needs `rca_summary`.
+    """
     unknown = set(changes) - EDITABLE_FIELDS
     if unknown:
         raise InvalidInput(f"Not editable: {', '.join(sorted(unknown))}.", field=sorted(unknown)[0])
@@ -102,7 +104,9 @@ def work_order_update(
                 details={"fields": sorted(changes), "note": note[:500]},
             )
         if to_status and to_status != locked.status:
-            if to_status not in S.values:
-                raise InvalidInput(f"Unknown status {to_status!r}.", field="to_status")
-            transition_locked(locked, to_status, actor=actor, note=note)
+            transition_with_rca_locked(
+                locked, to_status, actor=actor, note=note, rca_summary=rca_summary, confidence=confidence
+            )
+        elif rca_summary is not None:
+            raise InvalidInput("rca_summary is recorded only with a move to analyzed.", field="rca_summary")
     return locked

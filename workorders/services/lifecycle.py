@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
@@ -10,6 +11,7 @@ from django.utils import timezone
 
 from core.audit import audit_record
 from core.errors import Conflict, InvalidInput
+from core.events import publish
 from sentinel.models import Alarm
 from workorders.choices import CLOSED_STATUSES, PRIORITY_RANK, WorkOrderStatus, allowed_transitions
 from workorders.models import FailureHistory, WorkOrder, WorkOrderEvent
@@ -32,7 +34,11 @@ def transition_locked(
     note: str = "",
     details: dict | None = None,
 ) -> WorkOrder:
-    """Apply one transition to a row already locked by the caller."""
+    """Apply one transition to a row already locked by the caller.
+
+    Entering `analyzed` needs the RCA on the row (set by the caller: an agent's or a person's);
+    it then records the failure, announces `rca_ready` and queues the Generator.
+    """
     allowed = allowed_transitions(work_order.status)
     if to_status not in allowed:
         raise Conflict(
@@ -40,6 +46,12 @@ def transition_locked(
             field="to_status",
             code="illegal_transition",
             allowed=allowed,
+        )
+    if to_status == S.ANALYZED and not work_order.rca_summary.strip():
+        raise InvalidInput(
+            f"Moving work order {work_order.pk} to analyzed needs its root cause: give rca_summary.",
+            field="rca_summary",
+            code="rca_required",
         )
     from_status = work_order.status
     work_order.status = to_status
@@ -59,20 +71,107 @@ def transition_locked(
         target_id=work_order.pk,
         details={"from": from_status, "to": to_status, "note": note[:500]},
     )
+    if to_status == S.ANALYZED:
+        _on_analyzed(work_order)
     if to_status in CLOSED_STATUSES:
         _on_close(work_order, actor)
     return work_order
 
 
-def work_order_transition(
-    *, work_order: WorkOrder | int, to_status: str, actor: AbstractBaseUser | None, note: str = ""
+def failure_mode_from_rca(rca: dict[str, Any]) -> str:
+    """`failure_mode` when given, else the slug the root cause starts with (`bearing_wear: …`)."""
+    mode = str(rca.get("failure_mode") or "").strip()
+    if not mode:
+        head = str(rca.get("root_cause") or "").split(":", 1)[0].split(" ", 1)[0].strip().lower()
+        mode = head if head.replace("_", "").isalpha() and "_" in head else "unknown"
+    return mode[:64]
+
+
+def _on_analyzed(work_order: WorkOrder) -> None:
+    """The RCA is known: a failure-history row (not for a fallback RCA), `rca_ready`, the Generator."""
+    rca = work_order.rca_details or {}
+    fallback = bool(rca.get("fallback"))
+    if not fallback:
+        FailureHistory.objects.create(
+            cell=work_order.cell,
+            failure_time=work_order.trigger_anomaly_time or work_order.created_at,
+            failure_mode=failure_mode_from_rca(rca),
+            root_cause=str(rca.get("root_cause") or work_order.rca_summary)[:4000],
+            signal_patterns=rca.get("signal_patterns") or {},
+            work_order=work_order,
+        )
+    confidence = work_order.confidence if work_order.confidence is not None else 0.0
+    publish(
+        "rca_ready", {"work_order_id": work_order.pk, "rca_summary": work_order.rca_summary, "confidence": confidence}
+    )
+    if not fallback:  # a fallback RCA waits for a person; the Generator has nothing to write from
+        from workorders.tasks import generate_task
+
+        pk = work_order.pk
+        transaction.on_commit(lambda: generate_task.delay(pk))
+
+
+def _record_manual_rca(
+    work_order: WorkOrder, *, rca_summary: str, confidence: float | None, actor: AbstractBaseUser | None
+) -> None:
+    """A person's root cause on the locked row, shaped like an agent's so the same effects follow."""
+    summary = rca_summary.strip()
+    if not summary:
+        raise InvalidInput(
+            f"Moving work order {work_order.pk} to analyzed needs its root cause: give rca_summary.",
+            field="rca_summary",
+            code="rca_required",
+        )
+    if confidence is not None and not 0.0 <= confidence <= 1.0:
+        raise InvalidInput("confidence: must be between 0 and 1.", field="confidence")
+    by = actor.get_username() if actor is not None and actor.is_authenticated else "system"
+    rca = {"root_cause": summary, "recorded_by": by, "agent": "", "manual": True, "fallback": False}
+    work_order.rca_summary = summary[:4000]
+    work_order.confidence = 1.0 if confidence is None else confidence  # a person's RCA is confirmed unless said
+    work_order.rca_details = {**rca, "failure_mode": failure_mode_from_rca(rca), "signal_patterns": {}}
+
+
+def transition_with_rca_locked(
+    work_order: WorkOrder,
+    to_status: str,
+    *,
+    actor: AbstractBaseUser | None,
+    note: str = "",
+    rca_summary: str | None = None,
+    confidence: float | None = None,
 ) -> WorkOrder:
-    """Move a work order along the lifecycle map; illegal moves raise Conflict(allowed=[...])."""
+    """A person's move on a locked row; a move to `analyzed` carries the root cause they found."""
+    if to_status not in S.values:
+        raise InvalidInput(f"Unknown status {to_status!r}.", field="to_status", allowed=list(S.values))
+    if rca_summary is not None and to_status != S.ANALYZED:
+        raise InvalidInput("rca_summary is recorded only with a move to analyzed.", field="rca_summary")
+    if to_status == S.ANALYZED and to_status in allowed_transitions(work_order.status):
+        _record_manual_rca(work_order, rca_summary=rca_summary or "", confidence=confidence, actor=actor)
+    details = {"manual_rca": True} if to_status == S.ANALYZED else None
+    return transition_locked(work_order, to_status, actor=actor, note=note, details=details)
+
+
+def work_order_transition(
+    *,
+    work_order: WorkOrder | int,
+    to_status: str,
+    actor: AbstractBaseUser | None,
+    note: str = "",
+    rca_summary: str | None = None,
+    confidence: float | None = None,
+) -> WorkOrder:
+    """Move a work order along the lifecycle map; illegal moves raise Conflict(allowed=[...]).
+
+    A move to `analyzed` needs `rca_summary` (422 naming it otherwise) and then queues the
+    Generator exactly like an agent's RCA.
+    """
     if to_status not in S.values:
         raise InvalidInput(f"Unknown status {to_status!r}.", field="to_status", allowed=list(S.values))
     with transaction.atomic():
         locked = lock_work_order(work_order)
-        return transition_locked(locked, to_status, actor=actor, note=note)
+        return transition_with_rca_locked(
+            locked, to_status, actor=actor, note=note, rca_summary=rca_summary, confidence=confidence
+        )
 
 
 def _on_close(work_order: WorkOrder, actor: AbstractBaseUser | None) -> None:
