@@ -101,6 +101,10 @@ class Alarm(models.Model):
     shelved_until_work_order_closes = models.BooleanField(default=False)
     state_before_shelve = models.CharField(max_length=20, blank=True)
     cleared_at = models.DateTimeField(null=True, blank=True)
+    # Chattering (sentinel/services/chatter.py): the alarm clears only once its value has stayed
+    # inside the band for the clear-delay; `clear_since` is when the current clear stretch began.
+    chattering = models.BooleanField(default=False)
+    clear_since = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-raised_at"]

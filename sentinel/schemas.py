@@ -68,6 +68,7 @@ class AlarmOut(Schema):
     shelved_until: datetime | None
     shelved_until_work_order_closes: bool
     cleared_at: datetime | None
+    chattering: bool
 
 
 class AlarmEventOut(Schema):
@@ -154,6 +155,7 @@ def alarm_out(alarm: Alarm) -> dict[str, Any]:
         "shelved_until": alarm.shelved_until,
         "shelved_until_work_order_closes": alarm.shelved_until_work_order_closes,
         "cleared_at": alarm.cleared_at,
+        "chattering": alarm.chattering,
     }
 
 

@@ -190,7 +190,11 @@ def alarm_clear_many(*, values: Mapping[int, float]) -> list[Alarm]:
                     from_state=alarm.state,
                     to_state=AlarmState.CLEARED,
                     actor=None,
-                    details={"value": values[alarm.pk], "acknowledged": alarm.acknowledged_at is not None},
+                    details={
+                        "value": values[alarm.pk],
+                        "acknowledged": alarm.acknowledged_at is not None,
+                        **({"chattering": True} if alarm.chattering else {}),
+                    },
                 )
             )
             alarm.state = AlarmState.CLEARED

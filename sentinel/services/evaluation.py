@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from sentinel.choices import AUTO_CLEARABLE_STATES, OPEN_ALARM_STATES, Direction, Severity
 from sentinel.models import Alarm, SignalLatest, StaleCondition
+from sentinel.services.chatter import ClearCandidate, chatter_decide, chatter_reset_clock
 from sentinel.services.detection import (
     AlarmEscalation,
     AlarmRaise,
@@ -55,6 +56,7 @@ class EvaluationSummary:
     cleared: list[int] = field(default_factory=list)
     pending: int = 0
     suppressed: int = 0
+    chatter_held: list[int] = field(default_factory=list)
     stale_raised: int = 0
     stale_cleared: int = 0
 
@@ -66,6 +68,7 @@ class EvaluationSummary:
             "cleared": self.cleared,
             "pending": self.pending,
             "suppressed": self.suppressed,
+            "chatter_held": self.chatter_held,
             "stale_raised": self.stale_raised,
             "stale_cleared": self.stale_cleared,
         }
@@ -164,7 +167,10 @@ def signals_evaluate(
         if not rows:
             return summary
         open_alarms = {
-            a[1]: a for a in alarms_qs.values_list("pk", "signal_id", "state", "severity", "direction", "peak_value")
+            a[1]: a
+            for a in alarms_qs.values_list(
+                "pk", "signal_id", "state", "severity", "direction", "peak_value", "chattering", "clear_since"
+            )
         }
 
         if stale_after is not None:
@@ -179,7 +185,7 @@ def signals_evaluate(
                 .values_list("signal__cell_id", flat=True)
             )
 
-        _decide_and_apply(rows, open_alarms, stale, stale_cell_ids, summary)
+        _decide_and_apply(rows, open_alarms, stale, stale_cell_ids, summary, now)
     return summary
 
 
@@ -189,11 +195,14 @@ def _decide_and_apply(
     stale: set[int],
     stale_cell_ids: set[int],
     summary: EvaluationSummary,
+    now: datetime,
 ) -> None:
     start_breach, end_breach = [], []
     raises: list[AlarmRaise] = []
     escalations: list[AlarmEscalation] = []
     clears: dict[int, float] = {}
+    may_clear: list[ClearCandidate] = []  # back in band: cleared unless the chatter clear-delay holds them
+    recrossed: list[int] = []  # chattering alarms whose clear stretch just ended
     peaks: list[tuple[int, float]] = []
     for signal_id, time, value, breach_since, _stale, cell_id, low, alert, high, trip, deadband, on_delay in rows:
         if signal_id in stale:
@@ -206,11 +215,17 @@ def _decide_and_apply(
             end_breach.append(signal_id)
         alarm = open_alarms.get(signal_id)
         if alarm is not None:
-            pk, _, state, severity, direction, peak = alarm
+            pk, _, state, severity, direction, peak, chattering, clear_since = alarm
             if state in AUTO_CLEARABLE_STATES and is_clear(thresholds, value, direction=direction):
-                clears[pk] = value
-                alarm = None  # a breach on the other side may raise a new one below
+                if breach.breached:  # jumped to the other side: clear now, raise that side below
+                    clears[pk] = value
+                    alarm = None
+                else:
+                    may_clear.append(ClearCandidate(pk, signal_id, state, value, chattering, clear_since))
+                    continue
             else:
+                if chattering and clear_since is not None and state in AUTO_CLEARABLE_STATES:
+                    recrossed.append(pk)
                 if breach.breached and breach.direction == direction:
                     if breach.severity == Severity.TRIP and severity == Severity.ALERT:
                         escalations.append(AlarmEscalation(pk, breach, value))
@@ -236,6 +251,10 @@ def _decide_and_apply(
             )
     if end_breach:
         _update(end_breach, breach_since=None)
+    chatter = chatter_decide(may_clear, now=now)
+    clears.update(chatter.clears)
+    summary.chatter_held = chatter.held
+    chatter_reset_clock(recrossed)
     # Clears first: a signal that jumped from one side to the other gets its new alarm below.
     summary.cleared = [a.pk for a in alarm_clear_many(values=clears)]
     summary.escalated = [a.pk for a in alarm_escalate_many(escalations=escalations)]
