@@ -39,6 +39,7 @@ class PromptAlias(models.Model):
     updated = models.DateTimeField(auto_now=True)
 
     class Meta:
+        verbose_name_plural = "prompt aliases"
         ordering = ["name", "alias"]
         constraints = [models.UniqueConstraint(fields=["name", "alias"], name="prompt_alias_unique")]
 

@@ -99,3 +99,7 @@ def test_an_approver_publishes_over_the_api_without_the_operator_scope(client, m
     response = client.post(f"/api/v1/assistant/drafts/{draft.pk}/publish")
     assert response.status_code == 200, response.content
     assert response.json()["status"] == "published"
+
+
+def test_prompt_aliases_are_spelt_right_in_the_console():
+    assert str(PromptAlias._meta.verbose_name_plural) == "prompt aliases"  # was "Prompt aliass"
