@@ -25,6 +25,7 @@ from django.conf import settings
 
 from core.events.transport import EVENTS_GROUP
 from core.models import Event
+from core.models.events import event_frame
 
 logger = logging.getLogger(__name__)
 
@@ -43,8 +44,8 @@ def encode_frame(frame: dict[str, Any]) -> str:
 @database_sync_to_async
 def events_after(after: int, limit: int) -> list[dict[str, Any]]:
     """Stored frames with id > after, in id order, at most `limit`."""
-    rows = Event.objects.filter(id__gt=after).order_by("id").values("id", "type", "payload")[:limit]
-    return [{"id": r["id"], "type": r["type"], **r["payload"]} for r in rows]
+    rows = Event.objects.filter(id__gt=after).order_by("id").values_list("id", "type", "payload", "created_at")
+    return [event_frame(*row) for row in rows[:limit]]
 
 
 @database_sync_to_async

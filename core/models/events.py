@@ -1,3 +1,5 @@
+from datetime import datetime
+
 from django.db import models
 
 
@@ -16,5 +18,14 @@ class Event(models.Model):
         return f"#{self.pk} {self.type}"
 
     def as_frame(self) -> dict:
-        """The WebSocket frame: {id, type, …payload}."""
-        return {"id": self.pk, "type": self.type, **self.payload}
+        """The WebSocket frame: {…payload, id, type, created_at} (the same live and on replay)."""
+        return event_frame(self.pk, self.type, self.payload, self.created_at)
+
+
+# Frame keys the envelope owns: a payload field of the same name is overwritten in the frame.
+ENVELOPE_KEYS = ("id", "type", "created_at")
+
+
+def event_frame(event_id: int, event_type: str, payload: dict, created_at: datetime) -> dict:
+    """One bus frame: the payload fields, then the envelope (`created_at` is ISO 8601, UTC)."""
+    return {**payload, "id": event_id, "type": event_type, "created_at": created_at.isoformat()}

@@ -7,7 +7,7 @@
   if (!feed || !window.AriaEvents) return;
 
   var MAX_ROWS = 200;
-  var SKIP = { id: true, type: true, time: true, turn_id: true };
+  var SKIP = { id: true, type: true, created_at: true, turn_id: true };
   var MAX_FIELDS = 8;
   // Fields that say the most about an event come first; the rest follow in payload order.
   var KEY_FIELDS = ["severity", "direction", "agent", "tool_name", "from_agent", "to_agent", "work_order_id",
@@ -34,10 +34,10 @@
     return text.length > 80 ? text.slice(0, 77) + "…" : text;
   }
 
-  function timeOf(frame) {
-    var when = frame.time ? new Date(frame.time) : new Date();
-    if (isNaN(when.getTime())) when = new Date();
-    return when.toLocaleTimeString();
+  // When the event was published (`created_at`, on live and replayed frames alike).
+  function whenOf(frame) {
+    var when = frame.created_at ? new Date(frame.created_at) : null;
+    return when && !isNaN(when.getTime()) ? when : null;
   }
 
   function row(frame) {
@@ -48,7 +48,14 @@
 
     var time = document.createElement("time");
     time.className = "feed-time";
-    time.textContent = timeOf(frame);
+    var when = whenOf(frame);
+    if (when) {
+      time.dateTime = when.toISOString();
+      time.title = when.toLocaleString();
+      time.textContent = when.toLocaleTimeString();
+    } else {
+      time.textContent = "—";
+    }
     item.appendChild(time);
 
     var type = document.createElement("span");

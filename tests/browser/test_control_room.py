@@ -1,6 +1,7 @@
 """Log in through the login page, open the Control Room, and watch server-published events arrive."""
 
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -97,6 +98,7 @@ def test_feed_reconnects_and_replays_missed_events(page, aria_server):
     first = list(sockets)
     for entry in first:
         entry["lose"] = True
+    published = datetime.now(UTC)
     aria_server.publish("work_order_ready", {"work_order_id": 9001})
     page.wait_for_timeout(1500)  # the live frame (and the 1 s outbox tail) went into the void
     assert page.locator("#live-feed .feed-row", has_text="9001").count() == 0
@@ -107,6 +109,9 @@ def test_feed_reconnects_and_replays_missed_events(page, aria_server):
     expect(page.locator("#live-feed .feed-row", has_text="9001")).to_have_count(1)
     reconnects = sockets[len(first) :]
     assert reconnects and all(f"after={last_id}" in entry["url"] for entry in reconnects)
+    # ... the replayed row shows when the event was published, not when it was replayed ...
+    stamp = page.locator("#live-feed .feed-row", has_text="9001").locator("time").get_attribute("datetime")
+    assert abs((datetime.fromisoformat(stamp.replace("Z", "+00:00")) - published).total_seconds()) < 1.0, stamp
     # ... and nothing is shown twice.
     expect(seen).to_have_count(1)
     expect(page.locator("#ws-status")).to_have_attribute("data-status", "open")

@@ -5,6 +5,7 @@ import asyncio
 import json
 import threading
 import time
+from datetime import datetime
 
 import pytest
 from channels.layers import get_channel_layer
@@ -14,6 +15,7 @@ from core.errors import InvalidInput
 from core.events import bus as bus_module
 from core.events import current_turn_id, publish, transport, turn_scope
 from core.models import Event
+from core.models.events import event_frame
 
 pytestmark = pytest.mark.django_db
 
@@ -68,7 +70,8 @@ def test_row_is_written_and_broadcast_only_on_commit(broadcasts, django_capture_
         assert broadcasts == []
     assert len(callbacks) == 1
     assert Event.objects.get(pk=event.pk).payload == {"work_order_id": 7}
-    assert broadcasts == [{"id": event.pk, "type": "work_order_ready", "work_order_id": 7}]
+    created_at = Event.objects.get(pk=event.pk).created_at.isoformat()
+    assert broadcasts == [{"id": event.pk, "type": "work_order_ready", "work_order_id": 7, "created_at": created_at}]
     # Frames are plain JSON.
     assert json.loads(json.dumps(broadcasts[0])) == broadcasts[0]
 
@@ -142,3 +145,30 @@ def test_broadcast_without_a_server_loop_uses_async_to_sync():
         transport.broadcast({"id": 1, "type": "work_order_ready", "work_order_id": 1})  # no error
     finally:
         idle.close()
+
+
+def test_every_frame_carries_created_at_and_the_envelope_wins_over_payload_fields(
+    broadcasts, django_capture_on_commit_callbacks
+):
+    """An anomaly's own `time` (the sample time) stays; `created_at` is when it was published."""
+    payload = {
+        "cell_id": 1,
+        "signal_def_id": 2,
+        "value": 5.0,
+        "threshold": 4.5,
+        "work_order_id": None,
+        "time": "2026-01-01T00:00:00+00:00",
+        "severity": "alert",
+        "direction": "high",
+    }
+    with django_capture_on_commit_callbacks(execute=True):
+        event = publish("anomaly_detected", payload)
+    [frame] = broadcasts
+    assert frame["time"] == "2026-01-01T00:00:00+00:00"
+    assert datetime.fromisoformat(frame["created_at"]) == Event.objects.get(pk=event.pk).created_at
+    assert event_frame(7, "x", {"id": 1, "type": "y", "created_at": "z", "a": 1}, event.created_at) == {
+        "id": 7,
+        "type": "x",
+        "created_at": event.created_at.isoformat(),
+        "a": 1,
+    }

@@ -83,9 +83,15 @@ async def test_live_event_reaches_an_authenticated_client(operator):
     await asyncio.sleep(0.1)  # the consumer has joined the group
     (event_id,) = await sync_to_async(_publish_committed)(1, start=99)
     frame = await comm.receive_json_from(timeout=2)
-    assert frame == {"id": event_id, "type": "work_order_ready", "work_order_id": 99}
+    created_at = await sync_to_async(lambda: Event.objects.get(pk=event_id).created_at.isoformat())()
+    assert frame == {"id": event_id, "type": "work_order_ready", "work_order_id": 99, "created_at": created_at}
     assert await comm.receive_nothing(timeout=0.2)
     await comm.disconnect()
+    # The same event replayed from the outbox is the identical frame.
+    replay = WebsocketCommunicator(application, f"/ws/events?after={event_id - 1}", headers=headers)
+    assert (await replay.connect())[0]
+    assert await replay.receive_json_from(timeout=2) == frame
+    await replay.disconnect()
 
 
 async def test_replay_seam_has_no_gap_and_no_duplicate(operator, monkeypatch, settings):
@@ -149,7 +155,12 @@ async def test_tail_delivers_events_that_missed_the_fast_path(operator, settings
     await asyncio.sleep(0.1)
     row = await sync_to_async(Event.objects.create)(type="work_order_ready", payload={"work_order_id": 5})
     frame = await comm.receive_json_from(timeout=2)
-    assert frame == {"id": row.pk, "type": "work_order_ready", "work_order_id": 5}
+    assert frame == {
+        "id": row.pk,
+        "type": "work_order_ready",
+        "work_order_id": 5,
+        "created_at": row.created_at.isoformat(),
+    }
     await comm.disconnect()
 
 
