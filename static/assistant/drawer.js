@@ -413,6 +413,9 @@
     } catch (e) { badge.textContent = "signed out"; }
   }
 
+  // an approval or publication elsewhere (admin, API, another tab) updates the badges live
+  if (window.AriaEvents) window.AriaEvents.connect({ types: ["draft_updated"], onFrame: () => { if (state.mode === "build") refreshDrafts(); } });
+
   if (document.body.classList.contains("aria-open-drawer")) {
     toggle("aria-drawer", "aria-ask-toggle", true);
     loadAccess();

@@ -89,6 +89,17 @@ def test_engineer_drafts_validates_and_tests_a_prompt(page, server):
     expect(draft.locator(".aria-badge")).to_have_text("tested")
     expect(draft).to_contain_text("waiting for approval")
     expect(draft.locator(".aria-report summary").last).to_have_text("tests: passed")
+    # an approver decides elsewhere (another process, like the admin): the badge follows the bus
+    server.manage(
+        "shell", "-c",
+        "from django.contrib.auth.models import Group, User\n"
+        "from assistant.models import Draft\n"
+        "from assistant.services.drafts import draft_approve\n"
+        "ann = User.objects.create_user('ann-approver')\n"
+        "ann.groups.add(Group.objects.get_or_create(name='approver')[0])\n"
+        "draft_approve(draft=Draft.objects.get(owner__username='erin'), actor=ann)\n",
+    )  # fmt: skip
+    expect(draft.locator(".aria-badge")).to_have_text("approved")
 
 
 def test_plan_mode_card_approves_and_executes_live(page, server):
