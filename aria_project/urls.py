@@ -1,6 +1,8 @@
 from importlib.util import find_spec
 
 from django.contrib import admin
+from django.http import HttpResponseRedirect
+from django.templatetags.static import static
 from django.urls import include, path
 from django.views.generic import RedirectView
 
@@ -10,6 +12,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", api.urls),
     path("api/docs", RedirectView.as_view(url="/api/v1/docs", permanent=False), name="api-docs"),
+    # Pages link the SVG icon (base.html); this answers browsers that ask anyway (admin, JSON views).
+    path("favicon.ico", lambda request: HttpResponseRedirect(static("aria/favicon.svg")), name="favicon"),
 ]
 # Each app's pages (its urls.py) are mounted at the root; core last so apps may claim "/".
 for _app in ("sentinel", "workorders", "assistant", "orchestrator", "core"):
