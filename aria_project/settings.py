@@ -216,5 +216,14 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
-    "loggers": {"daphne": {"level": "WARNING"}, "celery": {"level": "WARNING"}},
+    "loggers": {
+        # Listing "django" drops the handlers Django's DEFAULT_LOGGING gave it (a plain console
+        # handler while DEBUG): its records propagate to root only, so each is printed once.
+        "django": {"level": "INFO"},
+        "django.server": {"propagate": True},
+        "daphne": {"level": "WARNING"},
+        "celery": {"level": "WARNING"},
+        # Logs "Terminating session: None" at INFO on every stateless MCP request.
+        "mcp.server.streamable_http": {"level": "WARNING"},
+    },
 }
