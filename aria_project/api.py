@@ -1,22 +1,21 @@
 """The one NinjaAPI. Each app adds its router; domain errors map to one JSON error shape."""
 
-from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, ValidationError
 
 from core.api import router as core_router
-from core.auth import api_auth
+from core.auth import api_auth, session_or_token_required
 from core.errors import DomainError
 
-# The docs (/api/v1/docs, also /api/docs) and the schema are for signed-in users only.
+# The docs (/api/v1/docs, also /api/docs) and the schema are for signed-in users and token clients.
 api = NinjaAPI(
     title="ARIA API",
     version="1",
     auth=api_auth,
     urls_namespace="api",
     docs_url="/docs",
-    docs_decorator=login_required,
+    docs_decorator=session_or_token_required,
 )
 
 

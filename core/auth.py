@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.http import HttpRequest
+from django.contrib.auth.views import redirect_to_login
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 from ninja.security import APIKeyCookie, HttpBearer
 
@@ -50,3 +53,32 @@ class SessionCookieAuth(APIKeyCookie):
 
 
 api_auth = [BearerTokenAuth(), SessionCookieAuth()]
+
+
+def bearer_token(request: HttpRequest) -> str:
+    """The raw token of an `Authorization: Bearer …` header, or ""."""
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
+
+
+def session_or_token_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """For the API schema and docs: a signed-in session or a valid bearer token. Anyone else gets
+    401 JSON (an API client, or any request with a bad token) or the login redirect (a browser)."""
+
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        user = getattr(request, "user", None)
+        if user is None or not user.is_authenticated:
+            token = bearer_token(request)
+            token_user = user_for_token(token) if token else None
+            if token_user is not None:
+                request.user = token_user
+                request.aria_auth = "token"
+            elif token or "text/html" not in request.headers.get("Accept", ""):
+                body = {"detail": "Authentication required.", "code": "not_authenticated"}
+                return JsonResponse(body, status=401, headers={"WWW-Authenticate": "Bearer"})
+            else:
+                return redirect_to_login(request.get_full_path())
+        return view(request, *args, **kwargs)
+
+    return wrapper

@@ -266,7 +266,11 @@ def test_admin_creates_token_shows_raw_once_and_never_the_hash(client: Client, a
 
 @pytest.mark.django_db
 def test_openapi_schema_and_docs_for_signed_in_users(client: Client, operator) -> None:
-    assert client.get("/api/v1/openapi.json").status_code == 302  # to the login page
+    # Anonymous: a browser goes to the login page, an API client gets 401 JSON.
+    response = client.get("/api/v1/openapi.json", HTTP_ACCEPT="text/html,application/xhtml+xml")
+    assert response.status_code == 302 and response["Location"].startswith("/login/")
+    response = client.get("/api/v1/openapi.json", HTTP_ACCEPT="application/json")
+    assert (response.status_code, response.json()["code"]) == (401, "not_authenticated")
 
     client.force_login(operator)
     response = client.get("/api/v1/openapi.json")
@@ -280,3 +284,15 @@ def test_openapi_schema_and_docs_for_signed_in_users(client: Client, operator) -
     assert response.redirect_chain[-1][0] == "/api/v1/docs"
     page = response.content.decode()
     assert "swagger-ui-bundle.js" in page and "cdn." not in page  # served locally, CSP-friendly
+
+
+@pytest.mark.django_db
+def test_openapi_schema_and_docs_accept_a_bearer_token(client: Client, operator) -> None:
+    _, raw = api_token_create(user=operator, name="schema-reader")
+    response = client.get("/api/v1/openapi.json", **bearer(raw))
+    assert response.status_code == 200 and response.json()["info"]["title"] == "ARIA API"
+    response = client.get("/api/docs", follow=True, **bearer(raw))
+    assert response.status_code == 200 and response.redirect_chain[-1][0] == "/api/v1/docs"
+    # A bad token is refused as such, even from a browser.
+    response = client.get("/api/v1/openapi.json", HTTP_ACCEPT="text/html", **bearer("aria_not-a-real-token"))
+    assert response.status_code == 401
