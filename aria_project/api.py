@@ -2,11 +2,11 @@
 
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
-from ninja.errors import AuthenticationError, ValidationError
+from ninja.errors import AuthenticationError, HttpError, ValidationError
 
 from core.api import router as core_router
 from core.auth import api_auth, session_or_token_required
-from core.errors import DomainError
+from core.errors import DomainError, InvalidJson
 
 # The docs (/api/v1/docs, also /api/docs) and the schema are for signed-in users and token clients.
 api = NinjaAPI(
@@ -18,6 +18,9 @@ api = NinjaAPI(
     docs_decorator=session_or_token_required,
 )
 
+INVALID_JSON = InvalidJson("The request body is not valid JSON.")
+_HTTP_CODES = {400: "bad_request", 403: "forbidden", 404: "not_found", 405: "method_not_allowed", 429: "throttled"}
+
 
 @api.exception_handler(DomainError)
 def domain_error(request: HttpRequest, exc: DomainError) -> HttpResponse:
@@ -27,6 +30,15 @@ def domain_error(request: HttpRequest, exc: DomainError) -> HttpResponse:
 @api.exception_handler(AuthenticationError)
 def authentication_error(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
     return api.create_response(request, {"detail": "Authentication required.", "code": "not_authenticated"}, status=401)
+
+
+@api.exception_handler(HttpError)
+def http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    """ninja's own errors in our shape; a body it could not parse is `invalid_json`."""
+    if exc.status_code == 400 and isinstance(exc.__cause__, ValueError):  # JSON or UTF-8 decoding
+        return domain_error(request, INVALID_JSON)
+    body = {"detail": str(exc), "code": _HTTP_CODES.get(exc.status_code, "error")}
+    return api.create_response(request, body, status=exc.status_code)
 
 
 @api.exception_handler(ValidationError)

@@ -23,6 +23,13 @@ class DomainError(Exception):
         return body
 
 
+class InvalidJson(DomainError):
+    """The request body could not be parsed as JSON."""
+
+    status_code = 400
+    code = "invalid_json"
+
+
 class NotAuthenticated(DomainError):
     status_code = 401
     code = "not_authenticated"

@@ -11,7 +11,7 @@ from ninja import Query, Router, Schema
 from pydantic import Field
 
 from core.access import OPERATOR, has_scopes, is_service_account, require_scopes
-from core.errors import InvalidInput
+from core.errors import InvalidInput, InvalidJson
 from sentinel import selectors
 from sentinel.schemas import (
     AlarmDetailOut,
@@ -90,7 +90,7 @@ def ingest_samples(request: HttpRequest) -> dict[str, Any]:
     try:
         body = json.loads(request.body or b"null")
     except (ValueError, UnicodeDecodeError):
-        raise InvalidInput("body: must be JSON", field="body") from None
+        raise InvalidJson("The request body is not valid JSON.") from None
     if not isinstance(body, dict) or "samples" not in body:
         raise InvalidInput("samples: is required", field="samples")
     result = samples_ingest(samples=body["samples"], actor=request.user)
