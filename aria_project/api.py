@@ -1,12 +1,12 @@
 """The one NinjaAPI. Each app adds its router; domain errors map to one JSON error shape."""
 
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
 from core.api import router as core_router
 from core.auth import api_auth, session_or_token_required
-from core.errors import DomainError, InvalidJson
+from core.errors import DomainError, InvalidJson, NotFound
 
 # The docs (/api/v1/docs, also /api/docs) and the schema are for signed-in users and token clients.
 api = NinjaAPI(
@@ -39,6 +39,16 @@ def http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
         return domain_error(request, INVALID_JSON)
     body = {"detail": str(exc), "code": _HTTP_CODES.get(exc.status_code, "error")}
     return api.create_response(request, body, status=exc.status_code)
+
+
+@api.exception_handler(Http404)
+def http_404(request: HttpRequest, exc: Http404) -> HttpResponse:
+    return api.create_response(request, {"detail": str(exc) or "Not found.", "code": "not_found"}, status=404)
+
+
+def api_not_found(request: HttpRequest, path: str = "") -> JsonResponse:
+    """Any /api/ path no route matched: JSON, not Django's HTML 404 page."""
+    return JsonResponse(NotFound(f"No API endpoint at {request.path}.").as_body(), status=404)
 
 
 @api.exception_handler(ValidationError)

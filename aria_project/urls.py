@@ -3,15 +3,16 @@ from importlib.util import find_spec
 from django.contrib import admin
 from django.http import HttpResponseRedirect
 from django.templatetags.static import static
-from django.urls import include, path
+from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 
-from aria_project.api import api
+from aria_project.api import api, api_not_found
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", api.urls),
     path("api/docs", RedirectView.as_view(url="/api/v1/docs", permanent=False), name="api-docs"),
+    re_path(r"^api/(?P<path>.*)$", api_not_found),  # after the API: unknown /api/ paths are JSON 404s
     # Pages link the SVG icon (base.html); this answers browsers that ask anyway (admin, JSON views).
     path("favicon.ico", lambda request: HttpResponseRedirect(static("aria/favicon.svg")), name="favicon"),
 ]
