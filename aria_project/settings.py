@@ -11,10 +11,11 @@ import environ
 
 from aria_project.secrets import development_secret_key
 from aria_project.security import production_allowed_hosts, production_secret_key
+from core.private_files import private_dir
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = Path(environ.Env().str("ARIA_VAR_DIR", default=str(BASE_DIR / "var")))
-VAR_DIR.mkdir(parents=True, exist_ok=True)
+# Owner-only (0700): the SQLite database (made 0600 on connect, core.private_files), secrets.
+VAR_DIR = private_dir(Path(environ.Env().str("ARIA_VAR_DIR", default=str(BASE_DIR / "var"))))
 
 env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False)

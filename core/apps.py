@@ -5,3 +5,10 @@ class CoreConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "core"
     verbose_name = "ARIA kernel"
+
+    def ready(self) -> None:
+        from django.db.backends.signals import connection_created
+
+        from core.private_files import protect_sqlite
+
+        connection_created.connect(protect_sqlite, dispatch_uid="core.protect_sqlite")
