@@ -8,22 +8,27 @@ sentinel API, trends come from `/api/v1/signals/{id}/trends`, work orders from t
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from core.access import OPERATOR, has_scopes
 from core.models import Event
 from sentinel.choices import AlarmState
 from sentinel.models import Alarm, Cell, SignalDefinition
+from sentinel.services.ingest import stale_window
 from workorders import selectors
+from workorders.choices import ACTIVE_STATUSES
 
 # The agent activity feed starts with this many recent bus events (replayed via ?after=).
 RECENT_EVENTS = 60
-RECENT_WORK_ORDERS = 8
+RECENT_WORK_ORDERS = 8  # active ones (newest first), then up to RECENT_CLOSED closed ones
+RECENT_CLOSED = 5
 SHOWN_ALARM_STATES = (AlarmState.ACTIVE_UNACK, AlarmState.ACKNOWLEDGED, AlarmState.SHELVED)
 
 # Endpoints the page script calls; one place to read them.
@@ -36,9 +41,12 @@ API_PATHS = {
 }
 
 
-def _signal_row(signal: SignalDefinition) -> dict[str, Any]:
+def _signal_row(signal: SignalDefinition, now: datetime) -> dict[str, Any]:
     latest = getattr(signal, "latest", None)
     value = latest.value if latest is not None else None
+    # Sentinel flags stale signals of the cells it scans; a cell it does not scan (not onboarded)
+    # is judged here by the same rule, so an old value is never shown as current.
+    old = latest is not None and now - latest.time > stale_window()
     return {
         "id": signal.pk,
         "key": signal.key,
@@ -46,7 +54,7 @@ def _signal_row(signal: SignalDefinition) -> dict[str, Any]:
         "unit": signal.unit,
         "value": value,
         "time": latest.time.isoformat() if latest is not None else None,
-        "stale": bool(latest is not None and latest.stale),
+        "stale": bool(latest is not None and (latest.stale or old)),
         "state": selectors.signal_state(signal, value),
         "thresholds": selectors.thresholds(signal),
     }
@@ -79,21 +87,33 @@ EMPTY_SNAPSHOT: dict[str, Any] = {"can_operate": False, "cells": [], "alarms": [
 def control_room_snapshot() -> dict[str, Any]:
     """Everything the page draws, in a fixed number of queries (independent of the row counts).
     Operators only, like the sentinel and workorders APIs the page also calls."""
+    now = timezone.now()
     cells = list(Cell.objects.order_by("tag"))
     signals = SignalDefinition.objects.filter(enabled=True).select_related("latest").order_by("cell_id", "key")
     by_cell: dict[int, list[dict[str, Any]]] = {}
     for signal in signals:
-        by_cell.setdefault(signal.cell_id, []).append(_signal_row(signal))
+        by_cell.setdefault(signal.cell_id, []).append(_signal_row(signal, now))
     alarms = (
         Alarm.objects.filter(state__in=SHOWN_ALARM_STATES)
         .select_related("signal__cell", "acknowledged_by")
         .order_by("-raised_at")[:50]
     )
-    work_orders = selectors.work_orders_qs().order_by("-created_at", "-pk")[:RECENT_WORK_ORDERS]
+    newest = selectors.work_orders_qs().order_by("-created_at", "-pk")
+    # Active orders first: a burst of closed ones never pushes an open order off the page.
+    work_orders = [
+        *newest.filter(status__in=ACTIVE_STATUSES)[:RECENT_WORK_ORDERS],
+        *newest.exclude(status__in=ACTIVE_STATUSES)[:RECENT_CLOSED],
+    ]
     return {
         "can_operate": True,
         "cells": [
-            {"id": c.pk, "tag": c.tag, "name": c.name, "signals": by_cell.get(c.pk, [])}
+            {
+                "id": c.pk,
+                "tag": c.tag,
+                "name": c.name,
+                "onboarded": c.onboarding_complete,
+                "signals": by_cell.get(c.pk, []),
+            }
             for c in cells
             if by_cell.get(c.pk)
         ],

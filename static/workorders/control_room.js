@@ -2,12 +2,14 @@
  * The maintenance Control Room: alert banners, active alarms (acknowledge / shelve), work orders
  * moving detected → analyzed → open, a trend chart per cell and the agent activity feed — all kept
  * live from the event bus (AriaEvents) without reloading. Data is only ever put in the page with
- * textContent / createElement.
+ * textContent / createElement. Work-order cards are drawn by work_order_cards.js. A trend says when
+ * its cell is not onboarded or its value is stale.
  */
 (function () {
   "use strict";
   var root = document.getElementById("control-room");
-  if (!root || !window.AriaEvents || !window.AriaTrendChart || !window.AriaActivityFeed) return;
+  if (!root || !window.AriaEvents || !window.AriaTrendChart || !window.AriaActivityFeed ||
+      !window.AriaWorkOrderCards) return;
 
   var state = JSON.parse(document.getElementById("cr-snapshot").textContent);
   var paths = JSON.parse(document.getElementById("cr-api-paths").textContent);
@@ -18,7 +20,6 @@
   // Alarm state changes (cleared, unshelved, acknowledged elsewhere) publish no bus event: the
   // snapshot is also re-read every STATE_REFRESH_MS so the lists never keep showing a stale alarm.
   var TREND_MINUTES = 30, TREND_REFRESH_MS = 15000, STATE_REFRESH_MS = 5000;
-  var STEPS = ["detected", "analyzed", "open"];
   var STATE_LABEL = { active_unack: "unacknowledged", acknowledged: "acknowledged", shelved: "shelved" };
   var chosenSignal = {};   // cell id → signal id the operator picked
   var banners = {};        // cell id → banner info
@@ -157,73 +158,9 @@
   }
 
   // --- work orders --------------------------------------------------------------------------------
-  function describeFailure(value) {
-    if (!value) return "";
-    if (typeof value === "string") return value;
-    if (typeof value !== "object") return String(value);
-    var parts = [];
-    ["failure_mode", "failure_time", "root_cause", "summary", "description"].forEach(function (k) {
-      if (value[k]) parts.push(k === "failure_time" ? new Date(value[k]).toLocaleDateString() : String(value[k]));
-    });
-    return parts.length ? parts.join(" · ") : JSON.stringify(value);
-  }
-  function workOrderCard(wo) {
-    var card = node("article", "wo status-" + wo.status);
-    card.id = "work-order-" + wo.id;
-    card.setAttribute("data-work-order-id", String(wo.id));
-    card.setAttribute("data-status", wo.status);
-    var head = node("header", "wo-head");
-    head.appendChild(node("span", "wo-id", "#" + wo.id));
-    head.appendChild(node("span", "wo-cell", wo.cell_tag || ""));
-    head.appendChild(node("strong", "wo-title", wo.title || "Investigating anomaly…"));
-    head.appendChild(node("span", "wo-priority prio-" + wo.priority, wo.priority));
-    card.appendChild(head);
-
-    var steps = node("ol", "wo-steps");
-    var reached = STEPS.indexOf(wo.status);
-    if (reached < 0 && wo.status !== "cancelled") reached = STEPS.length;  // in_progress / completed
-    STEPS.forEach(function (step, i) {
-      var li = node("li", i < reached ? "done" : i === reached ? "current" : "todo", step);
-      li.setAttribute("data-step", step);
-      steps.appendChild(li);
-    });
-    if (STEPS.indexOf(wo.status) < 0) steps.appendChild(node("li", "current", wo.status));
-    card.appendChild(steps);
-
-    if (wo.rca_summary) {
-      var rca = node("section", "wo-rca");
-      rca.appendChild(node("h3", null, "Root cause" + (typeof wo.confidence === "number" ?
-        " · confidence " + Math.round(wo.confidence * 100) + "%" : "")));
-      rca.appendChild(node("p", "wo-rca-summary", wo.rca_summary));
-      var details = wo.rca_details || {};
-      var similar = describeFailure(details.similar_past_failure);
-      if (similar) rca.appendChild(node("p", "wo-similar", "Similar past failure: " + similar));
-      card.appendChild(rca);
-    } else if (wo.status === "detected") {
-      card.appendChild(node("p", "wo-pending", "Investigator at work…"));
-    }
-    var actions = wo.recommended_actions || [];
-    if (actions.length) {
-      card.appendChild(node("h3", null, "Actions"));
-      var ol = node("ol", "wo-actions");
-      actions.forEach(function (a) { ol.appendChild(node("li", null, typeof a === "string" ? a : (a.action || a.text || JSON.stringify(a)))); });
-      card.appendChild(ol);
-    }
-    var facts = [];
-    if ((wo.required_parts || []).length) {
-      facts.push("Parts: " + wo.required_parts.map(function (p) { return (p.qty || 1) + "× " + (p.ref || p.name || "?"); }).join(", "));
-    }
-    if (wo.estimated_duration_min) facts.push("Est. " + wo.estimated_duration_min + " min");
-    if (wo.suggested_window_start) facts.push("Window " + new Date(wo.suggested_window_start).toLocaleString() +
-      (wo.suggested_window_end ? " – " + new Date(wo.suggested_window_end).toLocaleTimeString() : ""));
-    if (facts.length) card.appendChild(node("p", "wo-facts", facts.join(" · ")));
-    return card;
-  }
   function renderWorkOrders() {
-    var host = document.getElementById("work-order-list");
-    host.textContent = "";
     document.getElementById("wo-empty").hidden = state.work_orders.length > 0;
-    state.work_orders.forEach(function (wo) { host.appendChild(workOrderCard(wo)); });
+    AriaWorkOrderCards.render(document.getElementById("work-order-list"), state.work_orders);
   }
   function patchWorkOrder(id, fields) {
     var wo = state.work_orders.filter(function (w) { return w.id === id; })[0];
@@ -249,10 +186,39 @@
     var vibration = limited.filter(function (s) { return s.key.indexOf("vibration") === 0; })[0];
     return (vibration || limited[0] || cell.signals[0]).id;
   }
+  function ago(iso) {
+    var seconds = (Date.now() - new Date(iso).getTime()) / 1000;
+    if (!isFinite(seconds)) return "";
+    if (seconds < 90) return Math.max(0, Math.round(seconds)) + " s ago";
+    if (seconds < 90 * 60) return Math.round(seconds / 60) + " min ago";
+    if (seconds < 36 * 3600) return Math.round(seconds / 3600) + " h ago";
+    return Math.round(seconds / 86400) + " d ago";
+  }
+  function flagTrend(cell, signal, figure) {
+    var flags = figure.querySelector(".trend-flags");
+    flags.textContent = "";
+    figure.toggleAttribute("data-stale", !!signal.stale);
+    figure.toggleAttribute("data-not-onboarded", cell.onboarded === false);
+    if (cell.onboarded === false) {
+      var off = node("span", "trend-flag flag-onboarding", "not onboarded");
+      off.title = "Sentinel does not scan this cell: no alarms are raised for it.";
+      flags.appendChild(off);
+    }
+    if (signal.stale) {
+      var text = "stale";
+      if (signal.time) text += " · last sample " + fmt(signal.value) + (signal.unit ? " " + signal.unit : "") + ", " + ago(signal.time);
+      var stale = node("span", "trend-flag flag-stale", text);
+      if (signal.time) stale.title = "Last sample at " + new Date(signal.time).toLocaleString();
+      flags.appendChild(stale);
+    } else if (!signal.time) {
+      flags.appendChild(node("span", "trend-flag flag-stale", "no samples yet"));
+    }
+  }
   function drawTrend(cell, figure) {
     var signalId = chosenSignal[cell.id] || defaultSignal(cell);
     var found = findSignal(signalId);
     if (!found) return;
+    flagTrend(found.cell, found.signal, figure);
     var host = figure.querySelector(".trend-host");
     var select = figure.querySelector(".trend-select");
     if (select) select.value = String(signalId);
@@ -261,7 +227,7 @@
       .then(function (body) {
         var pts = AriaTrendChart.points(body);
         AriaTrendChart.draw(host, { points: pts, thresholds: found.signal.thresholds, unit: found.signal.unit,
-          title: cell.tag + " " + found.signal.name });
+          title: cell.tag + " " + found.signal.name, stale: !!found.signal.stale });
         figure.setAttribute("data-points", String(pts.length));
       })
       .catch(function (err) { host.textContent = "Trend unavailable: " + err.message; });
@@ -287,9 +253,17 @@
       select.addEventListener("change", function () { chosenSignal[cell.id] = Number(select.value); drawTrend(cell, figure); });
       caption.appendChild(select);
       figure.appendChild(caption);
+      figure.appendChild(node("div", "trend-flags"));
       figure.appendChild(node("div", "trend-host"));
       host.appendChild(figure);
       drawTrend(cell, figure);
+    });
+  }
+  function reflagTrends() {
+    state.cells.forEach(function (cell) {
+      var figure = document.querySelector('.trend[data-cell-id="' + cell.id + '"]');
+      var found = figure && findSignal(chosenSignal[cell.id] || defaultSignal(cell));
+      if (found) flagTrend(found.cell, found.signal, figure);
     });
   }
   function redrawTrends(cellId) {
@@ -313,6 +287,7 @@
         renderAlarms();
         renderWorkOrders();
         if (cellsChanged) renderTrends();
+        else reflagTrends();
       }).catch(function () { /* the next event or reconnect retries */ });
     }, 250);
   }

@@ -2,7 +2,11 @@
  * AriaTrendChart — an inline SVG line chart of one signal with its threshold lines. No dependencies.
  *
  *   AriaTrendChart.points(json)   // trend API body → [{t: Date, v: Number, lo?, hi?}] (tolerant of shape)
- *   AriaTrendChart.draw(svgHost, {points, thresholds: {low_alert, alert, high_alert, trip}, unit})
+ *   AriaTrendChart.draw(svgHost, {points, thresholds: {low_alert, alert, high_alert, trip}, unit, stale})
+ *   AriaTrendChart.ticks(lo, hi, count)   // round axis ticks covering [lo, hi]: {lo, hi, step, values}
+ *
+ * The y axis runs between round ticks (1, 2, 2.5 or 5 × 10^k apart); threshold lines and their
+ * labels stay at their exact values. `stale: true` draws the line muted and says "last", not "now".
  *
  * Everything is built with createElementNS/textContent; no markup strings.
  */
@@ -72,6 +76,23 @@
     return abs >= 100 ? value.toFixed(0) : abs >= 10 ? value.toFixed(1) : value.toFixed(2);
   }
 
+  // A configured limit as it was entered (7.1, 210), without padding zeros or float noise.
+  function exact(value) { return String(parseFloat(value.toPrecision(6))); }
+
+  function ticks(lo, hi, count) {
+    var span = hi - lo;
+    if (!(span > 0)) { span = Math.abs(lo) || 1; lo -= span / 2; hi += span / 2; }
+    var raw = (hi - lo) / (count || 4);
+    var mag = Math.pow(10, Math.floor(Math.log(raw) / Math.LN10));
+    var norm = raw / mag;
+    var step = (norm <= 1 ? 1 : norm <= 2 ? 2 : norm <= 2.5 ? 2.5 : norm <= 5 ? 5 : 10) * mag;
+    var decimals = Math.max(0, -Math.floor(Math.log(step) / Math.LN10 + 1e-9)) + (norm > 2 && norm <= 2.5 ? 1 : 0);
+    var first = Math.floor(lo / step + 1e-9) * step, last = Math.ceil(hi / step - 1e-9) * step;
+    var values = [];
+    for (var v = first; v <= last + step / 2; v += step) values.push(Number(v.toFixed(decimals)));
+    return { lo: first, hi: last, step: step, decimals: decimals, values: values };
+  }
+
   function clock(date) {
     return date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
   }
@@ -91,7 +112,8 @@
     var hi = values.length ? Math.max.apply(null, values) : 1;
     if (hi === lo) { hi += 1; lo -= 1; }
     var span = hi - lo;
-    lo -= span * 0.08; hi += span * 0.08;
+    var axis = ticks(lo - span * 0.04, hi + span * 0.04, 4);
+    lo = axis.lo; hi = axis.hi;
     var now = Date.now();
     var t0 = pts.length ? pts[0].t.getTime() : now - 30 * 60000;
     var t1 = pts.length ? pts[pts.length - 1].t.getTime() : now;
@@ -101,9 +123,10 @@
     function y(v) { return PAD_T + (hi - v) / (hi - lo) * (H - PAD_T - PAD_B); }
 
     svg.appendChild(el("rect", { x: PAD_L, y: PAD_T, width: W - PAD_L - PAD_R, height: H - PAD_T - PAD_B, class: "trend-plot" }));
-    [lo + (hi - lo) * 0.1, (lo + hi) / 2, hi - (hi - lo) * 0.1].forEach(function (v) {
+    axis.values.forEach(function (v) {
       svg.appendChild(el("line", { x1: PAD_L, x2: W - PAD_R, y1: y(v), y2: y(v), class: "trend-grid" }));
-      svg.appendChild(el("text", { x: PAD_L - 4, y: y(v) + 4, class: "trend-axis", "text-anchor": "end" }, fmt(v)));
+      svg.appendChild(el("text", { x: PAD_L - 4, y: y(v) + 4, class: "trend-axis trend-tick", "text-anchor": "end",
+        "data-value": v }, v.toFixed(axis.decimals)));
     });
     svg.appendChild(el("text", { x: PAD_L, y: H - 6, class: "trend-axis" }, clock(new Date(t0))));
     svg.appendChild(el("text", { x: W - PAD_R, y: H - 6, class: "trend-axis", "text-anchor": "end" }, clock(new Date(t1))));
@@ -115,7 +138,7 @@
         "data-threshold": l.key });
       svg.appendChild(line);
       svg.appendChild(el("text", { x: W - PAD_R + 4, y: y(v) + 4, class: "trend-label " + l.cls },
-        l.label + " " + fmt(v)));
+        l.label + " " + exact(v)));
     });
 
     if (pts.length > 1) {
@@ -126,12 +149,14 @@
         svg.appendChild(el("path", { d: area.join(" ") + " Z", class: "trend-band" }));
       }
       var d = pts.map(function (p, i) { return (i ? "L" : "M") + x(p.t.getTime()).toFixed(1) + "," + y(p.v).toFixed(1); });
-      svg.appendChild(el("path", { d: d.join(" "), class: "trend-line", "data-points": pts.length }));
+      svg.appendChild(el("path", { d: d.join(" "), class: "trend-line" + (options.stale ? " trend-line-stale" : ""),
+        "data-points": pts.length }));
     }
     if (pts.length) {
       var last = pts[pts.length - 1];
       svg.appendChild(el("circle", { cx: x(last.t.getTime()), cy: y(last.v), r: 3.5, class: "trend-last" }));
-      svg.appendChild(el("text", { x: PAD_L, y: 13, class: "trend-value" }, "now " + fmt(last.v) + " " + unit));
+      svg.appendChild(el("text", { x: PAD_L, y: 13, class: "trend-value" },
+        (options.stale ? "last " : "now ") + fmt(last.v) + " " + unit));
     } else {
       svg.appendChild(el("text", { x: (PAD_L + W - PAD_R) / 2, y: H / 2, class: "trend-axis", "text-anchor": "middle" }, "no samples in window"));
     }
@@ -139,5 +164,5 @@
     host.appendChild(svg);
   }
 
-  global.AriaTrendChart = { points: points, draw: draw };
+  global.AriaTrendChart = { points: points, draw: draw, ticks: ticks };
 })(window);

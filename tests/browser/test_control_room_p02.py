@@ -9,6 +9,7 @@ citing the past bearing failure. It takes the README's screenshot.
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -27,10 +28,13 @@ PASSWORD = "p02-control-room-1"
 
 # Seeded demo data when seed_demo provides it; else the workorders test builders (same P-02 story).
 SETUP = f"""
+import itertools
 import json
+from datetime import timedelta
 from django.contrib.auth.models import Group, User
+from django.db.models import F
 from core.models import ApiToken
-from sentinel.models import Cell, SignalDefinition
+from sentinel.models import Cell, SignalDefinition, SignalLatest, SignalSample
 from workorders.models import FailureHistory
 from tests.workorders import factories as f
 
@@ -43,12 +47,32 @@ if not hasattr(cell, "kb"):
 if not FailureHistory.objects.filter(cell=cell, failure_mode="bearing_wear").exists():
     f.make_history(cell)
 bearing = FailureHistory.objects.filter(cell=cell, failure_mode="bearing_wear").order_by("-failure_time").first()
+# Earlier, closed orders on another cell: the page lists them collapsed, after the active ones.
+other = Cell.objects.exclude(pk=cell.pk).filter(onboarding_complete=True).order_by("tag").first() or f.make_cell("C-01")
+closed = [
+    f.make_work_order(other, status="completed", title="Replace inlet filter", priority="low",
+                      rca_summary="filter_clogging: pressure drop across the inlet filter",
+                      recommended_actions=["Isolate", "Replace the filter element", "Leak test"]),
+    f.make_work_order(other, status="cancelled", title="False alarm: sensor cable loose", priority="medium",
+                      rca_summary="sensor_fault: loose connector at the vibration sensor"),
+]
+# A commissioning cell sentinel never scans, seeded hours ago and not fed since.
+press = Cell.objects.filter(onboarding_complete=False).order_by("tag").first()
+if press is None:
+    press = f.make_cell("PR-05")
+    Cell.objects.filter(pk=press.pk).update(onboarding_complete=False)
+    f.ramp(f.make_signal(press, "hydraulic_pressure_bar", display_name="Hydraulic pressure", unit="bar",
+                         alert=210.0, trip=None, low_alert=150.0), start=180.0, peak=181.0)
+hours_ago = timedelta(hours=3)
+SignalSample.objects.filter(signal__cell=press).update(time=F("time") - hours_ago)
+SignalLatest.objects.filter(signal__cell=press).update(time=F("time") - hours_ago)
 user = User.objects.create_user("cora", password={PASSWORD!r})
 user.groups.add(Group.objects.get_or_create(name="operator")[0])
 raw = ApiToken.generate_key()
 ApiToken.objects.create(user=user, name="p02 test", key_prefix=raw[:12], key_hash=ApiToken.hash_key(raw))
 print("SETUP " + json.dumps({{"token": raw, "cell_id": cell.pk, "signal_id": vib.pk,
-    "alert": vib.alert, "bearing_date": bearing.failure_time.date().isoformat()}}))
+    "alert": vib.alert, "bearing_date": bearing.failure_time.date().isoformat(),
+    "closed_ids": [w.pk for w in closed], "press_id": press.pk}}))
 """
 
 
@@ -163,8 +187,41 @@ def test_p02_bearing_scenario_live_in_the_control_room(browser, system) -> None:
     expect(feed.locator(".act-handoff").first).to_contain_text("kb_builder")
     expect(feed.locator(".act-ready").first).to_contain_text("is open")
 
+    # Active orders come first; the earlier closed ones follow, each one summary line, collapsed.
+    cards = page.locator("#work-order-list .wo")
+    statuses = [c.get_attribute("data-status") for c in cards.all()]
+    assert statuses[0] == "open" and statuses[-2:] == ["cancelled", "completed"], statuses
+    closed = page.locator("#work-order-list details.wo-closed")
+    expect(closed).to_have_count(2)
+    for card in closed.all():
+        expect(card.locator("summary.wo-summary")).to_be_visible()
+        expect(card.locator(".wo-steps")).to_be_hidden()
+        assert card.get_attribute("open") is None
+
+    # The y axis ticks are round numbers, evenly spaced; the threshold lines keep their exact values.
+    ticks = [float(t.get_attribute("data-value")) for t in p02_trend.locator(".trend-tick").all()]
+    steps = {round(b - a, 9) for a, b in itertools.pairwise(ticks)}
+    assert len(ticks) >= 3 and len(steps) == 1, ticks
+    step = steps.pop()
+    assert any(abs(step - m * 10**k) < 1e-9 for m in (1, 2, 2.5, 5) for k in range(-3, 4)), ticks
+    assert all(abs(t / step - round(t / step)) < 1e-9 for t in ticks), ticks
+    expect(p02_trend.locator(".trend-label.thr-alert")).to_have_text("alert 4.5")
+    expect(p02_trend.locator(".trend-label.thr-trip")).to_have_text("trip 7.1")
+
+    # The commissioning press is not onboarded and its last sample is hours old: its trend says so.
+    press = page.locator(f'.trend[data-cell-id="{setup["press_id"]}"]')
+    expect(press.locator(".flag-onboarding")).to_have_text("not onboarded")
+    expect(press.locator(".flag-stale")).to_contain_text("stale")
+    expect(press.locator(".flag-stale")).to_contain_text("3 h ago")
+    expect(p02_trend.locator(".flag-onboarding")).to_have_count(0)
+
     SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOT), full_page=True)
+
+    # A collapsed card opens to its details.
+    first_closed = closed.first
+    first_closed.locator("summary").click()
+    expect(first_closed.locator(".wo-rca")).to_be_visible()
 
     # Acknowledging goes through the sentinel API (session + CSRF) and the list updates in place.
     alarm.locator(".btn-ack").click()
