@@ -9,8 +9,9 @@ with `seed_demo`; dropped afterwards unless --keep-db) and starts
 vibration sample through the ingest service (what POST /api/v1/signals/samples calls) and clocks
 from just before the ingest until the work order is `open` (its transition record, written by the
 worker), with the detected and analyzed stages on the way. Between runs the signal goes back to
-normal and the failure rows the run's RCA added are removed, so every run sees the same seeded
-history and the next breach raises a new alarm. Prints one JSON object; goal: p50 ≤ 2 s.
+normal, the run's work order is completed (else the next alarm would join it as a repeat alarm)
+and the failure rows the run's RCA added are removed, so every run sees the same seeded history
+and the next breach raises a new alarm and opens a new order. Prints one JSON object; goal: p50 ≤ 2 s.
 """
 
 from __future__ import annotations
@@ -122,9 +123,16 @@ def back_to_normal(signal_id: int) -> None:
     from sentinel.choices import OPEN_ALARM_STATES, AlarmState
     from sentinel.models import Alarm
     from sentinel.services.ingest import samples_ingest
-    from workorders.models import FailureHistory
+    from workorders.choices import ACTIVE_STATUSES
+    from workorders.models import FailureHistory, WorkOrder
+    from workorders.services import work_order_transition
 
     samples_ingest(samples=[(signal_id, timezone.now(), NORMAL_VALUE)])
+    # The repair is done: the next breach is a new failure with its own order (a breach while the
+    # signal's order is still active would join it as a repeat alarm, with no second investigation).
+    for order in WorkOrder.objects.filter(triggered_by_signal_def_id=signal_id, status__in=ACTIVE_STATUSES):
+        for status in ("in_progress", "completed"):
+            work_order_transition(work_order=order.pk, to_status=status, actor=None, note="bench: repaired")
     # Every run investigates the same seeded history (each RCA appends a failure row otherwise).
     FailureHistory.objects.filter(work_order__isnull=False).delete()
     # A clear the evaluation did not make (e.g. a hold-off) must not turn the next breach into a no-op.
