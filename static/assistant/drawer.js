@@ -123,9 +123,9 @@
       }
     });
     ws.addEventListener("close", (event) => {
-      if (event.code === 4401) notice("Sign in to chat.", "aria-error");
-      else if (event.code === 4403) notice("Chat needs the operator scope.", "aria-error");
-      if (state.pending) { state.pending.li.appendChild(el("p", "aria-error", "Connection closed.")); state.pending = null; busy(false); }
+      const why = { 4401: "Sign in to chat.", 4403: "Chat needs the operator scope." }[event.code];
+      if (state.pending) { state.pending.li.appendChild(el("p", "aria-error", why || "Connection closed.")); state.pending = null; busy(false); }
+      else if (why) notice(why, "aria-error");
     });
     state.socket = ws;
     return ws;

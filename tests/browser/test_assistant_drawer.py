@@ -125,3 +125,12 @@ def test_plan_mode_card_approves_and_executes_live(page, server):
     expect(card.locator(".aria-plan-status")).to_contain_text("completed")
     expect(card.locator(".aria-plan-steps .aria-status-done")).to_have_count(1)
     assert not page.console_errors, page.console_errors
+
+
+def test_a_user_without_the_operator_scope_is_told_why_chat_refuses(page, server):
+    login(page, server, "vera", "approver")
+    page.fill("#aria-text", "Why did P-02 trip?")
+    page.click("#aria-send")
+    answer = page.locator(".aria-assistant").last
+    expect(answer.locator(".aria-error")).to_have_text("Chat needs the operator scope.")  # not "Connection closed."
+    expect(page.locator("#aria-send")).to_have_text("Send")
