@@ -5,7 +5,7 @@ from core.events.contract import _Payload, register_event_type
 
 class DraftUpdated(_Payload):
     draft_id: int
-    type: str
+    draft_type: str
     name: str
     status: str
     version: int

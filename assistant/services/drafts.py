@@ -24,7 +24,7 @@ def _audit(draft: Draft, actor: AbstractBaseUser | None, action: str, **details:
     """The audit record and the `draft_updated` bus event, both in the caller's transaction."""
     audit_record(actor=actor, action=action, target_type="assistant.draft", target_id=draft.pk, details=details)
     if action in ("draft.create", "draft.edit", "draft.transition"):
-        payload = {"draft_id": draft.pk, "type": draft.type, "name": draft.name, "status": draft.status}
+        payload = {"draft_id": draft.pk, "draft_type": draft.type, "name": draft.name, "status": draft.status}
         publish("draft_updated", {**payload, "version": draft.version})
 
 

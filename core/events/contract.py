@@ -80,6 +80,9 @@ class AgentEnd(_Payload):
     finish_reason: str
 
 
+# Every WebSocket frame is {id, type, created_at, …payload}: a payload field may not reuse these.
+ENVELOPE_KEYS = frozenset({"id", "type", "created_at"})
+
 EVENT_TYPES: dict[str, type[_Payload]] = {
     "anomaly_detected": AnomalyDetected,
     "tool_call_started": ToolCallStarted,
@@ -98,4 +101,7 @@ def register_event_type(name: str, model: type[_Payload]) -> None:
     """Apps add their event types here (documented in ARCHITECTURE.md) from their apps.ready()."""
     if name in EVENT_TYPES and EVENT_TYPES[name] is not model:
         raise ValueError(f"Event type {name!r} is already defined.")
+    clashing = ENVELOPE_KEYS & set(model.model_fields)
+    if clashing:
+        raise ValueError(f"Event type {name!r} uses frame envelope keys {sorted(clashing)}; rename those fields.")
     EVENT_TYPES[name] = model

@@ -172,3 +172,13 @@ def test_every_frame_carries_created_at_and_the_envelope_wins_over_payload_field
         "created_at": event.created_at.isoformat(),
         "a": 1,
     }
+
+
+def test_an_event_type_may_not_reuse_the_frame_envelope_keys():
+    from core.events.contract import _Payload, register_event_type
+
+    class Clashing(_Payload):
+        type: str
+
+    with pytest.raises(ValueError, match="envelope"):
+        register_event_type("clashing_event", Clashing)
