@@ -368,40 +368,7 @@
     });
   }
 
-  /* ---------- settings and access ---------- */
-  $("aria-settings-toggle").addEventListener("click", async () => {
-    if (!toggle("aria-settings", "aria-settings-toggle")) return;
-    try {
-      const cfg = await api("GET", "/config");
-      const form = $("aria-settings-form");
-      form.engine.value = cfg.settings.engine || "";
-      form.model.value = cfg.settings.model || "";
-      form.reasoning.checked = !!cfg.reasoning;
-      form.disabled_intents.value = (cfg.disabled_intents || []).join(", ");
-      const dl = $("aria-readiness");
-      dl.replaceChildren();
-      [["engine", `${cfg.engine} (${cfg.provider})`], ["model", cfg.model],
-       ["reasoning", cfg.reasoning ? "on" : "off"], ["approval", cfg.approval_policy],
-       ["agent_review", cfg.agent_review.ready ? "ready" : cfg.agent_review.problems.join(" ")],
-       ["full_autonomy", cfg.full_autonomy.ready ? "ready" : cfg.full_autonomy.problems.join(" ")]].forEach(([k, v]) => {
-        dl.appendChild(el("dt", null, k));
-        dl.appendChild(el("dd", null, v));
-      });
-    } catch (e) { $("aria-settings-status").textContent = e.message; }
-  });
-  $("aria-settings-form").addEventListener("submit", async (event) => {
-    event.preventDefault();
-    const form = event.target;
-    const body = {
-      engine: form.engine.value.trim(),
-      model: form.model.value.trim(),
-      reasoning: form.reasoning.checked,
-      disabled_intents: form.disabled_intents.value.split(",").map((s) => s.trim()).filter(Boolean),
-    };
-    try { await api("PATCH", "/config", body); $("aria-settings-status").textContent = "Saved."; }
-    catch (e) { $("aria-settings-status").textContent = e.message; }
-  });
-
+  /* ---------- access (settings: drawer_settings.js) ---------- */
   async function loadAccess() {
     const badge = $("aria-access");
     if (badge.dataset.loaded) return;

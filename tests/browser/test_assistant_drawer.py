@@ -134,3 +134,16 @@ def test_a_user_without_the_operator_scope_is_told_why_chat_refuses(page, server
     answer = page.locator(".aria-assistant").last
     expect(answer.locator(".aria-error")).to_have_text("Chat needs the operator scope.")  # not "Connection closed."
     expect(page.locator("#aria-send")).to_have_text("Send")
+
+
+def test_settings_show_engine_model_and_reasoning_and_explain_a_refused_save(page, server):
+    login(page, server, "sam", "operator")
+    page.click("#aria-settings-toggle")
+    readiness = page.locator("#aria-readiness")
+    expect(readiness).to_contain_text("fake (fake)")
+    expect(readiness.locator("dt", has_text="model")).to_have_count(1)  # the effective model was not shown
+    expect(readiness.locator("dt", has_text="reasoning")).to_have_count(1)
+    page.fill("#aria-settings-form input[name=engine]", "nonsense")
+    page.click("#aria-settings-form button[type=submit]")
+    expect(page.locator("#aria-settings-status")).to_contain_text("Unknown engine 'nonsense'")
+    assert not page.console_errors or all("422" in e for e in page.console_errors), page.console_errors

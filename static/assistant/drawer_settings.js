@@ -1,0 +1,56 @@
+/* Ask ARIA drawer settings: engine, model, reasoning and disabled intents (PATCH /config), and
+   the readiness of agent_review / full_autonomy. Text only via textContent. */
+(function () {
+  "use strict";
+  const drawer = document.getElementById("aria-drawer");
+  if (!drawer || !window.AriaRender) return;
+  const { el } = window.AriaRender;
+  const API = drawer.dataset.assistantApi;
+  const $ = (id) => document.getElementById(id);
+
+  async function api(method, path, body) {
+    const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+    const headers = { "X-CSRFToken": match ? decodeURIComponent(match[1]) : "" };
+    if (body) headers["Content-Type"] = "application/json";
+    const response = await fetch(API + path, { method, headers, credentials: "same-origin", body: body ? JSON.stringify(body) : undefined });
+    const data = await response.json().catch(() => ({}));
+    if (!response.ok) throw new Error(typeof data.detail === "string" ? data.detail : `HTTP ${response.status}`);
+    return data;
+  }
+
+  $("aria-settings-toggle").addEventListener("click", async () => {
+    const panel = $("aria-settings");
+    panel.hidden = !panel.hidden;
+    $("aria-settings-toggle").setAttribute("aria-expanded", String(!panel.hidden));
+    if (panel.hidden) return;
+    try {
+      const cfg = await api("GET", "/config");
+      const form = $("aria-settings-form");
+      form.engine.value = cfg.settings.engine || "";
+      form.model.value = cfg.settings.model || "";
+      form.reasoning.checked = !!cfg.reasoning;
+      form.disabled_intents.value = (cfg.disabled_intents || []).join(", ");
+      const dl = $("aria-readiness");
+      dl.replaceChildren();
+      [["engine", `${cfg.engine} (${cfg.provider})`], ["model", cfg.model],
+       ["reasoning", cfg.reasoning ? "on" : "off"], ["approval", cfg.approval_policy],
+       ["agent_review", cfg.agent_review.ready ? "ready" : cfg.agent_review.problems.join(" ")],
+       ["full_autonomy", cfg.full_autonomy.ready ? "ready" : cfg.full_autonomy.problems.join(" ")]].forEach(([k, v]) => {
+        dl.appendChild(el("dt", null, k));
+        dl.appendChild(el("dd", null, v));
+      });
+    } catch (e) { $("aria-settings-status").textContent = e.message; }
+  });
+  $("aria-settings-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const form = event.target;
+    const body = {
+      engine: form.engine.value.trim(),
+      model: form.model.value.trim(),
+      reasoning: form.reasoning.checked,
+      disabled_intents: form.disabled_intents.value.split(",").map((s) => s.trim()).filter(Boolean),
+    };
+    try { await api("PATCH", "/config", body); $("aria-settings-status").textContent = "Saved."; }
+    catch (e) { $("aria-settings-status").textContent = e.message; }
+  });
+})();
