@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import Group, Permission, User
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
@@ -32,6 +32,20 @@ SERVICE_ACCOUNTS: dict[str, tuple[str, tuple[str, ...], str]] = {
     "release": (ServiceAccount.Role.RELEASE, (), "The release principal that publishes approved drafts."),
     "system": (ServiceAccount.Role.SYSTEM, (OPERATOR,), "Background work: scans, investigations, plans."),
 }
+# The approver uses /admin/ as the approval console: it may view every ARIA model and change the
+# two whose admin actions a supervisor runs (acknowledge/shelve alarms, work-order transitions).
+# Never add/delete: the audit trail, events and agent runs are append-only.
+APPROVER_VIEW_APPS = ("core", "sentinel", "workorders")
+APPROVER_CHANGE_MODELS = (("workorders", "workorder"), ("sentinel", "alarm"))
+
+
+def approver_permissions() -> list[Permission]:
+    view = Permission.objects.filter(content_type__app_label__in=APPROVER_VIEW_APPS, codename__startswith="view_")
+    change = [
+        Permission.objects.get(content_type__app_label=app_label, codename=f"change_{model}")
+        for app_label, model in APPROVER_CHANGE_MODELS
+    ]
+    return [*view, *change]
 
 
 def default_credentials_file() -> Path:
@@ -84,6 +98,7 @@ class Command(BaseCommand):
     @transaction.atomic
     def _seed_principals(self, path: Path) -> dict[str, str]:
         groups = {scope: Group.objects.get_or_create(name=scope)[0] for scope in SCOPES}
+        groups[APPROVER].permissions.add(*approver_permissions())  # add() is idempotent
         created: dict[str, str] = {}
         for username, (scopes, is_staff, is_superuser) in PEOPLE.items():
             user, is_new = User.objects.get_or_create(
