@@ -55,6 +55,15 @@ def require_scopes(user: AbstractBaseUser | AnonymousUser | None, *required: str
         raise Forbidden(f"Requires scope: {', '.join(missing) or ', '.join(required)}.", code="missing_scope")
 
 
+def require_any_scope(user: AbstractBaseUser | AnonymousUser | None, *allowed: str) -> None:
+    """Raise unless the user holds at least one of the allowed scopes (401 anonymous, 403 other).
+    For reads shared by several roles, e.g. the Control Room for operators and approvers."""
+    if user is None or not user.is_authenticated:
+        raise NotAuthenticated("Authentication required.")
+    if not user_scopes(user) & set(allowed):
+        raise Forbidden(f"Requires one of the scopes: {', '.join(allowed)}.", code="missing_scope")
+
+
 def owned_by(queryset: QuerySet[M], user: AbstractBaseUser, *, owner_field: str = "owner") -> QuerySet[M]:
     """Rows the user may see: their own, or all of them for an admin."""
     if is_admin(user):

@@ -10,7 +10,7 @@ from django.http import HttpRequest
 from ninja import Query, Router, Schema
 from pydantic import Field
 
-from core.access import OPERATOR, has_scopes, is_service_account, require_scopes
+from core.access import APPROVER, OPERATOR, has_scopes, is_service_account, require_any_scope, require_scopes
 from core.errors import InvalidInput, InvalidJson
 from sentinel import selectors
 from sentinel.schemas import (
@@ -70,6 +70,12 @@ _INGEST_BODY = {
 
 def _require_operator(request: HttpRequest) -> None:
     require_scopes(request.user, OPERATOR)
+
+
+def _require_watcher(request: HttpRequest) -> None:
+    """Reads the Control Room draws (trends, alarms): operators, and approvers watching it.
+    Every alarm action stays operator-only."""
+    require_any_scope(request.user, OPERATOR, APPROVER)
 
 
 def _require_ingest(request: HttpRequest) -> None:
@@ -137,7 +143,7 @@ class TrendQuery(Schema):
 @router.get("/signals/{signal_id}/trends")
 def signal_trends(request: HttpRequest, signal_id: int, params: Query[TrendQuery]) -> dict[str, Any]:
     """Bucketed min/avg/max over the last `minutes`, for a chart."""
-    _require_operator(request)
+    _require_watcher(request)
     return selectors.signal_trends(
         signal=selectors.signal_get(signal_id), minutes=params.minutes, buckets=params.buckets
     )
@@ -153,7 +159,7 @@ class AlarmFilter(Schema):
 
 @router.get("/alarms", response=list[AlarmOut])
 def list_alarms(request: HttpRequest, filters: Query[AlarmFilter]) -> list[dict[str, Any]]:
-    _require_operator(request)
+    _require_watcher(request)
     alarms = selectors.alarms_list(
         state=filters.state, cell_id=filters.cell_id, cell_tag=filters.cell, severity=filters.severity
     )
@@ -168,7 +174,7 @@ def _detail(alarm_id: int) -> dict[str, Any]:
 
 @router.get("/alarms/{alarm_id}", response=AlarmDetailOut)
 def get_alarm(request: HttpRequest, alarm_id: int) -> dict[str, Any]:
-    _require_operator(request)
+    _require_watcher(request)
     return _detail(alarm_id)
 
 

@@ -5,7 +5,7 @@ from typing import Any, Literal
 from django.http import HttpRequest
 from ninja import Query, Router
 
-from core.access import OPERATOR, require_scopes
+from core.access import APPROVER, OPERATOR, require_any_scope, require_scopes
 from core.models import AgentRun
 from sentinel.models import Cell
 from workorders import kpis, selectors
@@ -118,7 +118,7 @@ def list_work_orders(
     limit: int = Query(50, ge=1, le=200),
     offset: int = Query(0, ge=0),
 ) -> dict[str, Any]:
-    require_scopes(request.user, OPERATOR)
+    require_any_scope(request.user, OPERATOR, APPROVER)  # approvers watch the Control Room
     qs = selectors.work_orders_qs()
     if status:
         qs = qs.filter(status=status)
@@ -134,7 +134,7 @@ def list_work_orders(
 
 @router.get("/{work_order_id}")
 def get_work_order(request: HttpRequest, work_order_id: int) -> dict[str, Any]:
-    require_scopes(request.user, OPERATOR)
+    require_any_scope(request.user, OPERATOR, APPROVER)  # approvers watch the Control Room
     return _detail(selectors.get_work_order(work_order_id))
 
 

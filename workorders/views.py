@@ -17,7 +17,7 @@ from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
-from core.access import OPERATOR, has_scopes
+from core.access import APPROVER, OPERATOR, has_scopes, user_scopes
 from core.models import Event
 from sentinel.choices import AlarmState
 from sentinel.models import Alarm, Cell, SignalDefinition
@@ -81,12 +81,22 @@ def _alarm_row(alarm: Alarm) -> dict[str, Any]:
     }
 
 
+# Who may watch the Control Room (read-only for approvers: supervisors watch it too). Every
+# write the page makes (acknowledge, shelve) stays operator-only in the sentinel API.
+WATCH_SCOPES = frozenset({OPERATOR, APPROVER})
+
+
+def can_watch(user: Any) -> bool:
+    return bool(user_scopes(user) & WATCH_SCOPES)
+
+
 EMPTY_SNAPSHOT: dict[str, Any] = {"can_operate": False, "cells": [], "alarms": [], "work_orders": []}
 
 
-def control_room_snapshot() -> dict[str, Any]:
+def control_room_snapshot(*, can_operate: bool = True) -> dict[str, Any]:
     """Everything the page draws, in a fixed number of queries (independent of the row counts).
-    Operators only, like the sentinel and workorders APIs the page also calls."""
+    Operators and approvers, like the sentinel and workorders reads the page also calls;
+    `can_operate` (operators only) tells the page to offer the alarm actions."""
     now = timezone.now()
     cells = list(Cell.objects.order_by("tag"))
     signals = SignalDefinition.objects.filter(enabled=True).select_related("latest").order_by("cell_id", "key")
@@ -105,7 +115,7 @@ def control_room_snapshot() -> dict[str, Any]:
         *newest.exclude(status__in=ACTIVE_STATUSES)[:RECENT_CLOSED],
     ]
     return {
-        "can_operate": True,
+        "can_operate": can_operate,
         "cells": [
             {
                 "id": c.pk,
@@ -126,10 +136,10 @@ def control_room_snapshot() -> dict[str, Any]:
 @require_GET
 def control_room(request: HttpRequest) -> HttpResponse:
     latest = Event.objects.order_by("-id").values_list("id", flat=True).first() or 0
-    is_operator = has_scopes(request.user, (OPERATOR,))
+    watcher = can_watch(request.user)
     context = {
-        "is_operator": is_operator,
-        "snapshot": control_room_snapshot() if is_operator else EMPTY_SNAPSHOT,
+        "can_watch": watcher,
+        "snapshot": _snapshot_for(request.user) if watcher else EMPTY_SNAPSHOT,
         "api_paths": API_PATHS,
         "latest_event_id": latest,
         "replay_after": max(latest - RECENT_EVENTS, 0),
@@ -140,6 +150,10 @@ def control_room(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def control_room_state(request: HttpRequest) -> JsonResponse:
-    if not has_scopes(request.user, (OPERATOR,)):
-        return JsonResponse({"detail": "Requires scope operator.", "code": "forbidden"}, status=403)
-    return JsonResponse(control_room_snapshot())
+    if not can_watch(request.user):
+        return JsonResponse({"detail": "Requires scope operator or approver.", "code": "forbidden"}, status=403)
+    return JsonResponse(_snapshot_for(request.user))
+
+
+def _snapshot_for(user: Any) -> dict[str, Any]:
+    return control_room_snapshot(can_operate=has_scopes(user, (OPERATOR,)))

@@ -252,9 +252,10 @@ def test_p02_bearing_scenario_live_in_the_control_room(browser, system) -> None:
 
 
 @pytest.mark.browser
-def test_control_room_needs_the_operator_scope(browser, system) -> None:
+def test_control_room_needs_the_operator_or_approver_scope(browser, system) -> None:
     server, _ = system
-    server.create_user("abe", PASSWORD, "approver")
+    server.create_user("abe", PASSWORD)  # signed in, but neither operator nor approver
+    server.create_user("ava", PASSWORD, "approver")
     context = browser.new_context(base_url=server.url)
     page = context.new_page()
     page.goto("/login/")
@@ -266,4 +267,18 @@ def test_control_room_needs_the_operator_scope(browser, system) -> None:
     expect(page.locator("#alarm-list .cr-alarm")).to_have_count(0, timeout=15_000)
     expect(page.locator(".trend")).to_have_count(0)
     assert page.request.get(f"{server.url}/control-room/state").status == 403
+    context.close()
+
+    # An approver (a supervisor) watches the plant but gets no alarm actions.
+    context = browser.new_context(base_url=server.url)
+    page = context.new_page()
+    page.goto("/login/")
+    page.fill("#id_username", "ava")
+    page.fill("#id_password", PASSWORD)
+    page.click("#login-submit")
+    expect(page.locator(".trend").first).to_be_visible(timeout=15_000)
+    expect(page.locator("#cr-scope-notice")).to_have_count(0)
+    expect(page.locator("#alarm-list .btn-ack")).to_have_count(0)
+    state = page.request.get(f"{server.url}/control-room/state")
+    assert state.status == 200 and state.json()["can_operate"] is False
     context.close()
