@@ -106,6 +106,8 @@ def ingest_samples(request: HttpRequest) -> dict[str, Any]:
         "raised": result.evaluation.raised,
         "escalated": result.evaluation.escalated,
         "cleared": result.evaluation.cleared,
+        # Stored as history but older than the signal's latest sample, so never evaluated.
+        "out_of_order": {"count": result.out_of_order.count, "indices": result.out_of_order.indices},
     }
 
 

@@ -95,12 +95,18 @@ class ShelveIn(Schema):
     comment: str = Field("", max_length=500)
 
 
+class OutOfOrderOut(Schema):
+    count: int
+    indices: list[int]
+
+
 class IngestOut(Schema):
     accepted: int
     signals: int
     raised: list[int]
     escalated: list[int]
     cleared: list[int]
+    out_of_order: OutOfOrderOut
 
 
 def thresholds_out(signal: SignalDefinition) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -27,8 +27,18 @@ from sentinel.services.evaluation import EvaluationSummary, id_list, signals_eva
 MAX_SAMPLES = 10_000
 MAX_FUTURE = timedelta(minutes=5)
 STALE_INTERVALS = 3
+MAX_OUT_OF_ORDER_INDICES = 100  # the response names at most this many; the count is always exact
 
 Sample = tuple[int, datetime, float]
+
+
+@dataclass
+class OutOfOrder:
+    """Samples older than their signal's latest stored sample: kept as history, never evaluated
+    (only a signal's newest value raises, escalates or clears), so a late gateway sees why."""
+
+    count: int = 0
+    indices: list[int] = field(default_factory=list)  # batch positions, the first MAX_OUT_OF_ORDER_INDICES
 
 
 @dataclass
@@ -36,6 +46,7 @@ class IngestResult:
     accepted: int
     signals: int
     evaluation: EvaluationSummary
+    out_of_order: OutOfOrder = field(default_factory=OutOfOrder)
 
 
 def _invalid(index: int, field: str | None, message: str) -> InvalidInput:
@@ -103,6 +114,22 @@ def _check_signals_exist(samples: list[Sample]) -> None:
     for index, (signal_id, _, _) in enumerate(samples):
         if signal_id not in known:
             raise _invalid(index, "signal_id", f"unknown signal {signal_id}")
+
+
+def _out_of_order(samples: list[Sample]) -> OutOfOrder:
+    """The batch's samples strictly older than the latest sample stored before this batch."""
+    ids = {s[0] for s in samples}
+    latest = dict(SignalLatest.objects.filter(signal_id__in=id_list(sorted(ids))).values_list("signal_id", "time"))
+    result = OutOfOrder()
+    if not latest:
+        return result
+    for index, (signal_id, time, _) in enumerate(samples):
+        stored = latest.get(signal_id)
+        if stored is not None and time < stored:
+            result.count += 1
+            if len(result.indices) < MAX_OUT_OF_ORDER_INDICES:
+                result.indices.append(index)
+    return result
 
 
 def _insert_samples(samples: list[Sample]) -> None:
@@ -207,6 +234,7 @@ def samples_ingest(
         return IngestResult(accepted=0, signals=0, evaluation=EvaluationSummary())
     with transaction.atomic():
         _check_signals_exist(parsed)
+        out_of_order = _out_of_order(parsed)
         _insert_samples(parsed)
         signal_ids, watch = _upsert_latest(parsed)
         fresh_after = now - stale_window()
@@ -216,4 +244,4 @@ def samples_ingest(
                 cleared_at=now
             )
         evaluation = signals_evaluate(now=now, signal_ids=signal_ids if watch is None else watch)
-    return IngestResult(accepted=len(parsed), signals=len(signal_ids), evaluation=evaluation)
+    return IngestResult(accepted=len(parsed), signals=len(signal_ids), evaluation=evaluation, out_of_order=out_of_order)

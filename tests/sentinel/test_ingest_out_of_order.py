@@ -1,0 +1,51 @@
+"""A sample older than its signal's latest one is kept as history, and the response says it was
+not evaluated (out_of_order), so a late gateway sees why its breach raised nothing."""
+
+import json
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from sentinel.models import Alarm, SignalLatest, SignalSample
+from sentinel.services.ingest import samples_ingest
+
+pytestmark = pytest.mark.django_db
+URL = "/api/v1/signals/samples"
+
+
+def post(client, samples):
+    return client.post(URL, data=json.dumps({"samples": samples}), content_type="application/json")
+
+
+def sample(signal, value, *, seconds_ago):
+    return {
+        "signal_id": signal.pk,
+        "time": (timezone.now() - timedelta(seconds=seconds_ago)).isoformat(),
+        "value": value,
+    }
+
+
+def test_a_late_breaching_sample_is_stored_and_reported_out_of_order(api_client, vibration, pressure):
+    first = post(api_client, [sample(vibration, 3.0, seconds_ago=1), sample(pressure, 6.0, seconds_ago=1)])
+    assert first.json()["out_of_order"] == {"count": 0, "indices": []}
+
+    # A gateway delivers a breach 2 s older than the latest vibration value, and a fresh pressure one.
+    late = post(api_client, [sample(pressure, 6.1, seconds_ago=0), sample(vibration, 9.9, seconds_ago=3)])
+    assert late.status_code == 200, late.content
+    body = late.json()
+    assert body["accepted"] == 2 and body["raised"] == []
+    assert body["out_of_order"] == {"count": 1, "indices": [1]}
+    assert SignalSample.objects.filter(signal=vibration, value=9.9).exists()  # kept as history
+    assert SignalLatest.objects.get(signal=vibration).value == 3.0
+    assert not Alarm.objects.exists()
+
+
+def test_a_batch_of_ordered_history_for_a_new_signal_is_not_out_of_order(vibration):
+    now = timezone.now()
+    rows = [(vibration.pk, now - timedelta(seconds=60 - i), 2.0) for i in range(10)]
+    result = samples_ingest(samples=rows, now=now)
+    assert result.out_of_order.count == 0
+    # Same time as the latest is not older: it replaces the value and is evaluated.
+    again = samples_ingest(samples=[rows[-1], (vibration.pk, rows[0][1], 2.0)], now=now)
+    assert (again.out_of_order.count, again.out_of_order.indices) == (1, [1])
