@@ -56,8 +56,59 @@ def test_published_production_prompt_changes_what_the_investigator_is_told(
         )
     assert not result.is_error, result.message
     run = AgentRun.objects.filter(agent="investigator").latest("id")
-    assert run.system_prompt.startswith(text)  # the investigator appends the case context
+    signal = p02.signals.first()
+    filled = text.replace("{{focus}}", f"{signal.display_name or signal.key} ({signal.key}) on P-02")
+    assert run.system_prompt.startswith(filled)  # the investigator appends the case context
+    assert "{{focus}}" not in run.system_prompt
     assert run.prompt_ref == "prompt:investigator@v1"
+
+
+def _publish_prompt(operator, approver, make_user, agent, text, variables):
+    spec = {"agent": agent, "text": text, "variables": variables}
+    draft = draft_approve(draft=make_tested_draft(operator, spec=spec, type="prompt", name=agent), actor=approver)
+    assert draft_publish(draft=draft, actor=make_user(f"pub-{agent}"[:30], "approver")).status == "published"
+
+
+def test_published_prompt_variables_are_filled_from_the_work_order(
+    operator, approver, make_user, p02, django_capture_on_commit_callbacks
+):
+    """{{cell_tag}}, {{cell_name}}, {{work_order_id}}, {{recent_failures}} reach the model filled; an
+    unknown variable stays visible; the Generator's prompt is filled too."""
+    investigator_text = (
+        "Investigator for {{cell_tag}} ({{cell_name}}), order {{work_order_id}}; watch {{ mystery }}.\n"
+        "Past failures:\n{{recent_failures}}"
+    )
+    _publish_prompt(
+        operator,
+        approver,
+        make_user,
+        "investigator",
+        investigator_text,
+        ["cell_tag", "cell_name", "work_order_id", "mystery", "recent_failures"],
+    )
+    _publish_prompt(
+        operator,
+        approver,
+        make_user,
+        "work_order_generator",
+        "Generator: write the repair order for WO-{{work_order_id}} on {{cell_tag}}.",
+        ["work_order_id", "cell_tag"],
+    )
+    work_order = f.make_work_order(p02, status="detected", triggered_by_signal_def=p02.signals.first())
+    with django_capture_on_commit_callbacks(execute=True):
+        result = dispatch(
+            "workorders.start_investigation", {"work_order_id": work_order.pk}, ctx=CapabilityContext(user=operator)
+        )
+    assert not result.is_error, result.message
+
+    run = AgentRun.objects.filter(agent="investigator").latest("id")
+    assert run.system_prompt.startswith(
+        f"Investigator for P-02 ({p02.name}), order {work_order.pk}; watch {{{{ mystery }}}}.\nPast failures:\n- #"
+    )
+    assert "{{cell_tag}}" not in run.system_prompt and "{{recent_failures}}" not in run.system_prompt
+    assert "## Last 5 failures" not in run.system_prompt  # placed by the prompt itself, so not appended again
+    generator_run = AgentRun.objects.filter(agent="work_order_generator").latest("id")
+    assert generator_run.system_prompt == f"Generator: write the repair order for WO-{work_order.pk} on P-02."
 
 
 def test_plan_mode_with_the_real_orchestrator_capability(client, operator, p02):

@@ -121,3 +121,14 @@ def test_queries_per_step_do_not_grow_with_steps(operator):
     queries_for(1)  # warm caches (the user's scopes)
     q5, q10, q20 = queries_for(5), queries_for(10), queries_for(20)
     assert (q10 - q5) / 5 == (q20 - q10) / 10 == 3  # step row + tool_call_started + tool_call_completed
+
+
+def test_prompt_variables_are_filled_and_unknown_ones_stay_visible():
+    from core.agents.prompts import fill_prompt_variables, system_prompt_for
+
+    text = "Check {{focus}} on {{ cell_tag }}; {{unknown}} and {{empty}} stay; {not_a_variable}."
+    assert fill_prompt_variables(text, {"focus": "bearing temperature", "cell_tag": "P-02", "empty": None}) == (
+        "Check bearing temperature on P-02; {{unknown}} and {{empty}} stay; {not_a_variable}."
+    )
+    assert fill_prompt_variables(text, None) == text
+    assert system_prompt_for("nobody-publishes-this", "Hi {{x}}", {"x": 7}) == ("Hi 7", "builtin")

@@ -1,4 +1,5 @@
-"""The machine-readable context line every maintenance agent's task message carries."""
+"""The machine-readable context line every maintenance agent's task message carries, and the
+values a published prompt's `{{variables}}` are filled with (core.agents.prompts.system_prompt_for)."""
 
 import json
 import re
@@ -21,3 +22,55 @@ def parse_context(text: str) -> dict[str, Any]:
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
+
+
+def recent_failures_text(cell_id: int, limit: int = 5) -> str:
+    """The cell's last failures, one line each (the Investigator's prompt block)."""
+    from workorders.models import FailureHistory
+
+    failures = FailureHistory.objects.filter(cell_id=cell_id).order_by("-failure_time")[:limit]
+    lines = [
+        f"- #{f.pk} {f.failure_time:%Y-%m-%d} {f.failure_mode} "
+        f"({f'confirmed, resolved {f.resolved_time:%Y-%m-%d}' if f.resolved_time else 'unconfirmed RCA'}): "
+        f"{f.root_cause[:200]} patterns={f.signal_patterns}"
+        for f in failures
+    ]
+    return "\n".join(lines) or "- none recorded"
+
+
+def cell_variables(cell: Any) -> dict[str, Any]:
+    """Prompt variables of a cell (sentinel.Cell, or None)."""
+    if cell is None:
+        return {}
+    return {
+        "cell_id": cell.pk,
+        "cell_tag": cell.tag,
+        "cell_name": cell.name,
+        "equipment_type": cell.equipment_type,
+        "focus": cell.tag,
+    }
+
+
+def work_order_variables(work_order: Any) -> dict[str, Any]:
+    """Prompt variables of a work order: its cell, the triggering signal (`focus`: what to check
+    first), its title, priority, failure mode and the cell's recent failures. Names a published
+    prompt may declare; anything else stays visible as written."""
+    signal = work_order.triggered_by_signal_def
+    values = {
+        **cell_variables(work_order.cell),
+        "work_order_id": work_order.pk,
+        "work_order_title": work_order.title,
+        "title": work_order.title,
+        "priority": work_order.priority,
+        "failure_mode": (work_order.rca_details or {}).get("failure_mode") or None,
+        "rca_summary": work_order.rca_summary or None,
+        "recent_failures": recent_failures_text(work_order.cell_id),
+    }
+    if signal is not None:
+        name = signal.display_name or signal.key
+        values |= {
+            "signal_key": signal.key,
+            "signal_name": name,
+            "focus": f"{name} ({signal.key}) on {work_order.cell.tag}",
+        }
+    return values

@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from core.agents.loop import AgentSpec, FinishTool
 from core.agents.prompts import system_prompt_for
-from workorders.agents.context import context_line
+from workorders.agents.context import context_line, work_order_variables
 from workorders.capabilities.maintenance import PartRef, PriorityName
 from workorders.models import WorkOrder
 
@@ -43,8 +43,10 @@ class SubmitWorkOrder(BaseModel):
         return self
 
 
-def build_spec() -> AgentSpec:
-    prompt, ref = system_prompt_for(NAME, DEFAULT_PROMPT)
+def build_spec(work_order: WorkOrder | None = None) -> AgentSpec:
+    """`work_order` fills a published prompt's `{{variables}}` (cell_tag, work_order_id, …)."""
+    variables = work_order_variables(work_order) if work_order is not None else None
+    prompt, ref = system_prompt_for(NAME, DEFAULT_PROMPT, variables)
     return AgentSpec(
         name=NAME,
         system_prompt=prompt,

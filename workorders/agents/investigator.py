@@ -7,9 +7,9 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from core.agents.loop import AgentSpec, FinishTool
-from core.agents.prompts import system_prompt_for
-from workorders.agents.context import context_line
-from workorders.models import FailureHistory, WorkOrder
+from core.agents.prompts import fill_prompt_variables, system_prompt_for, template_variables
+from workorders.agents.context import context_line, work_order_variables
+from workorders.models import WorkOrder
 
 NAME = "investigator"
 
@@ -57,20 +57,12 @@ class SubmitRca(BaseModel):
     failure_mode: str = Field(default="", max_length=64, description="Slug, e.g. bearing_wear (optional).")
 
 
-def _failures_block(work_order: WorkOrder) -> str:
-    failures = FailureHistory.objects.filter(cell=work_order.cell).order_by("-failure_time")[:5]
-    lines = [
-        f"- #{f.pk} {f.failure_time:%Y-%m-%d} {f.failure_mode} "
-        f"({f'confirmed, resolved {f.resolved_time:%Y-%m-%d}' if f.resolved_time else 'unconfirmed RCA'}): "
-        f"{f.root_cause[:200]} patterns={f.signal_patterns}"
-        for f in failures
-    ]
-    return "\n".join(lines) or "- none recorded"
-
-
 def build_spec(work_order: WorkOrder) -> AgentSpec:
-    prompt, ref = system_prompt_for(NAME, DEFAULT_PROMPT)
-    prompt = f"{prompt}\n\n## Last 5 failures of {work_order.cell.tag}\n{_failures_block(work_order)}"
+    variables = work_order_variables(work_order)
+    raw, ref = system_prompt_for(NAME, DEFAULT_PROMPT)
+    prompt = fill_prompt_variables(raw, variables)  # a published prompt's {{cell_tag}}, {{focus}}, …
+    if "recent_failures" not in template_variables(raw):  # a prompt that places them itself gets them once
+        prompt = f"{prompt}\n\n## Last 5 failures of {work_order.cell.tag}\n{variables['recent_failures']}"
     return AgentSpec(
         name=NAME,
         system_prompt=prompt,

@@ -17,7 +17,8 @@ from core.agents.prompts import system_prompt_for
 from core.agents.types import EngineRequest
 from core.capabilities import CapabilityContext
 from core.models import AgentRun
-from workorders.agents.context import context_line
+from sentinel.models import Cell
+from workorders.agents.context import cell_variables, context_line, recent_failures_text
 from workorders.models import EquipmentKB, FailureHistory
 
 logger = logging.getLogger(__name__)
@@ -44,9 +45,20 @@ def _no_answer(reason: str) -> dict[str, Any]:
     return {"answer": f"No answer: {reason}", "source": "none", "confidence": 0.0}
 
 
+def _kb_variables(cell_id: int, question: str) -> dict[str, Any]:
+    """What a published KB prompt's `{{variables}}` are filled with."""
+    cell = Cell.objects.filter(pk=cell_id).first()
+    return {
+        **cell_variables(cell),
+        "cell_id": cell_id,
+        "question": question,
+        "recent_failures": recent_failures_text(cell_id),
+    }
+
+
 def run_kb_builder(*, cell_id: int, question: str, ctx: CapabilityContext) -> dict[str, Any]:
     """Run the KB agent for a question (the loop publishes its start/end under the caller's turn)."""
-    prompt, ref = system_prompt_for(BUILDER, BUILDER_PROMPT)
+    prompt, ref = system_prompt_for(BUILDER, BUILDER_PROMPT, _kb_variables(cell_id, question))
     spec = AgentSpec(
         name=BUILDER,
         system_prompt=prompt,
@@ -74,7 +86,7 @@ def kb_qa_request(*, cell_id: int, question: str, use_case: str = "chat", fake: 
     tag = kb.cell.tag if kb else str(cell_id)
     body = {"cell_id": cell_id, "cell_tag": tag, "kb": kb.data if kb else {}, "recent_failures": history}
     text = f"Question: {question}\n\nEquipment data:\n{json.dumps(body, default=str)}"
-    prompt, _ref = system_prompt_for(QA, QA_PROMPT)
+    prompt, _ref = system_prompt_for(QA, QA_PROMPT, _kb_variables(cell_id, question))
     return EngineRequest(
         agent=QA,
         system=prompt,

@@ -85,7 +85,7 @@ def work_order_generate(*, work_order_id: int, engine: Engine | None = None) -> 
     with turn_scope() as turn_id:
         try:
             result = run_agent(
-                generator.build_spec(),
+                generator.build_spec(work_order),
                 messages=generator.task_message(work_order),
                 ctx=CapabilityContext(user=user, turn_id=turn_id),
                 engine=engine,
