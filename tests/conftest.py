@@ -155,3 +155,15 @@ def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory) -> Itera
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@pytest.fixture(autouse=True)
+def _channel_layers_per_event_loop() -> Iterator[None]:
+    """Every async test runs on its own event loop, but Channels keeps one layer object per process,
+    and channels-redis binds its locks and connections to the loop that first used them. A server
+    has one loop for its life; tests get a fresh layer each, as a new server process would."""
+    from channels.layers import channel_layers
+
+    channel_layers.backends.clear()
+    yield
+    channel_layers.backends.clear()
