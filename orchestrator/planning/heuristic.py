@@ -2,7 +2,10 @@
 
 A template named in the goal wins. Otherwise each rule below contributes steps when its
 keywords appear in the goal or its ref type is in the context; inputs are filled from the refs
-(`work_order:7` → `work_order_id=7`). Capabilities that are not registered are proposed anyway
+(`work_order:7` → `work_order_id=7`). Equipment tags in the goal (P-02, CV-03) are resolved to cells
+through `workorders.find_cells` (as the plan owner); an "investigate" goal on a cell investigates
+its newest detected work order, or — with none — reads the cell (current signals, trends, failure
+history). Capabilities that are not registered are proposed anyway
 and dropped by validation with a recorded reason, so the plan says what it could not do.
 """
 
@@ -14,6 +17,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 
 from orchestrator.planning import Proposal, expand_template, template_named_in
+from orchestrator.planning.cells import equipment_tags, read, resolve_tag
 from orchestrator.planning.validation import ref_values
 
 INVESTIGATE = re.compile(r"\b(investigat\w*|root[- ]cause|rca|diagnos\w*|why)\b", re.IGNORECASE)
@@ -21,8 +25,11 @@ SIGNALS = re.compile(r"\b(signals?|trends?|readings?|vibration|temperature|press
 BACKLOG = re.compile(r"\b(work orders|backlog|open orders)\b", re.IGNORECASE)
 
 
-def heuristic_steps(goal: str, context_refs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    refs = ref_values(context_refs)
+def heuristic_steps(
+    goal: str, context_refs: list[dict[str, Any]], resolved: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """`resolved` adds ids found from the goal's text (`cell_id`, `work_order_id`); refs win."""
+    refs = {**(resolved or {}), **ref_values(context_refs)}
     steps: list[dict[str, Any]] = []
 
     def add(capability: str, inputs: dict[str, Any], depends_on: list[int] | None = None, **extra: Any) -> int:
@@ -37,6 +44,9 @@ def heuristic_steps(goal: str, context_refs: list[dict[str, Any]]) -> list[dict[
             add("workorders.get_work_order", {"work_order_id": wo}, [started])
     if "cell_id" in refs or SIGNALS.search(goal):
         add("workorders.get_current_signals", {"cell_id": refs["cell_id"]} if "cell_id" in refs else {})
+    if "cell_id" in refs and "work_order_id" not in refs and INVESTIGATE.search(goal):
+        add("workorders.get_signal_trends", {"cell_id": refs["cell_id"]})
+        add("workorders.get_failure_history", {"cell_id": refs["cell_id"]})
     if BACKLOG.search(goal) or not steps:
         add("workorders.get_work_orders", {})
     return steps
@@ -56,4 +66,34 @@ class HeuristicPlanner:
         template = template_named_in(goal)
         if template is not None:
             return Proposal(expand_template(template, ref_values(context_refs)), template=template.name)
-        return Proposal(heuristic_steps(goal, context_refs))
+        resolved, notes = resolve_goal_cell(goal, ref_values(context_refs), user)
+        return Proposal(heuristic_steps(goal, context_refs, resolved), notes=notes)
+
+
+def resolve_goal_cell(
+    goal: str, refs: dict[str, Any], user: AbstractBaseUser
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The first equipment tag of the goal → `cell_id` (unless a cell ref is given), and for an
+    investigation with no work-order ref, that cell's newest detected work order."""
+    tags = equipment_tags(goal)
+    if not tags or "cell_id" in refs:
+        return {}, []
+    tag = tags[0]
+    cell, why = resolve_tag(user, tag)
+    if cell is None:
+        return {}, [{"action": "unresolved", "capability": "workorders.find_cells", "reason": why}]
+    resolved = {"cell_id": cell["cell_id"]}
+    notes = [
+        {"action": "resolved", "capability": "workorders.find_cells", "reason": f"{tag} is cell {cell['cell_id']}"}
+    ]
+    if "work_order_id" in refs or not INVESTIGATE.search(goal):
+        return resolved, notes
+    found, error = read(user, "workorders.get_work_orders", {"cell_id": cell["cell_id"], "status": "detected"})
+    orders = (found or {}).get("work_orders") or []
+    if orders:
+        resolved["work_order_id"] = orders[0]["id"]
+        reason = f"work order {orders[0]['id']} on {tag} is detected; investigating it"
+    else:
+        reason = f"no detected work order on {tag}; reading the cell" if found is not None else error
+    notes.append({"action": "resolved", "capability": "workorders.get_work_orders", "reason": reason})
+    return resolved, notes

@@ -1,0 +1,43 @@
+"""Equipment tags named in free text (P-02, C-01, CV-03, PR-05) resolved to cells.
+
+Resolution goes through the `workorders.find_cells` capability, dispatched as the given user, so
+the orchestrator never reads another app's tables and the user's scopes apply.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+
+from core.capabilities import CapabilityContext, dispatch
+
+TAG = re.compile(r"\b([A-Z]{1,3}-\d{1,3})\b")
+
+
+def equipment_tags(text: str) -> list[str]:
+    """Distinct equipment tags in the order they appear."""
+    return list(dict.fromkeys(TAG.findall(text or "")))
+
+
+def exact_cell(cells: list[dict[str, Any]], tag: str) -> dict[str, Any] | None:
+    """The row whose tag is exactly `tag` (find_cells also returns fragment matches)."""
+    return next((c for c in cells if str(c.get("tag", "")).upper() == tag.upper()), None)
+
+
+def read(user: AbstractBaseUser, capability: str, args: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+    """Dispatch a read as `user`: (content, "") or (None, why it failed)."""
+    result = dispatch(capability, args, ctx=CapabilityContext(user=user))
+    if result.is_error:
+        return None, result.message
+    return (result.content if isinstance(result.content, dict) else {}), ""
+
+
+def resolve_tag(user: AbstractBaseUser, tag: str) -> tuple[dict[str, Any] | None, str]:
+    """(the cell row, "") or (None, the reason it could not be resolved)."""
+    found, error = read(user, "workorders.find_cells", {"query": tag})
+    if found is None:
+        return None, f"could not look up {tag}: {error}"
+    cell = exact_cell(found.get("cells") or [], tag)
+    return (cell, "") if cell else (None, f"no cell is tagged {tag}")
