@@ -11,6 +11,7 @@ from orchestrator.capabilities import _compact_plan
 from orchestrator.choices import PLAN_FINISHED
 from orchestrator.coordinator.profiles import PROFILES
 from orchestrator.models import CoordinatorTurn
+from orchestrator.planning.cells import equipment_tags
 from orchestrator.selectors import interactions_needing, plans_for
 
 READ_TOOLS = (
@@ -24,6 +25,8 @@ READ_TOOLS = (
     "workorders.get_work_orders",
     "workorders.get_work_order",
     "workorders.get_signal_anomalies",
+    "workorders.find_cells",
+    "workorders.get_current_signals",
 )
 
 
@@ -31,8 +34,9 @@ def read_tools() -> list[str]:
     return [name for name in READ_TOOLS if (cap := registry.get(name)) is not None and cap.tier == Tier.READ]
 
 
-def build_context_packet(user: AbstractBaseUser, conversation: str) -> dict[str, Any]:
-    """The whole conversation (not a window), active + recent plans, pending asks, tools, profiles."""
+def build_context_packet(user: AbstractBaseUser, conversation: str, message: str = "") -> dict[str, Any]:
+    """The whole conversation (not a window), active + recent plans, pending asks, tools, profiles,
+    and the equipment tags the message names (resolve them with find_cells before answering)."""
     turns = CoordinatorTurn.objects.filter(user=user, conversation=conversation).order_by("id")
     plans = list(plans_for(user)[:20])
     active = [p for p in plans if p.status not in PLAN_FINISHED]
@@ -57,5 +61,6 @@ def build_context_packet(user: AbstractBaseUser, conversation: str) -> dict[str,
         ],
         "tools": read_tools(),
         "conversation_id": conversation,
+        "named_equipment": equipment_tags(message),
         "specialists": {name: profile.packet() for name, profile in PROFILES.items()},
     }

@@ -7,7 +7,8 @@ context packet the message names. Everything else comes from tool results: which
 is (the plan the conversation last acted on, else the newest active one), whether an ask is open,
 coordinator-approvable, gated or already requested, whether it was already decided, what failed
 and why, which profile ran the stopped work and which smaller one covers it, which work order
-"this" is. The same words in a different state give a different action plan (see the scenario
+"this" is, and — when the message names equipment (P-02) — which cell that is (find_cells) and
+what its work orders and signals show. The same words in a different state give a different action plan (see the scenario
 tests), and the deterministic validator still decides what is allowed.
 """
 
@@ -18,6 +19,7 @@ import re
 from typing import Any
 
 from core.agents.engines.fake import FakeReply, FakeState, fake_policy
+from orchestrator.planning.cells import equipment_tags, exact_cell
 
 MARKER = "COORDINATOR_CONTEXT_JSON:"
 ACTIVE = ("running", "paused", "approved", "draft")
@@ -91,9 +93,14 @@ def coordinator(state: FakeState) -> FakeReply:
     signals = _signals(message, packet.get("specialists", {}))
     focus = _focus(plans, events)
     refs = {"plan_ids": [focus["id"]] if focus else [], "conversation_event_ids": [e["event_id"] for e in events][-3:]}
+    tags = packet.get("named_equipment") or equipment_tags(message)
 
     if signals["question"] or signals["restraint"]:
-        return _explain(state, focus, refs, pending)
+        return (
+            _cell(state, tags[0], plans, refs)
+            if tags and signals["question"]
+            else _explain(state, focus, refs, pending)
+        )
     if signals["halt"]:
         return _halt(state, focus, refs, signals, packet.get("specialists", {}))
     if len(signals["named"]) > 1 or (signals["named"] and not focus):
@@ -105,6 +112,8 @@ def coordinator(state: FakeState) -> FakeReply:
         goal = f"{focus['goal']} — {signals['change']}"
         action = {"type": "create_plan", "goal": goal, "context_refs": _refs(focus), "explicit_request": True}
         return _submit(f"A new draft from plan {focus['id']}.", [action], refs, "the user asked for a changed copy")
+    if tags:  # the message is about a piece of equipment, not about "that one"
+        return _cell(state, tags[0], plans, refs)
     # the focus plan's own open asks (gated ones wait on someone else, so they are not "pending" for me)
     mine = [{**a, "plan_id": focus["id"]} for a in focus["open_interactions"]] if focus else []
     mine = mine or [a for a in pending if focus is None or a["plan_id"] == focus["id"]] or pending
@@ -232,3 +241,62 @@ def _explain(state: FakeState, focus: dict | None, refs: dict, pending: list[dic
     if wo_ids:
         refs = {**refs, "work_order_ids": wo_ids[:1]}
     return _submit(f"Plan {plan['id']} is {plan['status']}.", [{"type": "answer", "text": text}], refs, "get_plan")
+
+
+def _cell(state: FakeState, tag: str, plans: list[dict], refs: dict) -> FakeReply:
+    """The named cell: find it, read its work orders and current signals, answer from those."""
+    if not state.called("find_cells"):
+        return FakeReply(
+            thinking=f"The message names {tag}: find that cell.", tool_calls=[("find_cells", {"query": tag})]
+        )
+    cells = (state.result("find_cells") or {}).get("cells", [])
+    cell = exact_cell(cells, tag)
+    refs = {**refs, "plan_ids": []}  # plans are cited only when they are about this cell
+    if cell is None:
+        similar = ", ".join(c["tag"] for c in cells)
+        text = f"No cell is tagged {tag}." + (f" Similar tags: {similar}." if similar else "")
+        return _submit(f"{tag} not found.", [{"type": "answer", "text": text}], refs, "find_cells")
+    cell_id = cell["cell_id"]
+    if not state.called("get_work_orders"):
+        return FakeReply(
+            thinking=f"{tag} is cell {cell_id}: read its work orders and current signals.",
+            tool_calls=[
+                ("get_work_orders", {"cell_id": cell_id, "limit": 5}),
+                ("get_current_signals", {"cell_id": cell_id}),
+            ],
+        )
+    orders = (state.result("get_work_orders") or {}).get("work_orders", [])
+    current = state.result("get_current_signals")
+    text = f"{tag} ({cell.get('name') or 'cell ' + str(cell_id)}): "
+    if orders:
+        text += "work orders: " + "; ".join(
+            f"{o['id']} '{o['title']}' is {o['status']} ({o['priority']})"
+            + (f", RCA: {o['rca_summary']}" if o.get("rca_summary") else "")
+            for o in orders
+        )
+        text += "."
+    else:
+        text += "no work orders."
+    if current is None:
+        text += " Its current signals could not be read."
+    else:
+        abnormal = [s for s in current.get("signals", []) if s["state"] not in ("normal", "unknown")]
+        text += (
+            " Signals: "
+            + (", ".join(f"{s['key']} {s['value']} {s['unit']} ({s['state']})" for s in abnormal) or "all normal")
+            + "."
+        )
+    wo_ids = [o["id"] for o in orders]
+    related = [
+        p
+        for p in plans
+        if any(
+            (r["type"] == "cell" and r["id"] == cell_id) or (r["type"] == "work_order" and r["id"] in wo_ids)
+            for r in p.get("context_refs", [])
+        )
+    ]
+    if related:
+        text += " Plans about it: " + ", ".join(f"{p['id']} '{p['goal']}' ({p['status']})" for p in related) + "."
+    refs = {**refs, "plan_ids": [p["id"] for p in related], "work_order_ids": wo_ids}
+    why = f"find_cells resolved {tag} to cell {cell_id}; get_work_orders and get_current_signals"
+    return _submit(f"What is on {tag}.", [{"type": "answer", "text": text}], refs, why)

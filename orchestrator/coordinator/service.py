@@ -31,8 +31,10 @@ inspected) and risk. Allowed actions: answer, ask_clarification, pause_plan, res
 cancel_plan, attach_guidance, create_plan, present_approval, request_approval (ask the approvers of
 an ask you cannot decide), decide_approval (only on asks marked coordinator_approvable; never
 gated), delegate (to a specialist profile of the packet; several with depends_on in one plan).
-Never start a second plan for work already running; guide it instead. Only claim what a tool
-result shows."""
+Never start a second plan for work already running; guide it instead. When the message names
+equipment (named_equipment, a tag like P-02), resolve it with find_cells and inspect that cell's
+work orders (get_work_orders with its cell_id) and signals (get_current_signals) before answering,
+citing those work order ids. Only claim what a tool result shows."""
 
 
 def _digest(previous_hash: str, body: dict[str, Any]) -> str:
@@ -127,7 +129,7 @@ def coordinator_turn_without_model(
     *, user: AbstractBaseUser, message: str, conversation: str, reason: str
 ) -> CoordinatorTurn:
     """The no-model fallback (no engine available): report the state, take no action, say why."""
-    packet = build_context_packet(user, conversation)
+    packet = build_context_packet(user, conversation, message)
     active = ", ".join(f"plan {p['id']} '{p['goal']}' ({p['status']})" for p in packet["active_plans"]) or "none"
     asks = len(packet["pending_interactions"])
     answer = (
@@ -163,7 +165,7 @@ def coordinator_turn(
             return coordinator_turn_without_model(
                 user=user, message=message, conversation=conversation, reason=f"{type(exc).__name__}: {exc}"
             )
-    packet = build_context_packet(user, conversation)
+    packet = build_context_packet(user, conversation, message)
     prompt, ref = system_prompt_for("coordinator", DEFAULT_PROMPT)
     spec = AgentSpec(
         name="coordinator", system_prompt=prompt, prompt_ref=ref, tools=read_tools(), use_case="reasoning",
