@@ -14,6 +14,13 @@ class AssistantConfig(AppConfig):
 
         register()
 
-        for module in ("capabilities", "draft_capabilities", "receivers", "agents.fake_policies", "prompt_source"):
+        for module in (
+            "capabilities",
+            "draft_capabilities",
+            "authoring_capabilities",
+            "receivers",
+            "agents.fake_policies",
+            "prompt_source",
+        ):
             if find_spec(f"{self.name}.{module}"):
                 import_module(f"{self.name}.{module}")
