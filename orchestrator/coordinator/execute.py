@@ -11,7 +11,7 @@ from core.audit import audit_record
 from core.capabilities import registry
 from core.errors import DomainError
 from orchestrator.choices import PlanStatus
-from orchestrator.coordinator.profiles import PROFILES, RUN_SPECIALIST
+from orchestrator.coordinator.profiles import PROFILES, runner_for
 from orchestrator.coordinator.schema import Action
 from orchestrator.models import Interaction, Plan
 from orchestrator.planning import normalize_refs
@@ -41,10 +41,11 @@ def delegate_step(action: Action, refs: list[dict[str, Any]]) -> dict[str, Any]:
         raise KeyError(f"unknown profile {action.profile!r}; delegable: {', '.join(PROFILES)}")
     values = ref_values(refs)
     task = action.text or action.goal
-    if profile.capability == RUN_SPECIALIST:
+    if not profile.capability:  # an agent profile: the read-only or the writing runner, by its allowlist
+        runner = runner_for(profile)
         return {
-            "capability": RUN_SPECIALIST,
-            "inputs": validate_inputs(RUN_SPECIALIST, {"profile": profile.name, "task": task, "context": values}),
+            "capability": runner,
+            "inputs": validate_inputs(runner, {"profile": profile.name, "task": task, "context": values}),
         }
     cap = registry.get(profile.capability)
     if cap is None:

@@ -6,8 +6,12 @@ Two kinds of profile:
 - a capability profile runs another app's agent through that app's capability (the investigator
   through `workorders.start_investigation`, the KB builder through `workorders.ask_kb_builder`);
   that agent's allowlist and model are its owning app's;
-- an agent profile runs through `orchestrator.run_specialist`: the core agent loop with exactly
-  this profile's tools and use case (the loop refuses any other tool; the run records its model).
+- an agent profile runs through a specialist runner: the core agent loop with exactly this
+  profile's tools and use case (the loop refuses any other tool; the run records its model). A
+  profile whose allowlist holds a mutate-tier tool WRITES, so it runs through
+  `orchestrator.run_writing_specialist` (tier mutate: the plan gate asks before it may write under
+  ask_mutations); the others through `orchestrator.run_specialist` (safe). `runner_for()` decides
+  from the allowlist's tiers in the registry, not from a flag.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 RUN_SPECIALIST = "orchestrator.run_specialist"
+RUN_WRITING_SPECIALIST = "orchestrator.run_writing_specialist"
+AGENT_RUNNERS = (RUN_SPECIALIST, RUN_WRITING_SPECIALIST)
 SIZES = {"small": 1, "large": 2}
 
 
@@ -26,8 +32,8 @@ class Profile:
     covers: str  # the kind of work: investigation | research | repair_order | authoring | review
     size: str  # small | large (a smaller agent covering the same work is a cheaper substitute)
     use_case: str  # the model it runs on: core.agents.engines.model_for(use_case)
-    capability: str = RUN_SPECIALIST
-    agent: str = ""  # the agent spec name run_specialist runs (its fake policy offline)
+    capability: str = ""  # a capability profile's own capability; empty for agent profiles
+    agent: str = ""  # the agent spec name a specialist runner runs (its fake policy offline)
     tools: tuple[str, ...] = ()
     finish: str = ""
     roles: tuple[str, ...] = field(default_factory=tuple)  # how people refer to it
@@ -40,6 +46,8 @@ class Profile:
             "size": self.size,
             "model_use_case": self.use_case,
             "tools": list(self.tools) or [self.capability],
+            "runner": runner_for(self),
+            "writes": writes(self),
             "roles": list(self.roles),
         }
 
@@ -84,26 +92,30 @@ PROFILES: dict[str, Profile] = {
         ),
         Profile(
             "work_order_generator",
-            "writes a repair order proposal from a work order's RCA, KB and shifts (proposal only)",
+            "writes a work order's repair order (title, actions, parts, skills, window) from its RCA, KB and shifts",
             covers="repair_order",
             size="large",
             use_case="reasoning",
-            agent="work_order_generator",
-            tools=("workorders.get_work_order", "workorders.get_equipment_kb", "workorders.get_shift_assignments"),
+            agent="work_order_writer",
+            tools=(
+                "workorders.get_work_order",
+                "workorders.get_equipment_kb",
+                "workorders.get_shift_assignments",
+                "workorders.update_work_order",
+            ),
             finish="submit_work_order",
             roles=("generator", "repair order", "work order writer"),
         ),
         Profile(
             "authoring_assistant",
-            "proposes a tool/skill/prompt/workflow draft delta (proposal only; drafts are the assistant's)",
+            "creates a tool/skill/prompt/workflow draft owned by you (never validated, approved or published here)",
             covers="authoring",
             size="large",
             use_case="chat",
-            agent="authoring_assistant",
-            tools=(),
-            finish="submit_turn",
-            roles=("author", "authoring", "build"),
-            system="Mode: build.",
+            agent="draft_author",
+            tools=("assistant.create_draft",),
+            finish="submit_draft",
+            roles=("author", "authoring", "build", "draft a ", "draft an "),
         ),
         Profile(
             "reviewer",
@@ -129,8 +141,22 @@ def smaller_substitute(name: str) -> Profile | None:
     return cheaper[0] if cheaper else None
 
 
+def writes(profile: Profile) -> bool:
+    """Does the profile's allowlist hold a tool of tier mutate or above (per the registry)?"""
+    from core.capabilities import Tier, registry
+
+    return any((cap := registry.get(name)) is not None and cap.tier >= Tier.MUTATE for name in profile.tools)
+
+
+def runner_for(profile: Profile) -> str:
+    """The capability a plan step runs the profile through."""
+    if profile.capability:
+        return profile.capability
+    return RUN_WRITING_SPECIALIST if writes(profile) else RUN_SPECIALIST
+
+
 def profile_of_step(capability: str, inputs: dict[str, Any]) -> str:
     """Which profile a plan step runs (so 'that one' can be re-delegated)."""
-    if capability == RUN_SPECIALIST:
+    if capability in AGENT_RUNNERS:
         return str(inputs.get("profile", ""))
     return next((p.name for p in PROFILES.values() if p.capability == capability), "")

@@ -191,19 +191,21 @@ def test_agent_runs_are_a_read_tool(operator):
     assert not runs.is_error and runs.content[0]["steps"][0]["tool"] == "list_plans"
 
 
-def test_delegate_to_generator_and_authoring_assistant_with_dependencies(operator):
+def test_delegate_to_generator_and_authoring_assistant_with_dependencies(operator, django_capture_on_commit_callbacks):
+    from assistant.models import Draft
     from core.models import AgentRun
+    from orchestrator.services.interactions import interaction_answer
     from tests.workorders import factories as f
 
     cell = f.make_cell("P-02")
     wo = f.make_work_order(cell, status="analyzed")
     refs = [f"work_order:{wo.pk}", f"cell:{cell.pk}"]
     turn = coordinator_turn(
-        user=operator, message="Write the repair order, then a tool for it",
+        user=operator, message="Write the repair order, then a skill for it",
         engine=scripted(
             {"type": "delegate", "profile": "work_order_generator", "text": "Write the repair order",
              "context_refs": refs, "explicit_request": True},
-            {"type": "delegate", "profile": "authoring_assistant", "text": "Create a tool that reads the order",
+            {"type": "delegate", "profile": "authoring_assistant", "text": "Create a skill that explains the order",
              "depends_on": [0], "explicit_request": True},
             {"type": "delegate", "profile": "janitor", "text": "mop", "explicit_request": True},
         ),
@@ -212,20 +214,30 @@ def test_delegate_to_generator_and_authoring_assistant_with_dependencies(operato
     assert "cannot delegate to 'janitor'" in turn.answer
     plan = Plan.objects.get(pk=turn.executed[0]["result"]["plan_id"])
     steps = list(plan.steps.all())
-    assert [(s.inputs["profile"], s.depends_on) for s in steps] == [
-        ("work_order_generator", []),
-        ("authoring_assistant", [1]),
+    # both profiles write, so both run through the mutate-tier writing runner
+    assert [(s.capability, s.tier, s.inputs["profile"], s.depends_on) for s in steps] == [
+        ("orchestrator.run_writing_specialist", "mutate", "work_order_generator", []),
+        ("orchestrator.run_writing_specialist", "mutate", "authoring_assistant", [1]),
     ]
     assert steps[0].inputs["context"] == {"work_order_id": wo.pk, "cell_id": cell.pk}
     plan_transition(plan=plan, to_status="approved", actor=operator)
     plan = start(plan)
+    for _ in range(2):  # ask_mutations: each write waits for the owner's permission
+        assert plan.status == "paused"
+        ask = Interaction.objects.get(plan=plan, status="open")
+        with django_capture_on_commit_callbacks(execute=True):
+            interaction_answer(interaction=ask, actor=operator, decision="approve")
+        plan = Plan.objects.get(pk=plan.pk)
     generator, author = plan.steps.all()
     assert plan.status == "completed", [s.error for s in plan.steps.all()]
     assert generator.result["use_case"] == "reasoning" and generator.result["output"]["title"]
-    assert set(generator.result["tools_used"]) == {"get_work_order", "get_equipment_kb", "get_shift_assignments"}
-    assert author.result["use_case"] == "chat" and author.result["tools_used"] == []
-    assert author.result["output"]["draft_deltas"][0]["op"] == "create"
-    assert AgentRun.objects.get(pk=author.result["agent_run_id"]).agent == "authoring_assistant"
+    assert generator.result["tools_used"] == [
+        "get_work_order", "get_equipment_kb", "get_shift_assignments", "update_work_order"
+    ]  # fmt: skip
+    assert author.result["use_case"] == "chat" and author.result["tools_used"] == ["create_draft"]
+    draft = Draft.objects.get(pk=author.result["output"]["draft_id"])
+    assert draft.owner == operator and draft.type == "skill" and draft.status == "draft"
+    assert AgentRun.objects.get(pk=author.result["agent_run_id"]).agent == "draft_author"
 
 
 def test_run_specialist_enforces_the_profile(operator):
@@ -237,6 +249,11 @@ def test_run_specialist_enforces_the_profile(operator):
     bad = dispatch("orchestrator.run_specialist", {"profile": "investigator", "task": "x"}, ctx=ctx)
     assert bad.is_error and "not an agent profile" in bad.message
     assert dispatch("orchestrator.run_specialist", {"profile": "nobody", "task": "x"}, ctx=ctx).is_error
+    # a profile that writes never runs through the safe runner, nor a read-only one through the writing runner
+    writer = dispatch("orchestrator.run_specialist", {"profile": "work_order_generator", "task": "x"}, ctx=ctx)
+    assert writer.is_error and "run_writing_specialist" in writer.message
+    reader = dispatch("orchestrator.run_writing_specialist", {"profile": "reviewer", "task": "x"}, ctx=ctx)
+    assert reader.is_error and "does not write" in reader.message
 
     @fake_policy("plan_reviewer")
     def greedy(state: FakeState):  # a reviewer that reaches for a tool outside its allowlist
