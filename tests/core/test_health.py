@@ -46,11 +46,10 @@ def test_readyz_is_503_when_the_channel_layer_hangs(client, monkeypatch):
     monkeypatch.setattr(views, "CHECK_TIMEOUT_SECONDS", 0.1)
     response = client.get("/readyz")
     assert response.status_code == 503
-    assert response.json()["checks"]["channel_layer"] == {
-        "status": "fail",
-        "detail": "timed out",
-        "ms": pytest.approx(100, abs=80),
-    }
+    check = response.json()["checks"]["channel_layer"]
+    assert (check["status"], check["detail"]) == ("fail", "timed out")
+    # Cut off by the 0.1 s timeout, not the 10 s hang (a loaded CI host may add some delay).
+    assert 90 <= check["ms"] < 5000
 
 
 def test_event_feed_requires_login_and_replays_recent_events(client, operator):
