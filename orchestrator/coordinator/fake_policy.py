@@ -28,6 +28,7 @@ RESTRAINT = re.compile(r"\b(don'?t|do not|not yet|no need)\b", re.I)
 HALT = re.compile(r"\b(stop|cancel|abort|halt)\b", re.I)
 SMALLER = re.compile(r"\b(smaller|lighter|cheaper|faster)\b", re.I)
 SIZES = {"small": 1, "large": 2}
+WORK_ORDER = re.compile(r"\b(?:work[ -]?order|wo)[\s#-]*(\d+)\b", re.I)
 
 
 def _signals(message: str, specialists: dict[str, Any]) -> dict[str, Any]:
@@ -103,8 +104,12 @@ def coordinator(state: FakeState) -> FakeReply:
         )
     if signals["halt"]:
         return _halt(state, focus, refs, signals, packet.get("specialists", {}))
+    specialists = packet.get("specialists", {})
+    writers = [n for n in signals["named"] if specialists[n].get("writes")]
+    if len(writers) == 1:  # "write the repair order …", "draft a skill …": a directive to the one writer
+        return _delegate_write(state, writers[0], focus, refs, message.strip(), specialists)
     if len(signals["named"]) > 1 or (signals["named"] and not focus):
-        return _delegate(state, focus, refs, signals, packet.get("specialists", {}))
+        return _delegate(state, focus, refs, signals, specialists)
     if signals["addition"] and focus and focus["status"] in ACTIVE:
         action = {"type": "attach_guidance", "plan_id": focus["id"], "text": signals["addition"]}
         return _submit(f"Guidance for plan {focus['id']}.", [action], refs, f"plan {focus['id']} is {focus['status']}")
@@ -211,6 +216,39 @@ def _delegate(state: FakeState, focus: dict | None, refs: dict, signals: dict, s
                         "context_refs": subject, "depends_on": [0], "explicit_request": True})  # fmt: skip
     why = f"{subject} is the subject; its state calls for {covers}"
     return _submit(f"Delegating to {' then '.join(a['profile'] for a in actions)}.", actions, refs, why)
+
+
+def _delegate_write(
+    state: FakeState, writer: str, focus: dict | None, refs: dict, message: str, specialists: dict
+) -> FakeReply:
+    """A directive to a profile that writes: one step, on the work order the message names (else the
+    conversation's, else the newest) for a repair order; on the instruction itself for a draft."""
+    action = {"type": "delegate", "profile": writer, "text": message, "context_refs": [], "explicit_request": True}
+    if specialists[writer]["covers"] != "repair_order":
+        why = f"{writer} writes ({specialists[writer]['runner']}): the plan gate asks before it does"
+        return _submit(f"Delegating to {writer}.", [action], refs, why)
+    named = WORK_ORDER.search(message)
+    wo_ids = (
+        [int(named.group(1))]
+        if named
+        else [r["id"] for r in (focus or {}).get("context_refs", []) if r["type"] == "work_order"]
+    )
+    if wo_ids:
+        if not state.called("get_work_order"):
+            return FakeReply(tool_calls=[("get_work_order", {"work_order_id": wo_ids[0]})])
+        wo = state.result("get_work_order") or {}
+    else:
+        if not state.called("get_work_orders"):
+            return FakeReply(tool_calls=[("get_work_orders", {"limit": 5})])
+        wo = next(iter((state.result("get_work_orders") or {}).get("work_orders", [])), {})
+    if not wo.get("id"):
+        which = f"Work order {wo_ids[0]} was not found." if wo_ids else "No work order found."
+        question = {"type": "ask_clarification", "text": f"{which} Which work order should get a repair order?"}
+        return _submit("No work order to write.", [question], refs, "get_work_order(s)")
+    action["context_refs"] = [f"work_order:{wo['id']}", f"cell:{wo['cell_id']}"]
+    refs = {**refs, "work_order_ids": [wo["id"]]}
+    why = f"work order {wo['id']} is {wo.get('status')}; {writer} writes it through {specialists[writer]['runner']}"
+    return _submit(f"Delegating the repair order of work order {wo['id']} to {writer}.", [action], refs, why)
 
 
 def _explain(state: FakeState, focus: dict | None, refs: dict, pending: list[dict]) -> FakeReply:
