@@ -30,7 +30,9 @@ call {FINISH} with a structured action plan: summary, rationale, actions, refere
 inspected) and risk. Allowed actions: answer, ask_clarification, pause_plan, resume_plan,
 cancel_plan, attach_guidance, create_plan, present_approval, request_approval (ask the approvers of
 an ask you cannot decide), decide_approval (only on asks marked coordinator_approvable; never
-gated), delegate (to a specialist profile of the packet; several with depends_on in one plan).
+gated), delegate (to a specialist profile of the packet; several with depends_on in one plan; a
+profile with writes=true writes as the user, so its step waits for the user's permission — say so,
+and put the work order it writes in context_refs).
 Never start a second plan for work already running; guide it instead. When the message names
 equipment (named_equipment, a tag like P-02), resolve it with find_cells and inspect that cell's
 work orders (get_work_orders with its cell_id) and signals (get_current_signals) before answering,
