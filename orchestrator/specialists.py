@@ -66,6 +66,7 @@ def _run(ctx: CapabilityContext, params: RunSpecialistInput, profile: Profile, m
         tools=list(profile.tools), use_case=profile.use_case, max_tier=max_tier,
         finish_tool=FinishTool(profile.finish, f"Submit the {profile.name} result.", SpecialistOutput),
         max_turns=8, max_tool_calls=12, timeout_seconds=120,
+        pinned_write_args={k: v for k, v in params.context.items() if k.endswith("_id") and isinstance(v, int)},
     )  # fmt: skip
     message = f"{params.task}\nContext: {json.dumps(context, default=str)}"
     result = run_agent(spec, messages=message, ctx=CapabilityContext(user=ctx.user, agent=profile.agent))

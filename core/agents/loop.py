@@ -64,6 +64,9 @@ class AgentSpec:
     max_tool_calls: int = 40
     max_tokens: int = 4096
     prompt_ref: str = "builtin"
+    # Targets a human approved (e.g. {"work_order_id": 7}): a mutate-tier call naming one of these
+    # arguments must use exactly this value, so an agent cannot write somewhere else.
+    pinned_write_args: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -237,6 +240,8 @@ class _Loop:
             result = CapabilityResult(
                 use.name, is_error=True, message=f"Tool {use.name!r} is not available to this agent."
             )
+        elif refusal := self._pinned_target_refusal(cap, use.input):
+            result = CapabilityResult(use.name, is_error=True, message=refusal)
         else:
             self.ctx.extra["run_id"] = self.run_row.pk
             result = dispatch(cap.name, use.input, ctx=self.ctx)
@@ -269,6 +274,14 @@ class _Loop:
             duration_ms=result.duration_ms,
         )
         return {"type": "tool_result", "tool_use_id": use.id, "content": result.as_text(), "is_error": result.is_error}
+
+    def _pinned_target_refusal(self, cap, args: dict[str, Any]) -> str:
+        if cap.tier < Tier.MUTATE:
+            return ""
+        for key, value in self.spec.pinned_write_args.items():
+            if key in cap.input.model_fields and args.get(key) != value:
+                return f"Refused: this run may only write with {key}={value!r} (the approved target)."
+        return ""
 
     def _finish_call(self, use) -> dict[str, Any]:
         finish = self.spec.finish_tool

@@ -132,3 +132,42 @@ def test_prompt_variables_are_filled_and_unknown_ones_stay_visible():
     )
     assert fill_prompt_variables(text, None) == text
     assert system_prompt_for("nobody-publishes-this", "Hi {{x}}", {"x": 7}) == ("Hi 7", "builtin")
+
+
+class TargetInput(BaseModel):
+    work_order_id: int
+    title: str
+
+
+@pytest.mark.django_db
+def test_pinned_write_targets_refuse_writes_elsewhere(operator):
+    writes = []
+
+    @capability("testkit.retitle", description="Write.", input=TargetInput, tier=Tier.MUTATE)
+    def retitle(ctx, params):
+        writes.append(params.work_order_id)
+        return {"ok": True}
+
+    try:
+        engine = FakeEngine(
+            script=[
+                FakeReply(tool_calls=[("retitle", {"work_order_id": 8, "title": "elsewhere"})]),
+                FakeReply(tool_calls=[("retitle", {"work_order_id": 7, "title": "approved"})]),
+                FakeReply(tool_calls=[("submit_answer", {"answer": "done"})]),
+            ]
+        )
+        pinned = AgentSpec(
+            name="writer",
+            system_prompt="Write.",
+            tools=["retitle"],
+            max_tier=Tier.MUTATE,
+            finish_tool=FinishTool("submit_answer", "Finish.", Answer),
+            pinned_write_args={"work_order_id": 7},
+        )
+        result = run_agent(pinned, messages="go", ctx=CapabilityContext(user=operator), engine=engine)
+    finally:
+        registry.unregister("testkit.retitle")
+
+    assert writes == [7]
+    refused = result.run.steps.get(index=0)
+    assert refused.is_error and "work_order_id=7" in refused.error
