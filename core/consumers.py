@@ -45,14 +45,15 @@ class EventsConsumer(AsyncJsonWebsocketConsumer):
         bind_server_loop(asyncio.get_running_loop())
         self._fanout: EventFanout | None = None
         self._pump: asyncio.Task | None = None
-        await self.accept()
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
+            await self.accept()
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return
         try:
             after = parse_after(self.scope.get("query_string", b""))
         except ValueError as exc:
+            await self.accept()
             await self.send_json({"type": "error", "code": "invalid_after", "detail": str(exc)})
             await self.close(code=CLOSE_BAD_REQUEST)
             return
@@ -67,6 +68,8 @@ class EventsConsumer(AsyncJsonWebsocketConsumer):
             after = await latest_event_id()  # live only: start from the current end of the outbox
         self._floor = after  # ids at or below it are never sent: the client has them
         self._high = after  # the newest id sent (or the floor)
+        # Accept only once subscribed: a client that sees the socket open misses nothing live.
+        await self.accept()
         self._pump = asyncio.create_task(self._run())
 
     async def disconnect(self, code: int) -> None:
