@@ -14,7 +14,7 @@ class OrchestratorConfig(AppConfig):
 
         events.register()
         import_module("orchestrator.planning.fake_policies")
-        import_module("orchestrator.coordinator.fake_policy")
+        import_module("orchestrator.coordinator.fake_gateway")
         for module in ("capabilities", "receivers"):
             if find_spec(f"{self.name}.{module}"):
                 import_module(f"{self.name}.{module}")

@@ -1,21 +1,22 @@
 """Coordinator scenarios about a named piece of equipment ("What happened on P-02?").
 
 The coordinator used to answer about whatever plan was in focus and never looked at P-02. Now
-the offline model resolves the tag with find_cells, reads that cell's work orders and current
+the fake gateway, given the reading "a question about P-02", resolves the tag with find_cells, reads that cell's work orders and current
 signals, and answers from them, citing the work order ids; plans are cited only when they are
 about that cell. Same assertions as the scenario suite: tools, actions, state after, transcript.
 """
 
 import pytest
 
-from orchestrator.coordinator.service import coordinator_turn
+from orchestrator.coordinator.reading import Reading
 from orchestrator.models import Plan
 from tests.orchestrator.conftest import build_plan, start
-from tests.orchestrator.test_coordinator_scenarios import SURVEY, allowed, tools, transcript
+from tests.orchestrator.test_coordinator_scenarios import SURVEY, allowed, tools, transcript, turn_on
 from tests.workorders import factories as f
 
 pytestmark = pytest.mark.django_db
 CELL_READS = ["find_cells", "get_work_orders", "get_current_signals"]
+ABOUT_P02 = Reading("question", equipment=("P-02",))
 
 
 def _p02_with_a_vibration_alarm():
@@ -32,7 +33,7 @@ def test_what_happened_on_p02_reads_the_cell_not_an_unrelated_plan(operator):
     cell, wo, other = _p02_with_a_vibration_alarm()
     unrelated = start(build_plan(operator, [{"capability": "otest.start_job", "inputs": {"ref": "j"}}]))
     assert unrelated.status == "running"
-    turn = coordinator_turn(user=operator, message="What happened on P-02?")
+    turn = turn_on(operator, "What happened on P-02?", ABOUT_P02)
     assert turn.context_packet["named_equipment"] == ["P-02"]
     assert tools(turn) == [*SURVEY, *CELL_READS]
     args = {c["tool"]: c["args"] for c in turn.tool_calls}
@@ -53,7 +54,7 @@ def test_a_plan_about_that_cell_is_cited_with_it(operator):
     _cell, wo, _ = _p02_with_a_vibration_alarm()
     about = build_plan(operator, [{"capability": "otest.read_value", "inputs": {"key": "k"}}], status="draft")
     Plan.objects.filter(pk=about.pk).update(goal="Investigate P-02", context_refs=[{"type": "work_order", "id": wo.pk}])
-    turn = coordinator_turn(user=operator, message="Is anything wrong with P-02?")
+    turn = turn_on(operator, "Is anything wrong with P-02?", ABOUT_P02)
     assert tools(turn) == [*SURVEY, *CELL_READS] and allowed(turn) == ["answer"]
     assert f"{about.pk} 'Investigate P-02' (draft)" in turn.answer
     stored = transcript(turn)
@@ -62,7 +63,7 @@ def test_a_plan_about_that_cell_is_cited_with_it(operator):
 
 def test_a_tag_with_no_cell_says_so_without_guessing(operator):
     f.make_cell("P-021")
-    turn = coordinator_turn(user=operator, message="What happened on P-02?")
+    turn = turn_on(operator, "What happened on P-02?", ABOUT_P02)
     assert tools(turn) == [*SURVEY, "find_cells"] and allowed(turn) == ["answer"]
     assert "No cell is tagged P-02. Similar tags: P-021." in turn.answer
     assert transcript(turn).references["work_order_ids"] == []

@@ -1,12 +1,16 @@
-"""The coordinator scenario suite (issue 5): the offline model chooses tools and actions from the
-state it inspected. Each scenario asserts the tools called, the validated actions, the state after
-and the transcript; several run the same words against a different state to show the outcome
-follows from state, not from the phrase.
+"""The coordinator scenario suite (issue 5): a fake model gateway chooses tools and actions from
+the state it inspected — no phrase matching. Each turn hands the gateway the reading a model would
+make of the words (`Reading`: the dialogue act and what the user added); which plan, ask, work
+order or profile that means, the gateway has to find with read tools. Each scenario asserts the
+tools called, the validated actions, the state after and the transcript; several repeat the same
+reading against a different state to show the outcome follows from state.
 """
 
 import pytest
 
 from core.models import AuditRecord
+from orchestrator.coordinator.fake_gateway import fake_gateway
+from orchestrator.coordinator.reading import Reading, keyword_reading
 from orchestrator.coordinator.service import coordinator_turn, transcript_verify
 from orchestrator.models import CoordinatorTurn, Interaction, Plan
 from orchestrator.services.jobs import plan_poll
@@ -16,6 +20,21 @@ from tests.orchestrator.conftest import build_plan, start
 
 pytestmark = pytest.mark.django_db
 SURVEY = ["list_plans", "list_pending_interactions", "list_approvals", "list_conversation_events"]
+
+
+WHAT_HAPPENED = Reading("question")
+STOP_SMALLER = Reading("stop", smaller=True)
+STOP = Reading("stop")
+APPLY = Reading("proceed")
+RESEARCH_AND_REVIEW = Reading("delegate", text="Research this and have a reviewer check it", profiles=("reviewer",))
+EXPLAIN_ONLY = Reading("explain")
+REVISE_UI = Reading("revise", text="change the UI behaviour")
+NO_DOWNTIME = Reading("guide", text="no downtime")
+
+
+def turn_on(user, message, reading):
+    """One coordinator turn on the fake gateway, which is given `reading` and never the words."""
+    return coordinator_turn(user=user, message=message, engine=fake_gateway(reading))
 
 
 def tools(turn):
@@ -48,7 +67,7 @@ def test_what_happened_after_a_failed_investigation(operator, django_capture_on_
     WorkOrder.objects.filter(pk=wo.pk).update(status="cancelled")  # cancelled before it was analyzed
     with django_capture_on_commit_callbacks(execute=True):
         plan_poll(plan.pk)
-    turn = coordinator_turn(user=operator, message="What happened?")
+    turn = turn_on(operator, "What happened?", WHAT_HAPPENED)
     assert tools(turn) == [*SURVEY, "get_plan", "get_agent_runs"]
     assert turn.tool_calls[-1]["args"]["work_order_id"] == wo.pk
     assert allowed(turn) == ["answer"] and turn.status == "ok"
@@ -76,7 +95,7 @@ def _investigation(operator, django_capture_on_commit_callbacks):
 def test_stop_that_one_use_a_smaller_agent(operator, django_capture_on_commit_callbacks):
     plan, wo, cell = _investigation(operator, django_capture_on_commit_callbacks)
     assert plan.status == "running"
-    turn = coordinator_turn(user=operator, message="Stop that one, use a smaller agent")
+    turn = turn_on(operator, "Stop that one, use a smaller agent", STOP_SMALLER)
     # it looked at what ran (the large investigator) before choosing the smaller profile
     assert tools(turn) == [*SURVEY, "get_plan"]
     assert allowed(turn) == ["cancel_plan", "delegate"] and turn.status == "ok"
@@ -88,10 +107,10 @@ def test_stop_that_one_use_a_smaller_agent(operator, django_capture_on_commit_ca
     assert step.inputs["context"] == {"work_order_id": wo.pk, "cell_id": cell.pk}
     transcript(turn)
     # the same words now point at the re-delegated draft (the last plan acted on): nothing smaller exists
-    again = coordinator_turn(user=operator, message="Stop that one, use a smaller agent")
+    again = turn_on(operator, "Stop that one, use a smaller agent", STOP_SMALLER)
     assert allowed(again) == ["cancel_plan"] and again.action_plan["actions"][0]["plan_id"] == new.pk
     assert AuditRecord.objects.filter(action="plan.cancelled", target_id=str(plan.pk)).count() == 1
-    third = coordinator_turn(user=operator, message="Stop that one")
+    third = turn_on(operator, "Stop that one", STOP)
     assert allowed(third) == ["answer"] and "Nothing is running" in third.answer
     assert Plan.objects.count() == 2
     assert [t["user"] for t in third.context_packet["conversation"]] == [turn.message, again.message]
@@ -101,7 +120,7 @@ def test_smaller_agent_runs_with_its_own_allowlist_and_model(operator, django_ca
     from core.models import AgentRun
 
     _investigation(operator, django_capture_on_commit_callbacks)
-    turn = coordinator_turn(user=operator, message="Stop that one, use a smaller agent")
+    turn = turn_on(operator, "Stop that one, use a smaller agent", STOP_SMALLER)
     new = Plan.objects.get(pk=turn.executed[1]["result"]["plan_id"])
     plan_transition(plan=new, to_status="approved", actor=operator)
     new = start(new)
@@ -119,7 +138,7 @@ def test_apply_it_with_a_pending_approval(operator, django_capture_on_commit_cal
     ask = Interaction.objects.get(plan=plan)
     assert ask.coordinator_approvable  # the executor marked a read-tier permission as bounded
     with django_capture_on_commit_callbacks(execute=True):
-        turn = coordinator_turn(user=operator, message="Apply it")
+        turn = turn_on(operator, "Apply it", APPLY)
     assert tools(turn) == SURVEY
     assert allowed(turn) == ["decide_approval"] and turn.executed[0]["result"]["interaction_id"] == ask.pk
     assert Plan.objects.get(pk=plan.pk).status == "completed" and testcaps.CALLS == ["read_value"]
@@ -130,7 +149,7 @@ def test_apply_it_on_a_gated_step_presents_and_requests_approval(operator, appro
     plan = start(build_plan(operator, [{"capability": "otest.release", "inputs": {"label": "x"}}]))
     ask = Interaction.objects.get(plan=plan)
     assert not ask.coordinator_approvable and ask.required_scope
-    turn = coordinator_turn(user=operator, message="Apply it")
+    turn = turn_on(operator, "Apply it", APPLY)
     assert tools(turn) == SURVEY
     assert allowed(turn) == ["present_approval", "request_approval"]
     assert [e["result"]["ok"] for e in turn.executed] == [True, True], turn.executed
@@ -138,7 +157,7 @@ def test_apply_it_on_a_gated_step_presents_and_requests_approval(operator, appro
     assert ask.status == "open" and ask.evidence["approval_requested_by"] == operator.username
     assert AuditRecord.objects.filter(action="interaction.approval_requested", target_id=str(ask.pk)).count() == 1
     # asked again: the approval was already requested (seen in list_approvals) → present only
-    again = coordinator_turn(user=operator, message="Apply it")
+    again = turn_on(operator, "Apply it", APPLY)
     assert allowed(again) == ["present_approval"] and testcaps.CALLS == []
     transcript(again)
 
@@ -149,16 +168,16 @@ def test_apply_it_on_a_mutation_is_presented_not_decided(operator):
     )
     ask = Interaction.objects.get(plan=plan)
     assert not ask.coordinator_approvable and not ask.required_scope
-    turn = coordinator_turn(user=operator, message="Apply it")
+    turn = turn_on(operator, "Apply it", APPLY)
     assert allowed(turn) == ["present_approval"] and Interaction.objects.get(pk=ask.pk).status == "open"
 
 
 def test_apply_it_after_it_was_already_applied(operator, django_capture_on_commit_callbacks):
     plan = start(build_plan(operator, [{"capability": "otest.read_value", "inputs": {"key": "k"}}], autonomy="ask_all"))
     with django_capture_on_commit_callbacks(execute=True):
-        first = coordinator_turn(user=operator, message="Apply it")
+        first = turn_on(operator, "Apply it", APPLY)
     assert allowed(first) == ["decide_approval"]
-    again = coordinator_turn(user=operator, message="Apply it")
+    again = turn_on(operator, "Apply it", APPLY)
     assert tools(again) == SURVEY and allowed(again) == ["answer"]
     assert "already decided (approve) by olga" in again.answer and "completed" in again.answer
     assert AuditRecord.objects.filter(action="interaction.approve").count() == 1
@@ -171,7 +190,7 @@ def test_research_this_and_have_a_reviewer_check_it(operator, django_capture_on_
 
     cell = f.make_cell("P-03")
     wo = f.make_work_order(cell, status="analyzed")
-    turn = coordinator_turn(user=operator, message="Research this and have a reviewer check it")
+    turn = turn_on(operator, "Research this and have a reviewer check it", RESEARCH_AND_REVIEW)
     assert tools(turn) == [*SURVEY, "get_work_orders"]
     assert allowed(turn) == ["delegate", "delegate"] and turn.status == "ok"
     plan = Plan.objects.get(pk=turn.executed[0]["result"]["plan_id"])
@@ -184,7 +203,7 @@ def test_research_this_and_have_a_reviewer_check_it(operator, django_capture_on_
     assert steps[1].inputs["profile"] == "reviewer" and plan.status == "draft"
     assert transcript(turn).references["work_order_ids"] == [wo.pk]
     # asked again while that plan is open: "this" is now its work order, and a second plan is a duplicate
-    again = coordinator_turn(user=operator, message="Research this and have a reviewer check it")
+    again = turn_on(operator, "Research this and have a reviewer check it", RESEARCH_AND_REVIEW)
     assert tools(again) == [*SURVEY, "get_work_order"] and again.tool_calls[-1]["args"] == {"work_order_id": wo.pk}
     assert (
         allowed(again) == [] and again.status == "rejected" and f"plan {plan.pk} (draft) already covers" in again.answer
@@ -202,14 +221,14 @@ def test_research_a_detected_work_order_is_an_investigation(operator):
     from tests.workorders import factories as f
 
     f.make_work_order(f.make_cell("P-04"), status="detected")
-    turn = coordinator_turn(user=operator, message="Research this and have a reviewer check it")
+    turn = turn_on(operator, "Research this and have a reviewer check it", RESEARCH_AND_REVIEW)
     plan = Plan.objects.get(pk=turn.executed[0]["result"]["plan_id"])
     assert [s.capability for s in plan.steps.all()] == ["workorders.start_investigation", "orchestrator.run_specialist"]
 
 
 def test_dont_start_work_yet_just_explain_the_plan(operator):
     plan = build_plan(operator, [{"capability": "otest.read_value", "inputs": {"key": "k"}}], status="draft")
-    turn = coordinator_turn(user=operator, message="Don't start work yet, just explain the plan")
+    turn = turn_on(operator, "Don't start work yet, just explain the plan", EXPLAIN_ONLY)
     assert tools(turn) == [*SURVEY, "get_plan"] and allowed(turn) == ["answer"]
     assert "otest.read_value" in turn.answer and f"Plan {plan.pk}" in turn.answer
     assert Plan.objects.get(pk=plan.pk).status == "draft" and testcaps.CALLS == []
@@ -219,7 +238,7 @@ def test_dont_start_work_yet_just_explain_the_plan(operator):
 def test_use_the_previous_plan_but_change_the_ui_behaviour(operator):
     previous = build_plan(operator, [{"capability": "otest.read_value", "inputs": {"key": "k"}}], status="completed")
     Plan.objects.filter(pk=previous.pk).update(goal="Read the backlog")
-    turn = coordinator_turn(user=operator, message="Use the previous plan but change the UI behaviour")
+    turn = turn_on(operator, "Use the previous plan but change the UI behaviour", REVISE_UI)
     assert tools(turn) == SURVEY and allowed(turn) == ["create_plan"] and turn.status == "ok"
     new = Plan.objects.get(pk=turn.executed[0]["result"]["plan_id"])
     assert new.status == "draft" and new.goal == "Read the backlog — change the UI behaviour"
@@ -229,14 +248,14 @@ def test_use_the_previous_plan_but_change_the_ui_behaviour(operator):
 
 def test_continue_the_last_run_with_this_added_constraint(operator):
     plan = start(build_plan(operator, [{"capability": "otest.start_job", "inputs": {"ref": "j"}}]))
-    turn = coordinator_turn(user=operator, message="Continue the last run with this added constraint: no downtime")
+    turn = turn_on(operator, "Continue the last run with this added constraint: no downtime", NO_DOWNTIME)
     assert tools(turn) == SURVEY and allowed(turn) == ["attach_guidance"]
     assert Plan.objects.get(pk=plan.pk).constraints["guidance"] == ["no downtime"]
     assert Plan.objects.count() == 1
     transcript(turn)
     # the same words once that run is finished: there is nothing to guide, so no guidance is attached
     Plan.objects.filter(pk=plan.pk).update(status="completed")
-    later = coordinator_turn(user=operator, message="Continue the last run with this added constraint: no downtime")
+    later = turn_on(operator, "Continue the last run with this added constraint: no downtime", NO_DOWNTIME)
     assert "attach_guidance" not in allowed(later)
     assert Plan.objects.get(pk=plan.pk).constraints["guidance"] == ["no downtime"]
 
@@ -245,7 +264,26 @@ def test_what_happened_is_about_the_plan_that_just_finished_not_an_older_untouch
     """A draft nobody started is not 'what happened': the newest plan is, unless one is in flight."""
     draft = build_plan(operator, [{"capability": "otest.read_value", "inputs": {"key": "k"}}], status="draft")
     done = build_plan(operator, [{"capability": "otest.read_value", "inputs": {"key": "k"}}], status="completed")
-    turn = coordinator_turn(user=operator, message="What happened?")
+    turn = turn_on(operator, "What happened?", WHAT_HAPPENED)
     assert f"Plan {done.pk}" in turn.answer and f"Plan {draft.pk} " not in turn.answer, turn.answer
     # every check that passed carries no failure reason (the explain view showed "✓ … not visible")
     assert all(c["reason"] == "" for c in turn.validation if c["ok"]), turn.validation
+
+
+def test_the_gateway_decides_from_the_reading_and_state_never_the_words(operator, django_capture_on_commit_callbacks):
+    """Words the offline keyword reader could not parse (German) give the same turn when the reading
+    is the same; the same words with another reading give another turn."""
+    plan, wo, cell = _investigation(operator, django_capture_on_commit_callbacks)
+    words = "Hör damit auf und nimm einen kleineren Agenten"
+    assert keyword_reading(words, {}).act == "proceed"  # the offline stand-in does not understand it
+    german = turn_on(operator, words, STOP_SMALLER)
+    assert tools(german) == [*SURVEY, "get_plan"] and allowed(german) == ["cancel_plan", "delegate"]
+    new = Plan.objects.get(pk=german.executed[1]["result"]["plan_id"])
+    assert (
+        new.steps.get().inputs["profile"] == "investigator_lite" and Plan.objects.get(pk=plan.pk).status == "cancelled"
+    )
+    assert new.steps.get().inputs["context"] == {"work_order_id": wo.pk, "cell_id": cell.pk}
+    # the English words, read as a question: nothing is stopped, the plan is explained
+    question = turn_on(operator, "Stop that one, use a smaller agent", WHAT_HAPPENED)
+    assert allowed(question) == ["answer"] and f"Plan {new.pk}" in question.answer
+    assert Plan.objects.get(pk=new.pk).status == "draft"

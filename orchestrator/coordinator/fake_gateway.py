@@ -1,55 +1,32 @@
-"""The offline coordinator model: it inspects state with read tools and proposes from what it saw.
+"""The fake model gateway of the coordinator: given a reading of the message, it chooses read
+tools and actions from what those tools return.
 
-What it reads from the message is only what any model would: the dialogue act (a question, a
-restraint such as "don't … yet", a halt, a directive), content the user adds (a constraint after a
-colon, a change after "but"), a comparative size ("smaller"), and which specialist roles of the
-context packet the message names. Everything else comes from tool results: which plan "that one"
-is (the plan the conversation last acted on, else the newest active one), whether an ask is open,
-coordinator-approvable, gated or already requested, whether it was already decided, what failed
-and why, which profile ran the stopped work and which smaller one covers it, which work order
-"this" is, and — when the message names equipment (P-02) — which cell that is (find_cells) and
-what its work orders and signals show. The same words in a different state give a different action plan (see the scenario
-tests), and the deterministic validator still decides what is allowed.
+It never looks at the message's words. A `Reading` (orchestrator/coordinator/reading.py) says
+what the user asked for — a question, stop, proceed, guidance, a revision, a delegation — and the
+gateway finds the rest in state: which plan "that one" is (the plan the conversation last acted
+on, else the newest in flight), whether an ask is open, coordinator-approvable, gated or already
+requested, whether it was already decided, what failed and why, which profile ran the stopped
+work and which smaller one covers it, which work order "this" is and what state it is in, and —
+when the reading names equipment (P-02) — which cell that is (find_cells) and what its work
+orders and signals show. The same reading in a different state gives a different action plan
+(see the scenario suite), and the deterministic validator still decides what is allowed.
+
+Tests build a gateway per turn with `fake_gateway(reading)`; the offline demo's registered
+coordinator policy reads the message with `keyword_reading` first.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
-from core.agents.engines.fake import FakeReply, FakeState, fake_policy
-from orchestrator.planning.cells import equipment_tags, exact_cell
+from core.agents.engines.fake import FakeEngine, FakeReply, FakeState, fake_policy
+from orchestrator.coordinator.reading import Reading, keyword_reading
+from orchestrator.planning.cells import exact_cell
 
 MARKER = "COORDINATOR_CONTEXT_JSON:"
 ACTIVE = ("running", "paused", "approved", "draft")
-INTERROGATIVE = {"what", "why", "how", "when", "which", "who", "where", "is", "are", "did", "does", "was", "can"}
-RESTRAINT = re.compile(r"\b(don'?t|do not|not yet|no need)\b", re.I)
-HALT = re.compile(r"\b(stop|cancel|abort|halt)\b", re.I)
-SMALLER = re.compile(r"\b(smaller|lighter|cheaper|faster)\b", re.I)
 SIZES = {"small": 1, "large": 2}
-WORK_ORDER = re.compile(r"\b(?:work[ -]?order|wo)[\s#-]*(\d+)\b", re.I)
-
-
-def _signals(message: str, specialists: dict[str, Any]) -> dict[str, Any]:
-    text = message.strip()
-    words = re.findall(r"[a-z']+", text.lower())
-    named = [
-        name
-        for name, p in specialists.items()
-        if any(re.search(rf"\b{re.escape(role)}", text, re.I) for role in p.get("roles", []))
-    ]
-    return {
-        "question": text.endswith("?") or (bool(words) and words[0] in INTERROGATIVE),
-        "restraint": bool(RESTRAINT.search(text)),
-        "halt": bool(HALT.search(text)),
-        "smaller": bool(SMALLER.search(text)),
-        "addition": text.split(":", 1)[1].strip() if ":" in text else "",
-        "change": re.split(r"\bbut\b", text, maxsplit=1, flags=re.I)[1].strip()
-        if re.search(r"\bbut\b", text, re.I)
-        else "",
-        "named": named,
-    }
 
 
 def _submit(summary: str, actions: list[dict], refs: dict[str, list[int]], rationale: str) -> FakeReply:
@@ -73,10 +50,15 @@ def _refs(plan: dict | None) -> list[str]:
     return [f"{r['type']}:{r['id']}" for r in (plan or {}).get("context_refs", [])]
 
 
-@fake_policy("coordinator")
-def coordinator(state: FakeState) -> FakeReply:
-    message, _, raw = state.user_text.partition(MARKER)
-    packet = json.loads(raw) if raw else {}
+def _packet(state: FakeState) -> dict[str, Any]:
+    """The context packet the service appended to the user's message (structured state, not words)."""
+    _, _, raw = state.user_text.partition(MARKER)
+    return json.loads(raw) if raw else {}
+
+
+def decide(reading: Reading, state: FakeState) -> FakeReply:
+    """The next turn for `reading` given what the run has inspected so far."""
+    packet = _packet(state)
     if not state.called("list_plans"):
         return FakeReply(
             thinking="Inspect plans, open asks, decided approvals and this conversation before deciding.",
@@ -91,32 +73,51 @@ def coordinator(state: FakeState) -> FakeReply:
     pending = state.result("list_pending_interactions") or []
     approvals = state.result("list_approvals") or []
     events = state.result("list_conversation_events") or []
-    signals = _signals(message, packet.get("specialists", {}))
+    specialists = packet.get("specialists", {})
     focus = _focus(plans, events)
     refs = {"plan_ids": [focus["id"]] if focus else [], "conversation_event_ids": [e["event_id"] for e in events][-3:]}
-    tags = packet.get("named_equipment") or equipment_tags(message)
+    tags = list(reading.equipment)
+    act = reading.act
 
-    if signals["question"] or signals["restraint"]:
-        return (
-            _cell(state, tags[0], plans, refs)
-            if tags and signals["question"]
-            else _explain(state, focus, refs, pending)
+    if act == "question":
+        return _cell(state, tags[0], plans, refs) if tags else _explain(state, focus, refs, pending)
+    if act == "explain":
+        return _explain(state, focus, refs, pending)
+    if act == "stop":
+        return _halt(state, focus, refs, reading, specialists)
+    if act == "delegate":
+        profiles = [p for p in reading.profiles if p in specialists]
+        writers = [p for p in profiles if specialists[p].get("writes")]
+        if len(writers) == 1 and len(profiles) == 1:
+            return _delegate_write(state, writers[0], focus, refs, reading, specialists)
+        return _delegate(state, focus, refs, profiles, specialists)
+    if act == "guide":
+        if focus and focus["status"] in ACTIVE:
+            action = {"type": "attach_guidance", "plan_id": focus["id"], "text": reading.text}
+            return _submit(
+                f"Guidance for plan {focus['id']}.", [action], refs, f"plan {focus['id']} is {focus['status']}"
+            )
+        text = (
+            f"Nothing is in flight to continue: plan {focus['id']} is {focus['status']}. "
+            "Say if you want a new plan with that constraint."
+            if focus
+            else "You have no plans to continue."
         )
-    if signals["halt"]:
-        return _halt(state, focus, refs, signals, packet.get("specialists", {}))
-    specialists = packet.get("specialists", {})
-    writers = [n for n in signals["named"] if specialists[n].get("writes")]
-    if len(writers) == 1:  # "write the repair order …", "draft a skill …": a directive to the one writer
-        return _delegate_write(state, writers[0], focus, refs, message.strip(), specialists)
-    if len(signals["named"]) > 1 or (signals["named"] and not focus):
-        return _delegate(state, focus, refs, signals, specialists)
-    if signals["addition"] and focus and focus["status"] in ACTIVE:
-        action = {"type": "attach_guidance", "plan_id": focus["id"], "text": signals["addition"]}
-        return _submit(f"Guidance for plan {focus['id']}.", [action], refs, f"plan {focus['id']} is {focus['status']}")
-    if signals["change"] and focus:
-        goal = f"{focus['goal']} — {signals['change']}"
+        return _submit("Nothing to guide.", [{"type": "answer", "text": text}], refs, "no active plan in focus")
+    if act == "revise":
+        if focus is None:
+            question = {"type": "ask_clarification", "text": "Which plan should I start from?"}
+            return _submit("No earlier plan.", [question], refs, "list_plans returned none")
+        goal = f"{focus['goal']} — {reading.text}"
         action = {"type": "create_plan", "goal": goal, "context_refs": _refs(focus), "explicit_request": True}
         return _submit(f"A new draft from plan {focus['id']}.", [action], refs, "the user asked for a changed copy")
+    return _proceed(state, focus, refs, tags, plans, pending, approvals)
+
+
+def _proceed(
+    state: FakeState, focus: dict | None, refs: dict, tags: list[str], plans: list, pending: list, approvals: list
+) -> FakeReply:
+    """Go ahead with what waits: the focus plan's open ask; an ask already decided is reported."""
     if tags:  # the message is about a piece of equipment, not about "that one"
         return _cell(state, tags[0], plans, refs)
     # the focus plan's own open asks (gated ones wait on someone else, so they are not "pending" for me)
@@ -135,6 +136,18 @@ def coordinator(state: FakeState) -> FakeReply:
     return _explain(state, focus, refs, pending)
 
 
+def fake_gateway(reading: Reading) -> FakeEngine:
+    """A fake engine whose coordinator acts on `reading` — what a model would have understood."""
+    return FakeEngine(policies={"coordinator": lambda state: decide(reading, state)})
+
+
+@fake_policy("coordinator")
+def offline_coordinator(state: FakeState) -> FakeReply:
+    """The offline demo: the keyword stand-in reads the message, the gateway decides from state."""
+    message = state.user_text.partition(MARKER)[0]
+    return decide(keyword_reading(message, _packet(state).get("specialists", {})), state)
+
+
 def _decide(ask: dict, approvals: list[dict], refs: dict) -> FakeReply:
     if ask.get("coordinator_approvable"):
         action = {"type": "decide_approval", "interaction_id": ask["id"], "decision": "approve"}
@@ -147,13 +160,13 @@ def _decide(ask: dict, approvals: list[dict], refs: dict) -> FakeReply:
     return _submit("This needs a human decision.", actions, refs, why)
 
 
-def _halt(state: FakeState, focus: dict | None, refs: dict, signals: dict, specialists: dict) -> FakeReply:
+def _halt(state: FakeState, focus: dict | None, refs: dict, reading: Reading, specialists: dict) -> FakeReply:
     if focus is None or focus["status"] not in ACTIVE:
         text = f"Nothing is running to stop; plan {focus['id']} is {focus['status']}." if focus else "No plans."
         return _submit("Nothing to stop.", [{"type": "answer", "text": text}], refs, "no active plan")
     actions = [{"type": "cancel_plan", "plan_id": focus["id"]}]
     summary = f"Stopping plan {focus['id']}."
-    if signals["smaller"]:
+    if reading.smaller:
         if not state.called("get_plan"):
             return FakeReply(tool_calls=[("get_plan", {"plan_id": focus["id"]})])
         plan = state.result("get_plan") or focus
@@ -186,7 +199,7 @@ def _profile_that_ran(plan: dict, specialists: dict) -> str:
     return ""
 
 
-def _delegate(state: FakeState, focus: dict | None, refs: dict, signals: dict, specialists: dict) -> FakeReply:
+def _delegate(state: FakeState, focus: dict | None, refs: dict, named: list[str], specialists: dict) -> FakeReply:
     """Named roles → one plan: a research step from the subject's state, then a dependent review."""
     wo_ids = [r["id"] for r in (focus or {}).get("context_refs", []) if r["type"] == "work_order"]
     if wo_ids:  # "this" is the work order the conversation's plan is about: what state is it in?
@@ -204,7 +217,6 @@ def _delegate(state: FakeState, focus: dict | None, refs: dict, signals: dict, s
     subject = [f"work_order:{wo['id']}", f"cell:{wo['cell_id']}"]
     refs = {**refs, "work_order_ids": [wo["id"]]}
     covers = "investigation" if wo.get("status") == "detected" else "research"
-    named = signals["named"]
     research = next((n for n in named if specialists[n]["covers"] == covers), None) or next(
         (n for n, p in specialists.items() if p["covers"] == covers), None
     )
@@ -219,18 +231,17 @@ def _delegate(state: FakeState, focus: dict | None, refs: dict, signals: dict, s
 
 
 def _delegate_write(
-    state: FakeState, writer: str, focus: dict | None, refs: dict, message: str, specialists: dict
+    state: FakeState, writer: str, focus: dict | None, refs: dict, reading: Reading, specialists: dict
 ) -> FakeReply:
     """A directive to a profile that writes: one step, on the work order the message names (else the
     conversation's, else the newest) for a repair order; on the instruction itself for a draft."""
-    action = {"type": "delegate", "profile": writer, "text": message, "context_refs": [], "explicit_request": True}
+    action = {"type": "delegate", "profile": writer, "text": reading.text, "context_refs": [], "explicit_request": True}
     if specialists[writer]["covers"] != "repair_order":
         why = f"{writer} writes ({specialists[writer]['runner']}): the plan gate asks before it does"
         return _submit(f"Delegating to {writer}.", [action], refs, why)
-    named = WORK_ORDER.search(message)
     wo_ids = (
-        [int(named.group(1))]
-        if named
+        [reading.work_order_id]
+        if reading.work_order_id
         else [r["id"] for r in (focus or {}).get("context_refs", []) if r["type"] == "work_order"]
     )
     if wo_ids:

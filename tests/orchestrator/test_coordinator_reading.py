@@ -1,0 +1,57 @@
+"""The reading of a message, and the offline demo's keyword stand-in for it.
+
+The scenario suite hands the fake gateway readings directly; the offline demo (no model
+configured) reads the message with `keyword_reading` first. These tests pin what that stand-in
+makes of the scenario phrases, so the demo behaves like the suite, and that a reading is checked.
+"""
+
+import pytest
+
+from orchestrator.coordinator.profiles import PROFILES
+from orchestrator.coordinator.reading import Reading, keyword_reading
+from tests.orchestrator.test_coordinator_scenarios import (
+    APPLY,
+    EXPLAIN_ONLY,
+    NO_DOWNTIME,
+    REVISE_UI,
+    STOP,
+    STOP_SMALLER,
+    WHAT_HAPPENED,
+)
+
+SPECIALISTS = {name: profile.packet() for name, profile in PROFILES.items()}
+
+
+@pytest.mark.parametrize(
+    ("message", "reading"),
+    [
+        ("What happened?", WHAT_HAPPENED),
+        ("Stop that one, use a smaller agent", STOP_SMALLER),
+        ("Stop that one", STOP),
+        ("Apply it", APPLY),
+        ("Don't start work yet, just explain the plan", EXPLAIN_ONLY),
+        ("Use the previous plan but change the UI behaviour", REVISE_UI),
+        ("Continue the last run with this added constraint: no downtime", NO_DOWNTIME),
+        ("What happened on P-02?", Reading("question", equipment=("P-02",))),
+    ],
+)
+def test_keyword_reading_of_the_scenario_phrases(message, reading):
+    assert keyword_reading(message, SPECIALISTS) == reading
+
+
+def test_keyword_reading_of_a_delegation_names_profiles_from_the_packet_roles():
+    research = keyword_reading("Research this and have a reviewer check it", SPECIALISTS)
+    assert research.act == "delegate" and "reviewer" in research.profiles
+    assert set(research.profiles) <= set(SPECIALISTS)
+    write = keyword_reading("Write the repair order for work order 12", SPECIALISTS)
+    assert write == Reading(
+        "delegate",
+        text="Write the repair order for work order 12",
+        profiles=("work_order_generator",),
+        work_order_id=12,
+    )
+
+
+def test_a_reading_with_an_unknown_act_is_refused():
+    with pytest.raises(ValueError, match="act must be one of"):
+        Reading("teleport")
