@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -39,11 +40,13 @@ def json_reply(status: int, body: Any, headers: dict[str, str] | None = None) ->
 
 
 class FakeServer:
-    """Answers requests from a queue of replies; with the queue empty it answers 500."""
+    """Answers requests from a queue of replies; with the queue empty it asks `responder` (a model
+    stand-in that answers from the request), else answers 500."""
 
-    def __init__(self) -> None:
+    def __init__(self, responder: Callable[[RecordedRequest], Reply] | None = None) -> None:
         self.requests: list[RecordedRequest] = []
         self._replies: list[Reply] = []
+        self._responder = responder
         self._lock = threading.Lock()
         server = self
 
@@ -108,6 +111,8 @@ class FakeServer:
             self.requests.append(request)
             if self._replies:
                 return self._replies.pop(0)
+        if self._responder is not None:
+            return self._responder(request)
         return json_reply(500, {"error": "fake server: no scripted reply left"})
 
     def __enter__(self) -> FakeServer:

@@ -93,7 +93,8 @@ def default_policy(state: FakeState) -> FakeReply:
     return FakeReply(text=f"(offline fake engine) I received: {state.user_text[:200]}")
 
 
-def _outcomes(messages: list[dict[str, Any]]) -> list[ToolOutcome]:
+def tool_outcomes(messages: list[dict[str, Any]]) -> list[ToolOutcome]:
+    """The tool calls in Anthropic-shaped messages paired with their results, in order."""
     uses: dict[str, tuple[str, dict]] = {}
     outcomes: list[ToolOutcome] = []
     for message in messages:
@@ -130,7 +131,7 @@ class FakeEngine(Engine):
             reply = self._script.pop(0) if self._script else FakeReply(text="(script exhausted)")
         else:
             policy = (self._policies or _policies).get(request.agent, default_policy)
-            reply = policy(FakeState(request=request, turn=turn, outcomes=_outcomes(request.messages)))
+            reply = policy(FakeState(request=request, turn=turn, outcomes=tool_outcomes(request.messages)))
         content: list[dict[str, Any]] = []
         if reply.thinking:
             if on_delta:
