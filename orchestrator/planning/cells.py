@@ -13,12 +13,12 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from core.capabilities import CapabilityContext, dispatch
 
-TAG = re.compile(r"\b([A-Z]{1,3}-\d{1,3})\b")
+TAG = re.compile(r"\b([A-Z]{1,3}-\d{1,3})\b", re.IGNORECASE)
 
 
 def equipment_tags(text: str) -> list[str]:
-    """Distinct equipment tags in the order they appear."""
-    return list(dict.fromkeys(TAG.findall(text or "")))
+    """Distinct equipment tags in the order they appear, upper-cased ("p-02" is P-02)."""
+    return list(dict.fromkeys(tag.upper() for tag in TAG.findall(text or "")))
 
 
 def exact_cell(cells: list[dict[str, Any]], tag: str) -> dict[str, Any] | None:

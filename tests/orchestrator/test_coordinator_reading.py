@@ -55,3 +55,10 @@ def test_keyword_reading_of_a_delegation_names_profiles_from_the_packet_roles():
 def test_a_reading_with_an_unknown_act_is_refused():
     with pytest.raises(ValueError, match="act must be one of"):
         Reading("teleport")
+
+
+def test_equipment_tags_are_read_whatever_their_case():
+    from orchestrator.planning.cells import equipment_tags
+
+    assert equipment_tags("is p-02 worse than P-02 or cv-03? (see WO 12)") == ["P-02", "CV-03"]
+    assert keyword_reading("what happened on p-02", SPECIALISTS).equipment == ("P-02",)
