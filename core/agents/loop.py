@@ -19,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from core.agents.engines import Engine, get_engine
 from core.agents.engines.catalog import provider_model
-from core.agents.types import EngineRequest, EngineTurn
+from core.agents.types import EngineError, EngineRequest, EngineTurn
 from core.capabilities import (
     CapabilityContext,
     CapabilityResult,
@@ -185,6 +185,7 @@ class _Loop:
             use_case=self.spec.use_case,
             thinking=self.spec.thinking and self.engine.supports_thinking,
             max_tokens=self.spec.max_tokens,
+            deadline_seconds=max(0.5, self.spec.timeout_seconds - (time.monotonic() - self.started)),
         )
         thinking_buffer: list[str] = []
 
@@ -195,7 +196,12 @@ class _Loop:
             else:
                 self.on_frame({"type": "text_delta", "content": content})
 
-        turn = self.engine.complete(request, on_delta=on_delta)
+        try:
+            turn = self.engine.complete(request, on_delta=on_delta)
+        except EngineError as exc:  # a call cut off at the run's deadline is the run's timeout
+            if time.monotonic() - self.started >= self.spec.timeout_seconds:
+                raise _Stop("timeout", f"Wall timeout of {self.spec.timeout_seconds:.0f}s exceeded ({exc}).") from exc
+            raise
         if thinking_buffer:
             # One bus event per thinking block keeps the outbox small; the chat gets every delta.
             publish(

@@ -38,6 +38,7 @@ class EngineRequest:
     use_case: str = "chat"
     thinking: bool = False
     max_tokens: int = 4096
+    deadline_seconds: float | None = None  # the run's time left: the engine abandons the call after it
 
 
 @dataclass

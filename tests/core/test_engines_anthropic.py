@@ -206,3 +206,18 @@ def test_unreachable_provider_is_an_engine_error():
         pytest.raises(EngineError, match="unreachable"),
     ):
         get_engine().complete(request())
+
+
+def test_a_stalled_stream_is_cut_off_at_the_runs_deadline(server, parts_tool, operator):
+    """The wall timeout bounds a model call in flight, not only the gaps between calls."""
+    import time
+
+    stalled = anthropic_stream([text("Let me think about that for a very long time.")])
+    stalled.pause_seconds = 10
+    server.push(stalled)
+    began = time.monotonic()
+    result = run_agent(
+        parts_agent(timeout_seconds=1), messages="hi", ctx=CapabilityContext(user=operator), engine=get_engine()
+    )
+    assert result.finish_reason == "timeout" and time.monotonic() - began < 5
+    assert "abandoned at the run's deadline" in AgentRun.objects.get(pk=result.run.pk).error

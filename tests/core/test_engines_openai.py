@@ -154,3 +154,16 @@ def test_provider_error_ends_the_loop_with_finish_reason_error(server, parts_too
     result = run_agent(parts_agent(), messages="hi", ctx=CapabilityContext(user=operator), engine=get_engine())
     assert result.finish_reason == "error"
     assert "OpenAI API error 400: Invalid schema" in AgentRun.objects.get(pk=result.run.pk).error
+
+
+def test_a_stalled_stream_is_cut_off_at_the_runs_deadline(server, parts_tool, operator):
+    import time
+
+    stalled = openai_stream(text="Thinking it over slowly, one word at a time, for minutes.")
+    stalled.pause_seconds = 0.6  # each chunk within the read timeout; the ~14-chunk stream takes ~8 s
+    server.push(stalled)
+    began = time.monotonic()
+    result = run_agent(
+        parts_agent(timeout_seconds=1), messages="hi", ctx=CapabilityContext(user=operator), engine=get_engine()
+    )
+    assert result.finish_reason == "timeout" and time.monotonic() - began < 5

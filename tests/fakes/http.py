@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -21,6 +22,7 @@ class Reply:
     chunks: list[bytes] = field(default_factory=list)
     content_type: str = "application/json"
     headers: dict[str, str] = field(default_factory=dict)
+    pause_seconds: float = 0.0  # a stall between chunks (a provider that stops sending mid-stream)
 
 
 @dataclass
@@ -75,12 +77,17 @@ class FakeServer:
                 for name, value in reply.headers.items():
                     self.send_header(name, value)
                 self.end_headers()
-                for chunk in reply.chunks:
-                    self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
-                    self.wfile.flush()
-                self.wfile.write(b"0\r\n\r\n")
-                self.wfile.flush()
                 self.close_connection = True
+                try:
+                    for index, chunk in enumerate(reply.chunks):
+                        if index and reply.pause_seconds:
+                            time.sleep(reply.pause_seconds)
+                        self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+                        self.wfile.flush()
+                    self.wfile.write(b"0\r\n\r\n")
+                    self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up (a deadline)
+                    return
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True

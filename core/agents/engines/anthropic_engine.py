@@ -217,7 +217,9 @@ class AnthropicEngine(Engine):
     def complete(self, request: EngineRequest, *, on_delta: DeltaCallback | None = None) -> EngineTurn:
         deltas: queue.SimpleQueue = queue.SimpleQueue()
         loop = _background_loop()
-        future: Future = asyncio.run_coroutine_threadsafe(self._stream(request, deltas), loop)
+        future: Future = asyncio.run_coroutine_threadsafe(
+            asyncio.wait_for(self._stream(request, deltas), request.deadline_seconds), loop
+        )
         while True:  # deliver deltas on the caller's thread as they arrive
             try:
                 item = deltas.get(timeout=0.5)
@@ -237,6 +239,10 @@ class AnthropicEngine(Engine):
             raise EngineError("Anthropic request was cancelled before it finished.")
         try:
             return future.result()
+        except TimeoutError as exc:
+            raise EngineError(
+                f"Anthropic call abandoned at the run's deadline ({request.deadline_seconds:.1f}s)."
+            ) from exc
         except Exception as exc:
             raise _engine_error(exc) from exc
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 
@@ -20,6 +21,14 @@ class Engine(ABC):
 
     @abstractmethod
     def complete(self, request: EngineRequest, *, on_delta: DeltaCallback | None = None) -> EngineTurn: ...
+
+
+def past_deadline(request: EngineRequest) -> Callable[[], bool]:
+    """A check a streaming engine calls between chunks: has the run's time for this call run out?"""
+    if request.deadline_seconds is None:
+        return lambda: False
+    ends = time.monotonic() + request.deadline_seconds
+    return lambda: time.monotonic() > ends
 
 
 _factories: dict[str, Callable[[], Engine]] = {}

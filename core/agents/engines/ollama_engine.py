@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
 
-from core.agents.engines.base import Engine, register_engine
+from core.agents.engines.base import Engine, past_deadline, register_engine
 from core.agents.engines.catalog import block_text, blocks_of, function_tools, provider_model
 from core.agents.types import DeltaCallback, EngineError, EngineRequest, EngineTurn, Usage
 
@@ -105,18 +106,22 @@ class OllamaEngine(Engine):
         if request.tools:
             kwargs["tools"] = function_tools(request.tools)
         try:
-            return self._stream(kwargs, model, on_delta)
+            return self._stream(kwargs, model, on_delta, past_deadline(request))
         except EngineError:
             raise
         except Exception as exc:
             raise _engine_error(exc) from exc
 
-    def _stream(self, kwargs: dict[str, Any], model: str, on_delta: DeltaCallback | None) -> EngineTurn:
+    def _stream(
+        self, kwargs: dict[str, Any], model: str, on_delta: DeltaCallback | None, late: Callable[[], bool]
+    ) -> EngineTurn:
         text: list[str] = []
         content: list[dict[str, Any]] = []
         usage = Usage()
         done_reason: str | None = None
         for part in _get_client().chat(**kwargs):
+            if late():
+                raise EngineError("Ollama call abandoned at the run's deadline.")
             message = part.message
             if message.thinking and on_delta is not None:  # shown live, not replayed (unsigned)
                 on_delta("thinking", message.thinking)

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
 
-from core.agents.engines.base import Engine, register_engine
+from core.agents.engines.base import Engine, past_deadline, register_engine
 from core.agents.engines.catalog import block_text, blocks_of, function_tools, provider_model
 from core.agents.types import DeltaCallback, EngineError, EngineRequest, EngineTurn, Usage
 
@@ -123,14 +124,18 @@ class OpenAIEngine(Engine):
         if request.tools:
             params["tools"] = function_tools(request.tools)
             params["tool_choice"] = "auto"
+        if request.deadline_seconds is not None:
+            params["timeout"] = min(CLIENT_TIMEOUT, request.deadline_seconds)
         try:
-            return self._stream(params, model, on_delta)
+            return self._stream(params, model, on_delta, past_deadline(request))
         except EngineError:
             raise
         except Exception as exc:
             raise _engine_error(exc) from exc
 
-    def _stream(self, params: dict[str, Any], model: str, on_delta: DeltaCallback | None) -> EngineTurn:
+    def _stream(
+        self, params: dict[str, Any], model: str, on_delta: DeltaCallback | None, late: Callable[[], bool]
+    ) -> EngineTurn:
         text: list[str] = []
         calls: dict[int, dict[str, Any]] = {}
         finish: str | None = None
@@ -139,6 +144,8 @@ class OpenAIEngine(Engine):
         stream = _get_client().chat.completions.create(**params)
         with stream:
             for chunk in stream:
+                if late():
+                    raise EngineError("OpenAI call abandoned at the run's deadline.")
                 seen = True
                 model = chunk.model or model
                 if chunk.usage is not None:
