@@ -89,3 +89,41 @@ def is_clear(signal_or_thresholds: Any, value: float, *, direction: str) -> bool
         return t.low_alert is None or value > t.low_alert + deadband
     edge = t.lowest_high
     return edge is None or value < edge - deadband
+
+
+# Pairs that must be strictly increasing where both are set (the high side, then low < high side).
+_ORDERED = (("alert", "high_alert"), ("alert", "trip"), ("high_alert", "trip"))
+
+
+def limits_problem(t: Thresholds, *, changed: frozenset[str] | set[str] = frozenset()) -> tuple[str, str] | None:
+    """The first inconsistency of a limit set as `(field, message)`, or None when it is sound.
+
+    Rules: deadband ≥ 0; `alert` < `high_alert` < `trip` where set; `low_alert` below the lowest
+    high-side limit, with room for the deadband on both sides (else an alarm could never clear
+    inside the band); at least one limit. A violated pair is reported on the field being
+    `changed` (the one a person can fix), else on the lower one.
+    """
+    values = {"low_alert": t.low_alert, "alert": t.alert, "high_alert": t.high_alert, "trip": t.trip}
+    for name, value in (*values.items(), ("deadband", t.deadband)):
+        if value is not None and not math.isfinite(value):
+            return name, f"{name}: must be a finite number."
+    if t.deadband is None or t.deadband < 0:
+        return "deadband", f"deadband: must be 0 or more (got {t.deadband})."
+    if all(v is None for v in values.values()):
+        return "alert", "alert: a signal needs at least one limit."
+    edge = t.lowest_high
+    edge_name = next((n for n in ("alert", "high_alert", "trip") if values[n] is not None and values[n] == edge), "")
+    pairs = [*_ORDERED, ("low_alert", edge_name)] if edge_name else list(_ORDERED)
+    for low, high in pairs:
+        lo, hi = values[low], values[high]
+        if lo is None or hi is None or lo < hi:
+            continue
+        if high in changed and low not in changed:
+            return high, f"{high}: {hi:g} must be above {low} ({lo:g})."
+        return low, f"{low}: {lo:g} must be below {high} ({hi:g})."
+    if t.low_alert is not None and edge is not None and t.low_alert + t.deadband >= edge - t.deadband:
+        return "deadband", (
+            f"deadband: {t.deadband:g} leaves no normal band between low_alert ({t.low_alert:g}) and "
+            f"{edge_name} ({edge:g}); an alarm could never clear."
+        )
+    return None

@@ -5,7 +5,9 @@ keywords appear in the goal or its ref type is in the context; inputs are filled
 (`work_order:7` → `work_order_id=7`). Equipment tags in the goal (P-02, CV-03) are resolved to cells
 through `workorders.find_cells` (as the plan owner); an "investigate" goal on a cell investigates
 its newest detected work order, or — with none — reads the cell (current signals, trends, failure
-history). Capabilities that are not registered are proposed anyway
+history). A goal that moves an alarm limit ("Raise the P-02 vibration alert limit to 4.8 mm/s
+because …") adds the gated `sentinel.change_signal_limits` after the cell's signal read
+(`planning.limits`). Capabilities that are not registered are proposed anyway
 and dropped by validation with a recorded reason, so the plan says what it could not do.
 """
 
@@ -18,6 +20,7 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from orchestrator.planning import Proposal, expand_template, template_named_in
 from orchestrator.planning.cells import equipment_tags, read, resolve_tag
+from orchestrator.planning.limits import add_limit_change, is_limit_change
 from orchestrator.planning.validation import ref_values
 
 INVESTIGATE = re.compile(r"\b(investigat\w*|root[- ]cause|rca|diagnos\w*|why)\b", re.IGNORECASE)
@@ -66,8 +69,12 @@ class HeuristicPlanner:
         template = template_named_in(goal)
         if template is not None:
             return Proposal(expand_template(template, ref_values(context_refs)), template=template.name)
-        resolved, notes = resolve_goal_cell(goal, ref_values(context_refs), user)
-        return Proposal(heuristic_steps(goal, context_refs, resolved), notes=notes)
+        refs = ref_values(context_refs)
+        resolved, notes = resolve_goal_cell(goal, refs, user)
+        steps = heuristic_steps(goal, context_refs, resolved)
+        if is_limit_change(goal):
+            notes += add_limit_change(goal, steps, {**resolved, **refs}, user)
+        return Proposal(steps, notes=notes)
 
 
 def resolve_goal_cell(

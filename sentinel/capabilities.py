@@ -1,0 +1,78 @@
+"""What sentinel offers plans: a gated change of a signal's alarm limits (management of change).
+
+`gated` is never projected to agents or MCP: the capability runs only as a plan step, which the
+executor always stops at for a DIFFERENT human holding the approver scope to release.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from core.access import OPERATOR
+from core.capabilities import CapabilityContext, Tier, capability
+from sentinel.services.limits import LIMIT_FIELDS, signal_for_change, signal_limits_change
+
+_FINITE = {"allow_inf_nan": False}
+
+
+class ChangeSignalLimitsInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    signal_id: int | None = Field(default=None, description="The signal's id…")
+    cell_tag: str | None = Field(default=None, max_length=32, description="…or its cell's tag (e.g. P-02)…")
+    signal_key: str | None = Field(default=None, max_length=64, description="…and its key (e.g. vibration_mm_s).")
+    low_alert: float | None = Field(default=None, description="New low alert limit (null = keep).", **_FINITE)
+    alert: float | None = Field(default=None, description="New alert limit (null = keep).", **_FINITE)
+    high_alert: float | None = Field(default=None, description="New high alert limit (null = keep).", **_FINITE)
+    trip: float | None = Field(default=None, description="New trip limit (null = keep).", **_FINITE)
+    deadband: float | None = Field(default=None, description="New deadband, ≥ 0 (null = keep).", **_FINITE)
+    on_delay_seconds: int | None = Field(default=None, ge=0, le=86_400, description="New on-delay (null = keep).")
+    reason: str = Field(min_length=1, max_length=500, description="Why the limits change (management of change).")
+
+    @field_validator("reason")
+    @classmethod
+    def _reason_has_words(cls, value: str) -> str:
+        value = value.strip()
+        if not value:
+            raise ValueError("a limit change needs a reason")
+        return value
+
+    @model_validator(mode="after")
+    def _names_a_signal_and_a_change(self) -> ChangeSignalLimitsInput:
+        if self.signal_id is None and not (self.cell_tag and self.signal_key):
+            raise ValueError("give signal_id, or cell_tag and signal_key")
+        if self.signal_id is not None and (self.cell_tag or self.signal_key):
+            raise ValueError("give signal_id or cell_tag + signal_key, not both")
+        if all(getattr(self, name) is None for name in LIMIT_FIELDS):
+            raise ValueError(f"give at least one of {', '.join(LIMIT_FIELDS)}")
+        return self
+
+    def changes(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in LIMIT_FIELDS if getattr(self, name) is not None}
+
+
+@capability(
+    "sentinel.change_signal_limits",
+    description=(
+        "Change a signal's alarm limits (low_alert, alert, high_alert, trip, deadband, on_delay_seconds) with a "
+        "reason. Gated: an approver other than the requester releases it; the signal is then re-evaluated."
+    ),
+    input=ChangeSignalLimitsInput,
+    tier=Tier.GATED,
+    scopes=(OPERATOR,),
+)
+def change_signal_limits(ctx: CapabilityContext, params: ChangeSignalLimitsInput) -> dict[str, Any]:
+    signal = signal_for_change(signal_id=params.signal_id, cell_tag=params.cell_tag, signal_key=params.signal_key)
+    change = signal_limits_change(
+        signal=signal,
+        changes=params.changes(),
+        reason=params.reason,
+        actor=ctx.user,
+        # The executor passes the step's attempt key and ids; an approver only if it ever carries one.
+        approved_by=ctx.extra.get("approved_by"),
+        idempotency_key=str(ctx.extra.get("idempotency_key") or ""),
+        context={"plan_id": ctx.extra.get("plan_id"), "step_id": ctx.extra.get("step_id")},
+    )
+    return change.as_dict()
