@@ -7,6 +7,7 @@ class Mode(models.TextChoices):
     CHAT = "chat", "Chat"
     BUILD = "build", "Build"
     PLAN = "plan", "Plan"
+    COORDINATE = "coordinate", "Coordinator"  # a turn of the orchestrator's coordinator, in this session
 
 
 class Role(models.TextChoices):

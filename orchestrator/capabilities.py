@@ -184,5 +184,72 @@ def get_agent_runs(ctx: CapabilityContext, params: AgentRunsInput) -> list[dict[
     ]
 
 
+class CoordinateInput(BaseModel):
+    message: str = Field(min_length=1, max_length=4000)
+    conversation: str = Field(default="default", min_length=1, max_length=80)
+
+
+COORDINATE = "orchestrator.coordinate"
+
+
+def compact_turn(turn: Any) -> dict[str, Any]:
+    """What a chat message keeps of a coordinator turn; the full record stays behind /explain."""
+    actions = (turn.action_plan or {}).get("actions", [])
+    executed = {e["action_index"]: e["result"] for e in turn.executed}
+    rows = []
+    for index, action in enumerate(actions):
+        failed = [c for c in turn.validation if c["action_index"] == index and not c["ok"]]
+        result = executed.get(index)
+        rows.append(
+            {
+                "index": index,
+                "type": action.get("type", ""),
+                "plan_id": action.get("plan_id") or (result or {}).get("plan_id"),
+                "allowed": not failed,
+                "reason": "; ".join(f"{c['check']}: {c['reason']}" for c in failed),
+                "executed": result is not None,
+                "ok": bool(result.get("ok")) if result is not None else None,
+                "error": (result or {}).get("error", ""),
+            }
+        )
+    touched = sorted({r["plan_id"] for r in executed.values() if r.get("ok") and r.get("plan_id")})
+    tools = [c["tool"] for c in turn.tool_calls]
+    return {
+        "turn_id": turn.pk,
+        "conversation": turn.conversation,
+        "status": turn.status,
+        "answer": turn.answer,
+        "error": turn.error,
+        "tool_calls": len(tools),
+        "tools": tools,
+        "actions": rows,
+        "references": turn.references,
+        "plan_ids": touched,
+        "agent_run_id": turn.agent_run_id,
+        "explain": f"/api/v1/aria/coordinator/turns/{turn.pk}/explain",
+        "summary": f"Coordinator turn {turn.pk} ({turn.status}): {(turn.answer.splitlines() or [''])[0][:120]}",
+    }
+
+
+@capability(
+    COORDINATE,
+    description="For the chat UI only (the Ask ARIA drawer's Coordinator mode), never an agent's tool: one "
+    "coordinator turn as the caller — it inspects, validates and runs its own actions (it can pause, resume "
+    "or cancel the caller's plans, create plans and decide asks it may decide) — returned compactly.",
+    input=CoordinateInput,
+    tier=Tier.MUTATE,  # its validated actions change plans and asks
+    scopes=(OPERATOR,),
+    handoff_to="coordinator",  # it runs another agent; also keeps it off the authoring allowlist
+)
+def coordinate(ctx: CapabilityContext, params: CoordinateInput) -> dict[str, Any]:
+    from core.errors import Forbidden
+    from orchestrator.coordinator.service import coordinator_turn
+
+    if ctx.agent:  # the agent loop, the plan executor and MCP all name themselves; the chat UI does not
+        raise Forbidden(f"{COORDINATE} is the chat UI's entry point; {ctx.agent!r} may not call it.")
+    turn = coordinator_turn(user=ctx.user, message=params.message, conversation=params.conversation)
+    return compact_turn(turn)
+
+
 # The coordinator's other read tools and the specialist runner register on import.
 from orchestrator import read_tools, specialists  # noqa: E402, F401

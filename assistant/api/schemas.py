@@ -8,7 +8,8 @@ from typing import Any, Literal
 from ninja import Schema
 from pydantic import ConfigDict, Field
 
-ModeName = Literal["chat", "build", "plan"]
+ModeName = Literal["chat", "build", "plan", "coordinate"]
+AuthorModeName = Literal["chat", "build", "plan"]  # the one-shot prompt draft runs the authoring agent
 
 
 class SessionIn(Schema):
@@ -72,11 +73,12 @@ class TurnOut(Schema):
     delta_errors: list[str]
     plan_card: dict[str, Any] | None
     tool_calls: list[dict[str, Any]]
+    coordinator: dict[str, Any] | None = None
 
 
 class PromptDraftIn(Schema):
     content: str = Field(min_length=1, max_length=20_000)
-    mode: ModeName = "build"
+    mode: AuthorModeName = "build"
 
 
 class RunOut(Schema):

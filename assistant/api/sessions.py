@@ -86,6 +86,7 @@ def post_message(request: HttpRequest, session_id: int, payload: TurnIn) -> dict
         "delta_errors": outcome.delta_errors,
         "plan_card": outcome.plan_card,
         "tool_calls": outcome.tool_calls,
+        "coordinator": outcome.coordinator,
     }
 
 

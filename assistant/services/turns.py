@@ -16,6 +16,7 @@ from assistant.engines import author_engine
 from assistant.intents import intent_of
 from assistant.models import Draft, Message, Run, Session
 from assistant.plan_context import context_refs_for
+from assistant.services.coordinate import coordinator_exchange
 from assistant.services.drafts import draft_create, draft_update
 from assistant.services.runs import run_fail
 from assistant.services.sessions import message_create, session_history, session_update
@@ -40,6 +41,7 @@ class TurnOutcome:
     delta_errors: list[str] = field(default_factory=list)
     plan_card: dict[str, Any] | None = None
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    coordinator: dict[str, Any] | None = None  # coordinate mode: the turn's compact record
 
 
 def _apply_deltas(
@@ -104,6 +106,9 @@ def session_turn(
     config = get_config()
     if not content.strip():
         raise InvalidInput("content is required.", field="content")
+    if (mode or session.mode) == Mode.COORDINATE:  # checked before any write; see services/coordinate.py
+        done = coordinator_exchange(session=session, user=user, content=content)
+        return TurnOutcome(message=done.message, run=done.run, reply=done.reply, coordinator=done.coordinator)
     if mode is not None and mode != session.mode:
         session_update(session=session, mode=mode)
     mode = session.mode

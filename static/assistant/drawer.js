@@ -1,6 +1,6 @@
-/* Ask ARIA drawer: chat (WebSocket, streamed ChatMap frames) and build/plan turns (REST),
-   history, attachments, settings, drafts with status badges. No inline scripts; text only via
-   textContent. */
+/* Ask ARIA drawer: chat (WebSocket, streamed ChatMap frames) and build/plan/coordinator turns
+   (REST), history, attachments, settings, drafts with status badges. No inline scripts; text only
+   via textContent. */
 (function () {
   "use strict";
   const drawer = document.getElementById("aria-drawer");
@@ -162,12 +162,17 @@
       }
       (out.delta_errors || []).forEach((e) => view.li.appendChild(el("p", "aria-error", e)));
       if (out.plan_card) planCard(view.li, out.plan_card);
+      if (out.coordinator) coordinatorTurn(view.li, out.coordinator);
       if (out.drafts && out.drafts.length) refreshDrafts();
     } catch (err) {
       view.li.appendChild(el("p", "aria-error", err.message));
     }
     busy(false);
     refreshSessions(false);
+  }
+
+  function coordinatorTurn(li, turn) {  // the compact line + expandable details (orchestrator/turn_details.js)
+    if (window.AriaTurnDetails) window.AriaTurnDetails.attach(li, turn, "aria-coord-details");
   }
 
   function planCard(li, card) {
@@ -273,6 +278,7 @@
         li.appendChild(d);
       });
       if (m.metadata.plan_card) planCard(li, m.metadata.plan_card);
+      if (m.metadata.coordinator) coordinatorTurn(li, m.metadata.coordinator);
     });
     refreshAttachments();
     if (s.mode === "build") refreshDrafts();

@@ -1,10 +1,11 @@
 /* The coordinator box on the Plans page: send a message, show each turn's answer, and expand a
- * turn to see what it inspected, which actions it chose and which checks passed (GET …/explain). */
+ * turn to see what it inspected, which actions it chose and which checks passed (GET …/explain,
+ * rendered by turn_details.js, which the Ask ARIA drawer shares). */
 (function () {
   "use strict";
   var list = document.getElementById("coord-turns");
   var form = document.getElementById("coord-form");
-  if (!list || !form) return;
+  if (!list || !form || !window.AriaTurnDetails) return;
   var API = list.getAttribute("data-api");
 
   function cookie(name) {
@@ -27,31 +28,6 @@
     return node;
   }
 
-  function section(parent, title, items) {
-    parent.appendChild(el("div", "", title));
-    var ul = el("ul");
-    items.forEach(function (item) {
-      var li = el("li", item.fail ? "fail" : "", item.text);
-      ul.appendChild(li);
-    });
-    parent.appendChild(ul);
-  }
-
-  function fillDetails(box, turn) {
-    call("GET", API + "/" + turn.id + "/explain").then(function (x) {
-      box.textContent = "";
-      section(box, "Inspected", x.evidence.map(function (e) { return { text: e.tool + " " + JSON.stringify(e.args) + " → " + e.summary }; }));
-      section(box, "Selected actions", x.selected_actions.map(function (a) { return { text: JSON.stringify(a) }; }));
-      section(box, "Checks", x.validation_checks.map(function (c) {
-        return { text: (c.ok ? "✓ " : "✗ ") + c.check + (c.action_index === null ? "" : " #" + c.action_index) + (c.reason ? ": " + c.reason : ""), fail: !c.ok };
-      }));
-      section(box, "Result", x.details.actions.map(function (a) {
-        var target = a.plan_id ? " plan " + a.plan_id : (a.interaction_id ? " ask " + a.interaction_id : "");
-        return { text: (a.ok ? "✓ " : "✗ ") + a.type + target + (a.error ? ": " + a.error : ""), fail: !a.ok };
-      }));
-    }, function (err) { box.textContent = err.message; });
-  }
-
   function turnNode(turn) {
     var li = el("li", "coord-turn");
     li.setAttribute("data-status", turn.status);
@@ -59,12 +35,7 @@
     var status = el("span", "plan-status coord-status", turn.status);
     li.appendChild(status);
     li.appendChild(el("div", "coord-answer", turn.answer));
-    var details = el("details", "coord-details");
-    details.appendChild(el("summary", "", "details"));
-    var box = el("div");
-    details.appendChild(box);
-    details.addEventListener("toggle", function () { if (details.open && !box.childNodes.length) fillDetails(box, turn); });
-    li.appendChild(details);
+    li.appendChild(window.AriaTurnDetails.details(turn.id, "coord-details"));  // turn_details.js
     return li;
   }
 
