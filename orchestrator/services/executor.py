@@ -27,10 +27,10 @@ from django.db.models import Max, Q
 from django.utils import timezone
 
 from core.access import has_scopes
-from core.capabilities import CapabilityContext, CapabilityResult, dispatch, registry
+from core.capabilities import CapabilityContext, CapabilityResult, Tier, dispatch, registry
 from core.errors import Conflict
-from orchestrator.choices import STEP_SETTLED, PlanStatus, StepStatus, gate_decision
-from orchestrator.models import Plan, PlanStep
+from orchestrator.choices import STEP_SETTLED, InteractionStatus, PlanStatus, StepStatus, gate_decision
+from orchestrator.models import Interaction, Plan, PlanStep
 from orchestrator.services.interactions import ask_confirm, ask_permission, gate_evidence
 from orchestrator.services.plans import plan_transition, plan_updated
 
@@ -181,11 +181,17 @@ def _fail(plan: Plan, step: PlanStep, message: str, *, claimed: bool) -> None:
 
 def _dispatch(plan: Plan, step: PlanStep) -> CapabilityResult:
     """Run a claimed step's capability as the plan owner, outside any transaction."""
-    ctx = CapabilityContext(
-        user=plan.owner,
-        agent="orchestrator",
-        extra={"idempotency_key": step.idempotency_key, "plan_id": plan.pk, "step_id": step.pk},
-    )
+    extra = {"idempotency_key": step.idempotency_key, "plan_id": plan.pk, "step_id": step.pk}
+    if Tier.parse(step.tier) == Tier.GATED:  # the handler records who released it (separation of duties)
+        approval = (
+            Interaction.objects.filter(step=step, status=InteractionStatus.ANSWERED)
+            .exclude(required_scope="")
+            .select_related("answered_by")
+            .order_by("-answered_at")
+            .first()
+        )
+        extra["approved_by"] = approval.answered_by if approval else None
+    ctx = CapabilityContext(user=plan.owner, agent="orchestrator", extra=extra)
     return dispatch(step.capability, step.inputs, ctx=ctx)
 
 

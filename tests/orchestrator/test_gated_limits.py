@@ -116,9 +116,10 @@ def test_operator_plans_it_and_only_another_human_with_the_approver_scope_releas
     signal = SignalDefinition.objects.get(pk=p02.pk)
     assert (signal.alert, signal.trip) == (4.8, 7.1)
     assert Alarm.objects.get(pk=alarm.pk).state == "cleared"
-    # The sentinel audit names the requester, the change and its plan step; the orchestrator's names the approver
+    # The sentinel audit names the requester, who released it, the change and its plan step
     change = AuditRecord.objects.get(action="signal.limits_change", target_id=str(p02.pk))
     assert change.actor == owner and change.details["reason"] == "The new bearing runs warmer"
+    assert change.details["approved_by"] == approver.username
     assert (change.details["before"]["alert"], change.details["after"]["alert"]) == (4.5, 4.8)
     assert (change.details["plan_id"], change.details["step_id"]) == (plan.pk, step.pk)
     approval = AuditRecord.objects.get(action="interaction.approve", target_id=str(ask.pk))
