@@ -146,6 +146,9 @@ class Capability:
     returns_job: bool = False
     handoff_to: str = ""  # set when the capability runs another agent (agent-as-tool)
     tool_name: str = ""
+    # An entry point for a person's UI (the chat drawer): never an agent's tool, an MCP tool or a
+    # plan step; dispatch refuses it to any caller that names itself an agent.
+    ui_only: bool = False
 
     def input_schema(self) -> dict[str, Any]:
         schema = self.input.model_json_schema()
@@ -199,6 +202,7 @@ def capability(
     returns_job: bool = False,
     handoff_to: str = "",
     tool_name: str = "",
+    ui_only: bool = False,
 ) -> Callable[[Handler], Handler]:
     """Register the decorated function as a capability in the one registry."""
 
@@ -214,6 +218,7 @@ def capability(
                 returns_job=returns_job,
                 handoff_to=handoff_to,
                 tool_name=tool_name or name.rsplit(".", 1)[-1],
+                ui_only=ui_only,
             )
         )
         return handler
@@ -240,6 +245,9 @@ def dispatch(name: str, args: dict[str, Any] | None, *, ctx: CapabilityContext) 
         result.duration_ms = int((time.monotonic() - started) * 1000)
         return result
 
+    if cap.ui_only and ctx.agent:
+        message = f"{cap.name} is an entry point for a person's UI; {ctx.agent!r} may not call it."
+        return finish(CapabilityResult(cap.name, is_error=True, message=message))
     if not has_scopes(ctx.user, cap.scopes):
         missing = sorted(set(cap.scopes) - user_scopes(ctx.user))
         return finish(
@@ -272,7 +280,7 @@ def project_tools(
     user: AbstractBaseUser | None = None,
     provider: str = "anthropic",
 ) -> list[dict[str, Any]]:
-    """An agent's tool list: allowlisted capabilities up to max_tier, never `gated`.
+    """An agent's tool list: allowlisted capabilities up to max_tier, never `gated`, never `ui_only`.
 
     With `user`, capabilities whose scopes the user lacks are left out. The format is the
     provider's: Anthropic `{name, description, input_schema}`, OpenAI/Ollama function tools.
@@ -284,7 +292,7 @@ def project_tools(
         caps = [c for c in (registry.get(n) for n in allow) if c is not None]
     tools = []
     for cap in caps:
-        if cap.tier > ceiling or (user is not None and not has_scopes(user, cap.scopes)):
+        if cap.tier > ceiling or cap.ui_only or (user is not None and not has_scopes(user, cap.scopes)):
             continue
         tools.append(tool_spec(cap.tool_name, cap.description, cap.input_schema(), provider=provider))
     return tools

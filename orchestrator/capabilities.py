@@ -239,14 +239,12 @@ def compact_turn(turn: Any) -> dict[str, Any]:
     input=CoordinateInput,
     tier=Tier.MUTATE,  # its validated actions change plans and asks
     scopes=(OPERATOR,),
-    handoff_to="coordinator",  # it runs another agent; also keeps it off the authoring allowlist
+    handoff_to="coordinator",  # it runs another agent
+    ui_only=True,  # never an agent's tool, an MCP tool or a plan step (dispatch refuses agents)
 )
 def coordinate(ctx: CapabilityContext, params: CoordinateInput) -> dict[str, Any]:
-    from core.errors import Forbidden
     from orchestrator.coordinator.service import coordinator_turn
 
-    if ctx.agent:  # the agent loop, the plan executor and MCP all name themselves; the chat UI does not
-        raise Forbidden(f"{COORDINATE} is the chat UI's entry point; {ctx.agent!r} may not call it.")
     turn = coordinator_turn(user=ctx.user, message=params.message, conversation=params.conversation)
     return compact_turn(turn)
 

@@ -53,7 +53,11 @@ def visible_capabilities(user: AbstractBaseUser | None) -> list[Capability]:
         return []
     operator = has_scopes(user, (OPERATOR,))
     # A listed tool whose own scopes the caller lacks still answers "Permission denied" (dispatch).
-    return [cap for cap in registry.all() if cap.tier <= Tier.SAFE or (cap.tier == Tier.MUTATE and operator)]
+    return [
+        cap
+        for cap in registry.all()
+        if not cap.ui_only and (cap.tier <= Tier.SAFE or (cap.tier == Tier.MUTATE and operator))
+    ]
 
 
 def _tool(cap: Capability) -> types.Tool:

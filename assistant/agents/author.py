@@ -58,7 +58,7 @@ def author_tools(mode: str, config: AssistantConfig) -> list[str]:
     ceiling = Tier.MUTATE if mode == Mode.BUILD else Tier.READ
     names = []
     for cap in registry.all():
-        if cap.tier > ceiling or cap.handoff_to:
+        if cap.tier > ceiling or cap.handoff_to or cap.ui_only:
             continue
         if any(word in cap.name.lower() for word in FORBIDDEN_WORDS):
             continue

@@ -40,6 +40,7 @@ def _catalogue() -> list[dict[str, Any]]:
     return [
         {"name": c.name, "tier": c.tier.label, "description": c.description, "input": c.input_schema()}
         for c in registry.all()
+        if not c.ui_only
     ]
 
 

@@ -91,8 +91,9 @@ def validate_proposals(proposals: list[dict[str, Any]], *, context_refs: list[di
     for index, proposal in enumerate(proposals):
         name = str(proposal.get("capability") or "")
         cap = registry.get(name)
-        if cap is None:
-            notes.append({"index": index, "capability": name, "action": "dropped", "reason": "unknown capability"})
+        if cap is None or cap.ui_only:
+            reason = "unknown capability" if cap is None else "a UI entry point, not a plan step"
+            notes.append({"index": index, "capability": name, "action": "dropped", "reason": reason})
             continue
         raw_inputs = proposal.get("inputs") or {}
         if not isinstance(raw_inputs, dict):

@@ -80,8 +80,22 @@ def test_bad_input_is_refused_before_any_turn(operator):
 def test_agents_plans_and_mcp_clients_may_not_call_it(operator):
     for caller in ("operator_qa", "orchestrator", "mcp"):  # the loop, the plan executor, the MCP server
         result = coordinate(operator, "cancel everything", agent=caller)
-        assert result.is_error and "chat UI's entry point" in result.message
+        assert result.is_error and "entry point for a person's UI" in result.message
     assert not CoordinatorTurn.objects.exists()
+
+
+def test_it_is_never_projected_listed_over_mcp_or_planned(operator):
+    from core.capabilities import project_tools
+    from orchestrator.planning.validation import validate_proposals
+    from workorders.mcp_server import visible_capabilities
+
+    cap = registry.get(COORDINATE)
+    assert cap.ui_only
+    # even an allowlist naming it explicitly does not project it to an agent
+    assert project_tools(allow=[COORDINATE], user=operator) == []
+    assert cap not in visible_capabilities(operator)
+    checked = validate_proposals([{"capability": COORDINATE, "inputs": {"message": "x"}}], context_refs=[])
+    assert checked.steps == [] and checked.notes[0]["reason"] == "a UI entry point, not a plan step"
 
 
 def test_no_agent_allowlist_projects_it():
