@@ -112,7 +112,9 @@ def _compose_answer(
             parts.append(f"Not done: {plan.actions[check['action_index']].type} — {check['reason']}.")
     if error:
         parts.append(f"What failed: {error}; the actions listed above as done were applied, nothing after.")
-    parts.append(inspected)
+    went_wrong = error or verdict.failed or any(not item["result"].get("ok") for item in executed)
+    if went_wrong:  # a clean turn's inspections are in its details; a failed one says them here
+        parts.append(inspected)
     return "\n".join(p for p in parts if p)
 
 

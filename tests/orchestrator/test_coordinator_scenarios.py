@@ -72,6 +72,7 @@ def test_what_happened_after_a_failed_investigation(operator, django_capture_on_
     assert turn.tool_calls[-1]["args"]["work_order_id"] == wo.pk
     assert allowed(turn) == ["answer"] and turn.status == "ok"
     assert "cancelled before analysis" in turn.answer and f"Plan {plan.pk}" in turn.answer
+    assert "Inspected:" not in turn.answer  # a clean turn's inspections are in its details, not its answer
     assert Plan.objects.get(pk=plan.pk).status == "failed"  # nothing changed
     stored = transcript(turn)
     assert stored.references["plan_ids"] == [plan.pk] and stored.references["work_order_ids"] == [wo.pk]
