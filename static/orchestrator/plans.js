@@ -53,6 +53,18 @@
     return b;
   }
 
+  /* "alert: 4.8 · reason: …" — what a person reads before deciding; unset (null) inputs mean "keep" and are left out. */
+  function describe(value) {
+    if (value === null || value === undefined) return "";
+    if (typeof value !== "object") return String(value);
+    if (Array.isArray(value)) return value.map(describe).filter(Boolean).join(", ");
+    return Object.keys(value).map(function (key) {
+      var shown = describe(value[key]);
+      if (!shown) return "";
+      return key + ": " + (typeof value[key] === "object" && !Array.isArray(value[key]) ? "{" + shown + "}" : shown);
+    }).filter(Boolean).join(" · ");
+  }
+
   function answer(ask, decision) {
     return api("POST", "/interactions/" + ask.id + "/answer", { decision: decision });
   }
@@ -61,7 +73,7 @@
     var li = el("li", "ask");
     li.appendChild(el("span", "ask-question", ask.question));
     if (ask.required_scope) li.appendChild(el("span", "step-inputs", "needs a different " + ask.required_scope));
-    li.appendChild(el("div", "ask-evidence", JSON.stringify(ask.evidence)));
+    li.appendChild(el("div", "ask-evidence", describe(ask.evidence)));
     if (canAnswer) {
       var actions = el("div", "plan-actions");
       var yes = ask.kind === "confirm" ? "accept" : "approve";
@@ -79,7 +91,7 @@
     var status = el("span", "step-status", step.status);
     status.setAttribute("data-status", step.status);
     li.appendChild(status);
-    li.appendChild(el("span", "step-inputs", step.tier + " · " + JSON.stringify(step.inputs)));
+    li.appendChild(el("span", "step-inputs", step.tier + " · " + describe(step.inputs)));
     if (step.depends_on.length) li.appendChild(el("span", "step-inputs", "after " + step.depends_on.join(", ")));
     if (step.error) li.appendChild(el("span", "step-error", step.error));
     return li;

@@ -1,0 +1,80 @@
+"""The gated approval path in the browser, on the seeded demo: an operator plans an alarm-limit
+change on P-02, an approver — a different person — releases it, and the limit changes."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.live_server import start_live_server
+
+pytestmark = pytest.mark.browser
+GOAL = "Raise the P-02 vibration alert limit to 4.8 mm/s because the new bearing runs warmer"
+RUN_PLANS = (
+    "from orchestrator.models import Plan\n"
+    "from orchestrator.services.executor import plan_execute\n"
+    "for plan in Plan.objects.filter(status='running'): plan_execute(plan.pk)\n"
+)
+READ_LIMIT = (
+    "from sentinel.models import SignalDefinition\n"
+    "print(SignalDefinition.objects.get(cell__tag='P-02', key='vibration_mm_s').alert)\n"
+)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    server = start_live_server(tmp_path_factory.mktemp("gated"), {"ARIA_ENGINE": "fake"})
+    server.manage("seed_demo")
+    server.create_user("opal", "gated-operator-1", "operator")
+    server.create_user("abby", "gated-approver-1", "approver")
+    yield server
+    server.stop()
+
+
+def tab(browser, server, username, password):
+    context = browser.new_context(base_url=server.url, viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    page.goto("/login/?next=/plans/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", password)
+    page.click("#login-submit")
+    expect(page).to_have_url(f"{server.url}/plans/")
+    expect(page.locator("#plans-ws-status")).to_have_attribute("data-status", "open")
+    return page
+
+
+def test_an_operator_plans_a_limit_change_and_only_an_approver_releases_it(browser, server):
+    operator = tab(browser, server, "opal", "gated-operator-1")
+    operator.fill("#plans-new input[name=goal]", GOAL)
+    operator.click("#plans-new button[type=submit]")
+    plan = operator.locator("article.plan").first
+    expect(plan.locator(".plan-status")).to_have_text("draft")
+    change = plan.locator("li", has=operator.locator(".step-cap", has_text="sentinel.change_signal_limits"))
+    # the step reads as what it will do; inputs left unset (keep) are not shown as nulls
+    expect(change.locator(".step-inputs").first).to_contain_text("gated · cell_tag: P-02")
+    expect(change.locator(".step-inputs").first).to_contain_text("alert: 4.8")
+    expect(change.locator(".step-inputs").first).not_to_contain_text("null")
+    plan.get_by_role("button", name="Approve").click()
+    expect(plan.locator(".plan-status")).to_have_text("approved")
+    operator.locator("article.plan").first.get_by_role("button", name="Execute").click()
+    expect(operator.locator("article.plan .plan-status").first).to_have_text("running")
+    server.manage("shell", "-c", RUN_PLANS)  # the worker's part: the read step runs, the gated one asks
+    expect(operator.locator("article.plan .plan-status").first).to_have_text("paused")
+    ask = operator.locator("article.plan .ask").first
+    expect(ask).to_contain_text("needs a different approver")
+    expect(ask.get_by_role("button", name="Approve")).to_have_count(0)  # never the owner's to release
+
+    approver = tab(browser, server, "abby", "gated-approver-1")
+    expect(approver.locator("#needs-me-badge")).to_have_text("1")
+    waiting = approver.locator("#plans-asks .ask").first
+    expect(waiting).to_contain_text("Approve gated step 2: sentinel.change_signal_limits")
+    expect(waiting.locator(".ask-evidence")).to_contain_text("alert: 4.8")
+    expect(waiting.locator(".ask-evidence")).to_contain_text("reason: The new bearing runs warmer")
+    waiting.get_by_role("button", name="Approve").click()
+    expect(approver.locator("#needs-me-badge")).to_be_hidden()
+    server.manage("shell", "-c", RUN_PLANS)
+    expect(operator.locator("article.plan .plan-status").first).to_have_text("completed")
+    assert server.manage("shell", "-c", READ_LIMIT).strip().splitlines()[-1] == "4.8"
+    operator.context.close()
+    approver.context.close()
