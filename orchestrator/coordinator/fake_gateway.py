@@ -104,6 +104,9 @@ def decide(reading: Reading, state: FakeState) -> FakeReply:
             else "You have no plans to continue."
         )
         return _submit("Nothing to guide.", [{"type": "answer", "text": text}], refs, "no active plan in focus")
+    if act == "plan":  # new work: the planner drafts it; the validator refuses a duplicate of running work
+        action = {"type": "create_plan", "goal": reading.text, "context_refs": [], "explicit_request": True}
+        return _submit("Drafting a plan for approval.", [action], refs, "the user asked for new work")
     if act == "revise":
         if focus is None:
             question = {"type": "ask_clarification", "text": "Which plan should I start from?"}

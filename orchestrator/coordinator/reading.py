@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from orchestrator.planning.cells import equipment_tags
 
-Act = Literal["question", "explain", "stop", "proceed", "guide", "revise", "delegate"]
+Act = Literal["question", "explain", "stop", "proceed", "guide", "revise", "delegate", "plan"]
 ACTS: tuple[str, ...] = Act.__args__
 
 
@@ -38,7 +38,8 @@ class Reading:
       proceed  — go ahead with what is waiting ("apply it", "go on");
       guide    — continue the work in focus with `text` added as guidance;
       revise   — a new plan like the one in focus, changed by `text`;
-      delegate — hand work to the named specialist `profiles` (`text` is the instruction).
+      delegate — hand work to the named specialist `profiles` (`text` is the instruction);
+      plan     — new work: draft a goal-plan for the goal in `text`.
     """
 
     act: Act
@@ -57,6 +58,7 @@ INTERROGATIVE = {"what", "why", "how", "when", "which", "who", "where", "is", "a
 RESTRAINT = re.compile(r"\b(don'?t|do not|not yet|no need)\b", re.I)
 HALT = re.compile(r"\b(stop|cancel|abort|halt)\b", re.I)
 SMALLER = re.compile(r"\b(smaller|lighter|cheaper|faster)\b", re.I)
+PLAN = re.compile(r"^\s*(?:please\s+)?(?:plan|(?:create|make|draft) a plan)\b[\s:,-]*(?:to\s+)?", re.I)
 WORK_ORDER = re.compile(r"\b(?:work[ -]?order|wo)[\s#-]*(\d+)\b", re.I)
 
 
@@ -78,6 +80,9 @@ def keyword_reading(message: str, specialists: dict[str, Any]) -> Reading:
         return Reading("question", **common)
     if RESTRAINT.search(text):
         return Reading("explain", **common)
+    if planned := PLAN.match(text):  # "Plan: raise the P-02 alert …", "make a plan to …"
+        goal = text[planned.end() :].strip()
+        return Reading("plan", text=goal[:1].upper() + goal[1:], **common) if goal else Reading("proceed", **common)
     if HALT.search(text):
         return Reading("stop", smaller=bool(SMALLER.search(text)), **common)
     if len(writers) == 1:  # "write the repair order …", "draft a skill …": a directive to the one writer

@@ -52,6 +52,13 @@ def test_keyword_reading_of_a_delegation_names_profiles_from_the_packet_roles():
     )
 
 
+def test_keyword_reading_of_a_request_for_new_work():
+    goal = "raise the P-02 vibration alert limit to 4.8 mm/s"
+    assert keyword_reading(f"Plan: {goal}", SPECIALISTS) == Reading("plan", text="R" + goal[1:], equipment=("P-02",))
+    assert keyword_reading(f"Make a plan to {goal}", SPECIALISTS).text == "R" + goal[1:]
+    assert keyword_reading("Plan", SPECIALISTS).act == "proceed"  # nothing to plan: go on with what waits
+
+
 def test_a_reading_with_an_unknown_act_is_refused():
     with pytest.raises(ValueError, match="act must be one of"):
         Reading("teleport")

@@ -288,3 +288,22 @@ def test_the_gateway_decides_from_the_reading_and_state_never_the_words(operator
     question = turn_on(operator, "Stop that one, use a smaller agent", WHAT_HAPPENED)
     assert allowed(question) == ["answer"] and f"Plan {new.pk}" in question.answer
     assert Plan.objects.get(pk=new.pk).status == "draft"
+
+
+def test_plan_a_limit_change_from_the_chat_drafts_a_gated_step(operator):
+    """New work asked for in the chat becomes a draft the user approves; its gated step waits for
+    an approver later. Asked again while the draft is open, it is a duplicate."""
+    from tests.workorders import factories as f
+
+    f.make_signal(f.make_cell("P-02"))
+    goal = "Raise the P-02 vibration alert limit to 4.8 mm/s because the new bearing runs warmer"
+    turn = turn_on(operator, f"Plan: {goal}", Reading("plan", text=goal))
+    assert tools(turn) == SURVEY and allowed(turn) == ["create_plan"] and turn.status == "ok"
+    plan = Plan.objects.get(pk=turn.executed[0]["result"]["plan_id"])
+    assert plan.status == "draft" and plan.goal == goal
+    steps = [(s.capability, s.tier) for s in plan.steps.all()]
+    assert steps == [("workorders.get_current_signals", "read"), ("sentinel.change_signal_limits", "gated")]
+    assert plan.steps.get(order=2).inputs["alert"] == 4.8
+    transcript(turn)
+    again = turn_on(operator, f"Plan: {goal}", Reading("plan", text=goal))
+    assert allowed(again) == [] and again.status == "rejected" and Plan.objects.count() == 1
