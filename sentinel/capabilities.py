@@ -70,7 +70,7 @@ def change_signal_limits(ctx: CapabilityContext, params: ChangeSignalLimitsInput
         changes=params.changes(),
         reason=params.reason,
         actor=ctx.user,
-        # The executor passes the step's attempt key and ids; an approver only if it ever carries one.
+        # The executor passes the step's attempt key, its ids and who approved the gated step.
         approved_by=ctx.extra.get("approved_by"),
         idempotency_key=str(ctx.extra.get("idempotency_key") or ""),
         context={"plan_id": ctx.extra.get("plan_id"), "step_id": ctx.extra.get("step_id")},

@@ -9,6 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.live_server import start_live_server
+from tests.browser.tabs import drawer_login, open_tab
 
 pytestmark = pytest.mark.browser
 COMPACT = re.compile(r"^ok · inspected \d+ tools? · \d+ actions? \(\d+ done\)$")
@@ -33,23 +34,12 @@ def server(tmp_path_factory):
 @pytest.fixture
 def page(browser, server):
     """A tab on this module's server, from the one session-wide browser (tests/browser/conftest.py)."""
-    context = browser.new_context(base_url=server.url, viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(20_000)
-    errors: list[str] = []
-    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-    page.console_errors = errors
+    page = open_tab(browser, server)
     yield page
-    context.close()
+    page.context.close()
 
 
-def login(page, server, username, *scopes):
-    server.create_user(username, f"pw-{username}-123456", *scopes)
-    page.goto("/login/?next=/assistant/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", f"pw-{username}-123456")
-    page.click("#login-submit")
-    expect(page.locator("#aria-drawer")).to_be_visible()
+login = drawer_login
 
 
 def test_operator_asks_the_coordinator_and_expands_the_turn_details(page, server):

@@ -7,6 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.live_server import start_live_server
+from tests.browser.tabs import open_tab, sign_in
 
 pytestmark = pytest.mark.browser
 GOAL = "Raise the P-02 vibration alert limit to 4.8 mm/s because the new bearing runs warmer"
@@ -32,14 +33,8 @@ def server(tmp_path_factory):
 
 
 def tab(browser, server, username, password):
-    context = browser.new_context(base_url=server.url, viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(20_000)
-    page.goto("/login/?next=/plans/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", password)
-    page.click("#login-submit")
-    expect(page).to_have_url(f"{server.url}/plans/")
+    page = open_tab(browser, server)
+    sign_in(page, username, password, next_path="/plans/")
     expect(page.locator("#plans-ws-status")).to_have_attribute("data-status", "open")
     return page
 

@@ -1,0 +1,34 @@
+"""Browser tabs on a live server, shared by the browser tests: a fresh context per tab, console
+errors collected on `page.console_errors`, and signing in through the real login form."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from playwright.sync_api import expect
+
+
+def open_tab(browser: Any, server: Any, *, height: int = 900, timeout_ms: int = 20_000) -> Any:
+    context = browser.new_context(base_url=server.url, viewport={"width": 1280, "height": height})
+    page = context.new_page()
+    page.set_default_timeout(timeout_ms)
+    errors: list[str] = []
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.console_errors = errors
+    return page
+
+
+def sign_in(page: Any, username: str, password: str, *, next_path: str = "/assistant/") -> None:
+    page.goto(f"/login/?next={next_path}")
+    page.fill("#id_username", username)
+    page.fill("#id_password", password)
+    page.click("#login-submit")
+    expect(page).to_have_url(re.compile(re.escape(next_path) + "$"))
+
+
+def drawer_login(page: Any, server: Any, username: str, *scopes: str) -> None:
+    """Create `username` with `scopes`, sign in and wait for the Ask ARIA drawer."""
+    server.create_user(username, f"pw-{username}-123456", *scopes)
+    sign_in(page, username, f"pw-{username}-123456")
+    expect(page.locator("#aria-drawer")).to_be_visible()
