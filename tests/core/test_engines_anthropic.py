@@ -63,7 +63,7 @@ def test_text_turn_streams_deltas_on_the_callers_thread(server):
         threads.add(threading.get_ident())
 
     engine = get_engine()
-    turn = engine.complete(request(model="claude-sonnet-4-5"), on_delta=on_delta)
+    turn = engine.complete(request(model="claude-sonnet-4-6"), on_delta=on_delta)
 
     assert isinstance(engine, AnthropicEngine)
     assert turn.text == "Hello from the Messages API, streamed."
@@ -75,7 +75,7 @@ def test_text_turn_streams_deltas_on_the_callers_thread(server):
     assert turn.content == [{"type": "text", "text": "Hello from the Messages API, streamed."}]
     sent = server.message_bodies()[0]
     assert sent["stream"] is True
-    assert sent["model"] == "claude-sonnet-4-5"
+    assert sent["model"] == "claude-sonnet-4-6"
     assert sent["system"] == "You are terse."
     assert "thinking" not in sent and "tool_choice" not in sent
     headers = server.requests[0].headers

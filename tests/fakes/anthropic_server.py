@@ -71,7 +71,7 @@ def anthropic_stream(
     blocks: list[dict[str, Any]],
     *,
     stop_reason: str = "end_turn",
-    model: str = "claude-sonnet-4-5",
+    model: str = "claude-sonnet-4-6",
     input_tokens: int = 42,
     output_tokens: int = 17,
 ) -> Reply:
@@ -123,7 +123,7 @@ def anthropic_stream_error(message: str = "Overloaded") -> Reply:
                     "id": "msg_fake02",
                     "type": "message",
                     "role": "assistant",
-                    "model": "claude-sonnet-4-5",
+                    "model": "claude-sonnet-4-6",
                     "content": [],
                     "stop_reason": None,
                     "stop_sequence": None,
