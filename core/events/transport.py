@@ -6,20 +6,26 @@ server's loop only when that loop next wakes for another reason — seconds late
 consumer binds the server's loop here (`bind_server_loop`) and `broadcast()` hands the send to
 that loop with `run_coroutine_threadsafe`. The same path is correct with channels-redis, and
 with no server loop in this process (a separate worker or a shell) it falls back to
-`async_to_sync`. Domain code never sees any of this: it calls `publish()`.
+one broadcast loop of its own (`core.loops`): the publisher never waits for delivery, sends stay
+in publish order, and at exit the process gives sends in flight a moment to finish (clients that
+miss a frame anyway catch up from the outbox). Domain code never sees any of this: it calls
+`publish()`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
+import concurrent.futures
 import logging
 import threading
 import weakref
 from concurrent.futures import Future
 from typing import Any
 
-from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+
+from core.loops import daemon_loop
 
 logger = logging.getLogger(__name__)
 
@@ -31,6 +37,8 @@ _bind_lock = threading.Lock()
 # One FIFO lock per loop keeps group_sends in publish order even when a send awaits I/O (Redis).
 _send_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
 _pending: set[asyncio.Task] = set()
+_in_flight: set[Future] = set()  # sends handed to a loop in another thread, not yet done
+EXIT_DRAIN_SECONDS = 2.0
 
 
 def bind_server_loop(loop: asyncio.AbstractEventLoop) -> None:
@@ -90,11 +98,16 @@ def broadcast(frame: dict[str, Any]) -> None:
             task.add_done_callback(_pending.discard)
             task.add_done_callback(lambda t: _log_failure(frame_id, t))
             return
-        loop = server_loop()
-        if loop is not None:
-            future = asyncio.run_coroutine_threadsafe(send_frame(frame), loop)
-            future.add_done_callback(lambda f: _log_failure(frame_id, f))
-            return
-        async_to_sync(send_frame)(frame)
+        future = asyncio.run_coroutine_threadsafe(send_frame(frame), server_loop() or daemon_loop("event-broadcast"))
+        _in_flight.add(future)
+        future.add_done_callback(_in_flight.discard)
+        future.add_done_callback(lambda f: _log_failure(frame_id, f))
     except Exception:
         logger.exception("Broadcast of event %s failed", frame_id)
+
+
+@atexit.register
+def _drain() -> None:
+    """Let sends already handed off finish before the process exits (bounded)."""
+    if _in_flight:
+        concurrent.futures.wait(list(_in_flight), timeout=EXIT_DRAIN_SECONDS)

@@ -87,9 +87,9 @@ def test_one_async_client_on_one_background_loop(server):
     server.push(anthropic_stream([text("one")]), anthropic_stream([text("two")]))
     engine = get_engine()
     engine.complete(request())
-    client, loop = anthropic_engine._client, anthropic_engine._loop
+    client, loop = anthropic_engine._client, anthropic_engine._background_loop()
     engine.complete(request())
-    assert anthropic_engine._client is client and anthropic_engine._loop is loop
+    assert anthropic_engine._client is client and anthropic_engine._background_loop() is loop
     assert client.timeout == 60 and client.max_retries == 2
     assert type(client).__name__ == "AsyncAnthropic"
 

@@ -24,13 +24,13 @@ from django.conf import settings
 
 from core.agents.engines.base import Engine, model_for, register_engine
 from core.agents.types import DeltaCallback, EngineError, EngineRequest, EngineTurn, Usage
+from core.loops import daemon_loop
 
 CLIENT_TIMEOUT = 60.0
 CLIENT_MAX_RETRIES = 2
 MIN_THINKING_BUDGET = 1024  # the API's minimum budget_tokens
 
 _state_lock = threading.Lock()
-_loop: asyncio.AbstractEventLoop | None = None
 _client: Any = None
 _client_key: tuple[str, str | None] | None = None
 _closing: set[asyncio.Task] = set()
@@ -38,15 +38,8 @@ _DONE = object()
 
 
 def _background_loop() -> asyncio.AbstractEventLoop:
-    """The module's one event loop, running forever in a daemon thread."""
-    global _loop
-    with _state_lock:
-        if _loop is None or _loop.is_closed():
-            loop = asyncio.new_event_loop()
-            thread = threading.Thread(target=loop.run_forever, name="anthropic-engine-loop", daemon=True)
-            thread.start()
-            _loop = loop
-        return _loop
+    """The engine's one event loop, running forever in a daemon thread."""
+    return daemon_loop("anthropic-engine")
 
 
 def _get_client() -> Any:
