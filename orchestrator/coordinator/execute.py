@@ -118,3 +118,28 @@ def _execute(action: Action, user: AbstractBaseUser) -> dict[str, Any]:
     elif kind == "attach_guidance":
         plan = plan_attach_guidance(plan=plan, text=action.text, actor=user)
     return {"ok": True, "plan_id": plan.pk, "status": plan.status}
+
+
+def outcome_text(action: Action, result: dict[str, Any]) -> str:
+    """One sentence a person reads about an executed action."""
+    kind, plan_id = action.type, result.get("plan_id")
+    if not result.get("ok"):
+        return f"Failed: {kind}: {result.get('error')}."
+    if kind in ("create_plan", "delegate"):
+        return f"Drafted plan {plan_id} with {result['steps']} step(s); it waits for your approval on the Plans page."
+    if kind == "attach_guidance":
+        return f"Guidance added to plan {plan_id} ({result['status']})."
+    if kind in ("pause_plan", "resume_plan", "cancel_plan"):
+        return f"Plan {plan_id} is now {result['status']}."
+    if kind == "decide_approval":
+        return f"Ask {result['interaction_id']} on plan {plan_id}: {result['decision']}d."
+    if kind == "present_approval":
+        who = (
+            f"only someone else with the {result['required_scope']} scope can decide it"
+            if result["required_scope"]
+            else "answer it on the Plans page"
+        )
+        return f"Waiting on ask {result['interaction_id']} of plan {plan_id}: {result['question']} ({who})."
+    if kind == "request_approval":
+        return f"Asked the {result['required_scope']}s to decide ask {result['interaction_id']} on plan {plan_id}."
+    return f"Done: {kind}."

@@ -17,7 +17,7 @@ from core.agents.prompts import system_prompt_for
 from core.capabilities import CapabilityContext
 from core.models import AgentStep
 from orchestrator.coordinator.context import build_context_packet, read_tools
-from orchestrator.coordinator.execute import execute_action, execute_delegations
+from orchestrator.coordinator.execute import execute_action, execute_delegations, outcome_text
 from orchestrator.coordinator.schema import ActionPlan
 from orchestrator.coordinator.validate import validate_action_plan
 from orchestrator.models import CoordinatorTurn
@@ -103,10 +103,8 @@ def _compose_answer(
         action, result = plan.actions[item["action_index"]], item["result"]
         if action.type in ("answer", "ask_clarification"):
             parts.append(action.text)
-        elif result.get("ok"):
-            parts.append(f"Done: {action.type} → {json.dumps({k: v for k, v in result.items() if k != 'ok'})}.")
-        else:
-            parts.append(f"Failed: {action.type}: {result.get('error')}.")
+        elif (text := outcome_text(action, result)) not in parts:  # delegations share one plan: say it once
+            parts.append(text)
     for check in verdict.failed:
         if check["action_index"] is not None:
             parts.append(f"Not done: {plan.actions[check['action_index']].type} — {check['reason']}.")

@@ -154,6 +154,8 @@ def test_apply_it_on_a_gated_step_presents_and_requests_approval(operator, appro
     assert tools(turn) == SURVEY
     assert allowed(turn) == ["present_approval", "request_approval"]
     assert [e["result"]["ok"] for e in turn.executed] == [True, True], turn.executed
+    assert "only someone else with the approver scope can decide it" in turn.answer
+    assert f"Asked the approvers to decide ask {ask.pk} on plan {plan.pk}." in turn.answer
     ask.refresh_from_db()
     assert ask.status == "open" and ask.evidence["approval_requested_by"] == operator.username
     assert AuditRecord.objects.filter(action="interaction.approval_requested", target_id=str(ask.pk)).count() == 1
@@ -301,6 +303,7 @@ def test_plan_a_limit_change_from_the_chat_drafts_a_gated_step(operator):
     assert tools(turn) == SURVEY and allowed(turn) == ["create_plan"] and turn.status == "ok"
     plan = Plan.objects.get(pk=turn.executed[0]["result"]["plan_id"])
     assert plan.status == "draft" and plan.goal == goal
+    assert f"Drafted plan {plan.pk} with 2 step(s); it waits for your approval" in turn.answer
     steps = [(s.capability, s.tier) for s in plan.steps.all()]
     assert steps == [("workorders.get_current_signals", "read"), ("sentinel.change_signal_limits", "gated")]
     assert plan.steps.get(order=2).inputs["alert"] == 4.8
