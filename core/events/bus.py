@@ -34,8 +34,7 @@ def turn_scope(turn_id: str | None = None) -> Iterator[str]:
         current_turn_id.reset(token)
 
 
-def publish(event_type: str, payload: dict[str, Any]) -> Event:
-    """Validate against the contract, write the Event row, broadcast to WebSockets on commit."""
+def _validated(event_type: str, payload: dict[str, Any]) -> dict[str, Any]:
     model = EVENT_TYPES.get(event_type)
     if model is None:
         raise InvalidInput(f"Unknown event type {event_type!r}.", field="type")
@@ -43,12 +42,29 @@ def publish(event_type: str, payload: dict[str, Any]) -> Event:
     if "turn_id" in model.model_fields and not payload.get("turn_id"):
         payload["turn_id"] = current_turn_id.get() or new_turn_id()
     try:
-        data = model.model_validate(payload).model_dump(mode="json")
+        return model.model_validate(payload).model_dump(mode="json")
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first.get("loc", ())) or "payload"
         raise InvalidInput(f"Invalid {event_type} payload: {field}: {first.get('msg')}", field=field) from exc
+
+
+def publish(event_type: str, payload: dict[str, Any]) -> Event:
+    """Validate against the contract, write the Event row, broadcast to WebSockets on commit."""
+    data = _validated(event_type, payload)
     event = Event.objects.create(type=event_type, payload=data, turn_id=data.get("turn_id", ""))
     frame = event.as_frame()
     transaction.on_commit(lambda: broadcast(frame))
     return event
+
+
+def publish_many(event_type: str, payloads: list[dict[str, Any]]) -> list[Event]:
+    """publish() for several events of one type: all validated first, one INSERT, broadcast in
+    order on commit."""
+    rows = [Event(type=event_type, payload=data, turn_id=data.get("turn_id", "")) for data in (
+        _validated(event_type, payload) for payload in payloads
+    )]  # fmt: skip
+    events = Event.objects.bulk_create(rows)
+    frames = [event.as_frame() for event in events]
+    transaction.on_commit(lambda: [broadcast(frame) for frame in frames])
+    return events

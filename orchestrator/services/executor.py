@@ -6,7 +6,8 @@ is claimed with a conditional UPDATE (pending → running WHERE status = 'pendin
 running), which also stores a fresh idempotency key for the attempt → the capability runs,
 outside any transaction, with that key in `ctx.extra` → the outcome is written guarded by the
 same key. One commit per step: step N's outcome and step N+1's claim share a transaction, and it
-commits before step N+1's handler runs.
+commits before step N+1's handler runs. Read steps that are ready together run as one batch
+(`read_batch.py`: claimed in one statement, settled in one; a read has no side effect to repeat).
 
 A worker killed after a claim leaves the step `running`; once its lease
 (ARIA_PLAN_STEP_LEASE_SECONDS) is stale, the next pass (beat `orchestrator.poll_jobs`) takes it
@@ -33,6 +34,7 @@ from orchestrator.choices import STEP_SETTLED, InteractionStatus, PlanStatus, St
 from orchestrator.models import Interaction, Plan, PlanStep
 from orchestrator.services.interactions import ask_confirm, ask_permission, gate_evidence
 from orchestrator.services.plans import plan_transition, plan_updated
+from orchestrator.services.read_batch import BATCH_LIMIT, batchable, claim_batch, record_batch
 
 logger = logging.getLogger(__name__)
 IN_FLIGHT = (StepStatus.RUNNING, StepStatus.WAITING_JOB, StepStatus.WAITING_INTERACTION)
@@ -59,12 +61,24 @@ def plan_start(*, plan: Plan, actor: Any) -> Plan:
     return plan
 
 
-def _ready(steps: list[PlanStep]) -> PlanStep | None:
+def _ready_steps(steps: list[PlanStep]) -> list[PlanStep]:
+    """Pending steps whose dependencies are settled, in order (none depends on another)."""
     status = {s.order: s.status for s in steps}
-    for step in steps:
-        if step.status == StepStatus.PENDING and all(status.get(d) in STEP_SETTLED for d in step.depends_on):
-            return step
-    return None
+    return [
+        s for s in steps if s.status == StepStatus.PENDING and all(status.get(d) in STEP_SETTLED for d in s.depends_on)
+    ]
+
+
+def _read_batch(plan: Plan, first: PlanStep, ready: list[PlanStep]) -> list[PlanStep]:
+    """`first` and the other ready steps that may run with it as one read batch (read_batch.py)."""
+    batch = [first]
+    for step in ready[1:]:
+        cap = registry.get(step.capability)
+        if cap is not None and has_scopes(plan.owner, cap.scopes) and batchable(plan, step, cap):
+            batch.append(step)
+        if len(batch) == BATCH_LIMIT:
+            break
+    return batch
 
 
 def _guarded_step_update(step_id: int, guard: dict[str, Any], plan_running: int | None = None, **fields: Any) -> bool:
@@ -233,7 +247,8 @@ def _next_move(plan: Plan, steps: list[PlanStep]) -> tuple[str, PlanStep | None]
     if all(s.status in STEP_SETTLED for s in steps):
         _end(plan, PlanStatus.COMPLETED)
         return "stop", None
-    step = _ready(steps)
+    ready = _ready_steps(steps)
+    step = ready[0] if ready else None
     if step is None:
         if not any(s.status in IN_FLIGHT for s in steps):
             _end(plan, PlanStatus.FAILED, "No step can run: dependencies cannot be met.")
@@ -250,6 +265,10 @@ def _next_move(plan: Plan, steps: list[PlanStep]) -> tuple[str, PlanStep | None]
         if plan.status == PlanStatus.RUNNING:
             ask_permission(plan, step)
         return "stop", None
+    batch = _read_batch(plan, step, ready) if batchable(plan, step, cap) else [step]
+    if len(batch) > 1:
+        won = claim_batch(plan, batch)
+        return ("run_batch", won) if won else ("lost", None)
     return ("run", step) if _claim(plan, step) else ("lost", None)
 
 
@@ -267,14 +286,14 @@ def plan_execute(plan_id: int, *, stale_after: timedelta | None = None) -> Plan:
                 result = _dispatch(plan, step)
                 with transaction.atomic():
                     _record(plan, step, result)
-    dispatched: tuple[PlanStep, CapabilityResult] | None = None
+    dispatched: list[tuple[PlanStep, CapabilityResult]] = []
     while True:
-        # One commit per step: the previous step's outcome and the next step's claim together,
+        # One commit per step (or read batch): the previous outcome and the next claim together,
         # both durable before the next handler runs.
         with transaction.atomic():
-            if dispatched is not None:
-                _record(plan, *dispatched)
-                dispatched = None
+            for done in record_batch(plan, dispatched) if len(dispatched) > 1 else dispatched:
+                _record(plan, *done)
+            dispatched = []
             move, step = _next_move(plan, steps)
         if move == "stop":
             plan.refresh_from_db(fields=["status", "error"])
@@ -285,7 +304,9 @@ def plan_execute(plan_id: int, *, stale_after: timedelta | None = None) -> Plan:
                 return plan
             steps = list(plan.steps.all())
         elif move == "run":
-            dispatched = (step, _dispatch(plan, step))
+            dispatched = [(step, _dispatch(plan, step))]
+        elif move == "run_batch":
+            dispatched = [(each, _dispatch(plan, each)) for each in step]
 
 
 def plans_needing_attention(limit: int = 100) -> list[int]:

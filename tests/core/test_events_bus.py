@@ -137,14 +137,41 @@ async def test_broadcast_inside_a_running_loop_schedules_a_task():
     assert message["frame"] == frame
 
 
-def test_broadcast_without_a_server_loop_uses_async_to_sync():
+def test_broadcast_without_a_server_loop_goes_through_the_broadcast_loop():
+    from core.loops import daemon_loop
+
     idle = asyncio.new_event_loop()
     try:
         transport.bind_server_loop(idle)  # bound but not running: ignored
         assert transport.server_loop() is None
-        transport.broadcast({"id": 1, "type": "work_order_ready", "work_order_id": 1})  # no error
+        layer, loop = get_channel_layer(), daemon_loop("event-broadcast")
+
+        def on_loop(coro):
+            return asyncio.run_coroutine_threadsafe(coro, loop).result(timeout=5)
+
+        channel = on_loop(layer.new_channel())
+        on_loop(layer.group_add(transport.EVENTS_GROUP, channel))
+        frame = {"id": 1, "type": "work_order_ready", "work_order_id": 1}
+        transport.broadcast(frame)  # returns without waiting for the send
+        assert on_loop(layer.receive(channel))["frame"] == frame
+        on_loop(layer.group_discard(transport.EVENTS_GROUP, channel))
     finally:
         idle.close()
+
+
+def test_publish_many_writes_one_row_each_in_order_and_broadcasts_on_commit(
+    broadcasts, django_capture_on_commit_callbacks
+):
+    from core.events import publish_many
+
+    with django_capture_on_commit_callbacks(execute=True):
+        events = publish_many("work_order_ready", [{"work_order_id": n} for n in (3, 1, 2)])
+        assert broadcasts == []
+    assert [e.payload["work_order_id"] for e in Event.objects.order_by("id")] == [3, 1, 2]
+    assert [f["id"] for f in broadcasts] == [e.pk for e in events] == sorted(e.pk for e in events)
+    with pytest.raises(InvalidInput) as exc:  # one bad payload: nothing of the batch is written
+        publish_many("work_order_ready", [{"work_order_id": 4}, {"work_order_id": "x"}])
+    assert exc.value.field == "work_order_id" and Event.objects.count() == 3
 
 
 def test_every_frame_carries_created_at_and_the_envelope_wins_over_payload_fields(
