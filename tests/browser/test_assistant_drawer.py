@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,13 @@ from tests.browser.tabs import drawer_login, open_tab
 pytestmark = pytest.mark.browser
 SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "screenshots" / "ask-aria-drawer.png"
 
+COMPACT = re.compile(r"^ok · inspected \d+ tools? · \d+ actions? \(\d+ done\)$")
+DETECTED_P02 = """
+from sentinel.models import Cell
+from workorders.models import WorkOrder
+WorkOrder.objects.create(cell=Cell.objects.get(tag="P-02"), title="High vibration on P-02", status="detected",
+    priority="high")
+"""
 SETUP_P02 = """
 from sentinel.models import Cell
 from workorders.models import WorkOrder
@@ -137,3 +145,42 @@ def test_settings_show_engine_model_and_reasoning_and_explain_a_refused_save(pag
     page.click("#aria-settings-form button[type=submit]")
     expect(page.locator("#aria-settings-status")).to_contain_text("Unknown engine 'nonsense'")
     assert not page.console_errors or all("422" in e for e in page.console_errors), page.console_errors
+
+
+def test_operator_asks_the_coordinator_and_expands_the_turn_details(page, server):
+    """Coordinator mode: the answer, its compact line and expandable details (runs last here: it adds
+    a detected work order on P-02)."""
+    server.manage("shell", "-c", DETECTED_P02)
+    login(page, server, "cora", "operator")
+    page.select_option("#aria-mode", "coordinate")
+    page.fill("#aria-text", "What is going on with P-02?")
+    page.click("#aria-send")
+
+    answer = page.locator("#aria-log .aria-assistant").last
+    expect(answer.locator(".aria-text")).to_contain_text("High vibration on P-02")  # answered from the work order
+    expect(answer.locator(".turn-details-line")).to_have_text(COMPACT)
+    details = answer.locator("details.aria-coord-details")
+    expect(details.locator(".turn-details-body")).to_be_hidden()  # compact until asked
+    details.locator("summary").click()
+    body = details.locator(".turn-details-body")
+    expect(body.locator(".turn-details-title")).to_have_text(
+        ["Inspected", "Selected actions", "Checks", "Result", "Plans"]
+    )
+    inspected = body.locator("ul").first
+    expect(inspected.locator("li", has_text="find_cells")).to_have_count(1)  # tool → its result
+    expect(inspected.locator("li", has_text="get_work_orders")).to_contain_text("→")
+    expect(body).to_contain_text("✓ state #0")
+    expect(body).to_contain_text("✓ answer")
+    expect(page.locator("#aria-send")).to_have_text("Send")
+
+    # reopened from history, the same turn shows the same compact line and details
+    page.click("#aria-new")
+    expect(page.locator("#aria-log .aria-row")).to_have_count(0)
+    page.click("#aria-history-toggle")
+    page.locator("#aria-session-list .aria-link", has_text="What is going on with P-02?").click()
+    expect(page.locator("#aria-mode")).to_have_value("coordinate")
+    reopened = page.locator("#aria-log .aria-assistant").last
+    expect(reopened.locator(".turn-details-line")).to_have_text(COMPACT)
+    reopened.locator("details.aria-coord-details summary").click()
+    expect(reopened.locator(".turn-details-body")).to_contain_text("find_cells")
+    assert not page.console_errors, page.console_errors
