@@ -322,8 +322,8 @@ def _cell(state: FakeState, tag: str, plans: list[dict], refs: dict) -> FakeRepl
     text = f"{tag} ({cell.get('name') or 'cell ' + str(cell_id)}): "
     if orders:
         text += "work orders: " + "; ".join(
-            f"{o['id']} '{o['title']}' is {o['status']} ({o['priority']})"
-            + (f", RCA: {o['rca_summary']}" if o.get("rca_summary") else "")
+            f"#{o['id']} '{o['title']}' is {o['status']} ({o['priority']})"
+            + (f", RCA: {o['rca_summary'].rstrip('.')}" if o.get("rca_summary") else "")
             for o in orders
         )
         text += "."

@@ -171,6 +171,7 @@ def test_operator_asks_the_coordinator_and_expands_the_turn_details(page, server
     expect(inspected.locator("li", has_text="get_work_orders")).to_contain_text("→")
     expect(body).to_contain_text("✓ state #0")
     expect(body).to_contain_text("✓ answer")
+    page.screenshot(path=str(SCREENSHOT.with_name("ask-aria-coordinator.png")), full_page=True)
     expect(page.locator("#aria-send")).to_have_text("Send")
 
     # reopened from history, the same turn shows the same compact line and details

@@ -3,6 +3,8 @@ change on P-02, an approver — a different person — releases it, and the limi
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from playwright.sync_api import expect
 
@@ -10,6 +12,7 @@ from tests.browser.live_server import start_live_server
 from tests.browser.tabs import open_tab, sign_in
 
 pytestmark = pytest.mark.browser
+SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "screenshots" / "plans-gated-approval.png"
 GOAL = "Raise the P-02 vibration alert limit to 4.8 mm/s because the new bearing runs warmer"
 RUN_PLANS = (
     "from orchestrator.models import Plan\n"
@@ -66,6 +69,7 @@ def test_an_operator_plans_a_limit_change_and_only_an_approver_releases_it(brows
     expect(waiting).to_contain_text("Approve gated step 2: sentinel.change_signal_limits")
     expect(waiting.locator(".ask-evidence")).to_contain_text("alert: 4.8")
     expect(waiting.locator(".ask-evidence")).to_contain_text("reason: The new bearing runs warmer")
+    approver.screenshot(path=str(SCREENSHOT), full_page=True)
     waiting.get_by_role("button", name="Approve").click()
     expect(approver.locator("#needs-me-badge")).to_be_hidden()
     server.manage("shell", "-c", RUN_PLANS)

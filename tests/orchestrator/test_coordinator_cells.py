@@ -41,7 +41,7 @@ def test_what_happened_on_p02_reads_the_cell_not_an_unrelated_plan(operator):
     assert args["get_work_orders"]["cell_id"] == cell.pk and args["get_current_signals"] == {"cell_id": cell.pk}
     assert allowed(turn) == ["answer"] and turn.status == "ok"
     # grounded in what the reads returned: the order, its state, the abnormal signal
-    assert f"{wo.pk} 'High vibration on P-02' is detected (high)" in turn.answer
+    assert f"work orders: #{wo.pk} 'High vibration on P-02' is detected (high)." in turn.answer
     assert "vibration_mm_s 5.2 mm/s (alert)" in turn.answer
     assert "Conveyor" not in turn.answer and f"Plan {unrelated.pk}" not in turn.answer
     assert Plan.objects.get(pk=unrelated.pk).status == "running"  # nothing changed
