@@ -121,7 +121,7 @@ def _proceed(
     state: FakeState, focus: dict | None, refs: dict, tags: list[str], plans: list, pending: list, approvals: list
 ) -> FakeReply:
     """Go ahead with what waits: the focus plan's open ask; an ask already decided is reported."""
-    if tags:  # the message is about a piece of equipment, not about "that one"
+    if tags:  # the user is asking about a piece of equipment, not about "that one"
         return _cell(state, tags[0], plans, refs)
     # the focus plan's own open asks (gated ones wait on someone else, so they are not "pending" for me)
     mine = [{**a, "plan_id": focus["id"]} for a in focus["open_interactions"]] if focus else []
@@ -236,7 +236,7 @@ def _delegate(state: FakeState, focus: dict | None, refs: dict, named: list[str]
 def _delegate_write(
     state: FakeState, writer: str, focus: dict | None, refs: dict, reading: Reading, specialists: dict
 ) -> FakeReply:
-    """A directive to a profile that writes: one step, on the work order the message names (else the
+    """A directive to a profile that writes: one step, on the work order the reading names (else the
     conversation's, else the newest) for a repair order; on the instruction itself for a draft."""
     action = {"type": "delegate", "profile": writer, "text": reading.text, "context_refs": [], "explicit_request": True}
     if specialists[writer]["covers"] != "repair_order":
@@ -298,9 +298,7 @@ def _explain(state: FakeState, focus: dict | None, refs: dict, pending: list[dic
 def _cell(state: FakeState, tag: str, plans: list[dict], refs: dict) -> FakeReply:
     """The named cell: find it, read its work orders and current signals, answer from those."""
     if not state.called("find_cells"):
-        return FakeReply(
-            thinking=f"The message names {tag}: find that cell.", tool_calls=[("find_cells", {"query": tag})]
-        )
+        return FakeReply(thinking=f"The user named {tag}: find that cell.", tool_calls=[("find_cells", {"query": tag})])
     cells = (state.result("find_cells") or {}).get("cells", [])
     cell = exact_cell(cells, tag)
     refs = {**refs, "plan_ids": []}  # plans are cited only when they are about this cell
