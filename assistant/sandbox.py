@@ -2,12 +2,20 @@
 temporary working directory, RLIMIT CPU/AS/FSIZE/NOFILE, a wall timeout, and the whole process
 group killed at the end so nothing it started survives.
 
-Not covered here: network isolation and a separate uid. Run the web/worker processes as an
-unprivileged user — root could raise its own hard limits back."""
+No network and no other programs, in two layers:
+- the kernel: the child gets a network namespace of its own (no interfaces up) where the process
+  may create one (root, or unprivileged user namespaces); elsewhere this layer is skipped;
+- the interpreter: an audit hook, installed before the draft's code is compiled, refuses sockets,
+  name lookups, starting processes (fork, exec, spawn, subprocess, os.system) and ctypes — the
+  draft sees `SandboxDenied` and the run reports reason "denied: …".
+
+Not covered: a separate uid. Run the web/worker processes as an unprivileged user — root could
+raise its own hard limits back."""
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import resource
@@ -28,6 +36,29 @@ HARNESS = r"""
 import json, sys, traceback
 payload = json.loads(sys.stdin.read())
 result = {"ok": False}
+
+class SandboxDenied(PermissionError):
+    pass
+
+_denials = []  # what was refused, reported even when a library wraps the error (urllib: URLError)
+
+def _aria_guard(event, args, _deny=frozenset({
+        "socket.__new__", "socket.connect", "socket.bind", "socket.getaddrinfo", "socket.gethostbyname",
+        "socket.gethostbyaddr", "socket.sendto", "socket.sendmsg", "subprocess.Popen", "os.system", "os.exec",
+        "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty", "pty.spawn", "ctypes.dlopen", "ctypes.dlsym",
+        "ctypes.cdata"}), _modules=frozenset({"ctypes", "_ctypes", "_posixsubprocess"})):
+    what = None
+    if event in _deny:
+        what = "network" if event.startswith("socket.") else ("ctypes" if event.startswith("ctypes.") else "processes")
+    elif event == "import" and args and args[0] in _modules:
+        what = "ctypes" if "ctypes" in args[0] else "processes"
+    elif event == "object.__setattr__" and args and getattr(args[0], "__name__", "") == "_aria_guard":
+        what = "the sandbox guard"
+    if what:
+        _denials.append(what)
+        raise SandboxDenied(f"{what} is not available in the sandbox ({event})")
+
+sys.addaudithook(_aria_guard)
 try:
     namespace = {"__name__": "aria_tool"}
     exec(compile(payload["source"], "<tool>", "exec"), namespace)
@@ -42,6 +73,8 @@ except OSError as exc:
 except BaseException as exc:
     result = {"ok": False, "error": f"{type(exc).__name__}: {exc}", "reason": "error",
               "traceback": traceback.format_exc()[-2000:]}
+if not result["ok"] and _denials:
+    result["reason"] = "denied: " + _denials[0]
 sys.stdout.write("\n" + MARKER + json.dumps(result, default=str) + "\n")
 sys.stdout.flush()
 """.replace("MARKER", repr(MARKER))
@@ -81,8 +114,20 @@ class SandboxResult:
         }
 
 
+CLONE_NEWNET, CLONE_NEWUSER = 0x40000000, 0x10000000
+
+
+def _own_network_namespace() -> None:
+    """In the child before exec: a fresh network namespace (only a loopback, down), if allowed."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(CLONE_NEWNET) != 0:  # without CAP_SYS_ADMIN: inside a new user namespace
+        libc.unshare(CLONE_NEWUSER | CLONE_NEWNET)
+
+
 def _limit_child(limits: Limits):
     def apply() -> None:
+        with contextlib.suppress(OSError, AttributeError):
+            _own_network_namespace()
         mb = 1024 * 1024
         resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 1))
         resource.setrlimit(resource.RLIMIT_AS, (limits.memory_mb * mb, limits.memory_mb * mb))

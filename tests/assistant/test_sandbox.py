@@ -44,26 +44,69 @@ def test_1gb_write_hits_the_file_size_limit():
     assert not result.ok and result.reason == "file size limit exceeded"
 
 
-def test_sleeping_past_the_wall_timeout_is_killed_with_its_children():
-    source = (
-        "import os, time\n"
-        "def run(p):\n"
-        "    if os.fork() == 0:\n"
-        "        time.sleep(120)\n"
-        "    print('child', flush=True)\n"
-        "    print(os.getpid(), flush=True)\n"
-        "    time.sleep(120)\n"
-    )
+def test_sleeping_past_the_wall_timeout_is_killed_with_its_process_group():
+    source = "import os, time\ndef run(p):\n    print(os.getpid(), flush=True)\n    time.sleep(120)\n"
     started = time.monotonic()
     result = run_tool(source, "run", {}, limits=LIMITS)
     assert time.monotonic() - started < 10
     assert not result.ok and result.reason == "wall timeout"
-    parent_pid = int(result.stdout.split()[-1])
+    pid = int(result.stdout.split()[-1])
     time.sleep(0.2)
-    assert not _alive(parent_pid)
-    # the forked child was in the same process group: nothing of the group survives
-    survivors = [p for p in os.listdir("/proc") if p.isdigit() and _alive(int(p)) and _pgid(int(p)) == parent_pid]
+    assert not _alive(pid)
+    survivors = [p for p in os.listdir("/proc") if p.isdigit() and _alive(int(p)) and _pgid(int(p)) == pid]
     assert survivors == []
+
+
+@pytest.mark.parametrize(
+    ("body", "denied"),
+    [
+        ("import socket\n    socket.create_connection(('127.0.0.1', PORT), timeout=1)", "network"),
+        ("import urllib.request\n    urllib.request.urlopen('http://127.0.0.1:PORT/', timeout=1)", "network"),
+        ("import socket\n    socket.getaddrinfo('example.com', 80)", "network"),
+        ("import os\n    os.fork()", "processes"),
+        ("import subprocess\n    subprocess.run(['true'])", "processes"),
+        ("import os\n    os.system('true')", "processes"),
+        ("import ctypes", "ctypes"),
+    ],
+)
+def test_no_network_no_processes_no_ctypes(body, denied):
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    listener.settimeout(0.5)
+    port = listener.getsockname()[1]
+    try:
+        source = "def run(p):\n    " + body.replace("PORT", str(port)) + "\n    return 'got through'\n"
+        result = run_tool(source, "run", {}, limits=LIMITS)
+        assert not result.ok and result.reason == f"denied: {denied}", result.as_dict()
+        assert "not available in the sandbox" in result.error
+        with pytest.raises(TimeoutError):  # nothing reached the listener on this host
+            listener.accept()
+    finally:
+        listener.close()
+
+
+def test_the_guard_cannot_be_switched_off_from_the_draft():
+    source = (
+        "import gc\n"
+        "def run(p):\n"
+        "    guard = next(o for o in gc.get_objects() if getattr(o, '__name__', '') == '_aria_guard')\n"
+        "    guard.__code__ = (lambda event, args: None).__code__\n"
+        "    import socket\n"
+        "    socket.socket()\n"
+    )
+    result = run_tool(source, "run", {}, limits=LIMITS)
+    assert not result.ok and result.reason == "denied: the sandbox guard", result.as_dict()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a network namespace needs root or user namespaces")
+def test_the_child_has_a_network_namespace_of_its_own():
+    source = "def run(p):\n    return [l.split(':')[0].strip() for l in open('/proc/net/dev').read().splitlines()[2:]]"
+    result = run_tool(source, "run", {}, limits=LIMITS)
+    assert result.ok, result.as_dict()
+    assert result.output == ["lo"]  # the host's interfaces are not there
 
 
 def _pgid(pid: int) -> int:
