@@ -115,13 +115,14 @@ class SandboxResult:
 
 
 CLONE_NEWNET, CLONE_NEWUSER = 0x40000000, 0x10000000
+# Resolved here, in the parent: the forked child only calls it (no dlopen/dlsym between fork and exec).
+_unshare = getattr(ctypes.CDLL(None, use_errno=True), "unshare", None)
 
 
 def _own_network_namespace() -> None:
     """In the child before exec: a fresh network namespace (only a loopback, down), if allowed."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.unshare(CLONE_NEWNET) != 0:  # without CAP_SYS_ADMIN: inside a new user namespace
-        libc.unshare(CLONE_NEWUSER | CLONE_NEWNET)
+    if _unshare is not None and _unshare(CLONE_NEWNET) != 0:  # no CAP_SYS_ADMIN: in a new user namespace
+        _unshare(CLONE_NEWUSER | CLONE_NEWNET)
 
 
 def _limit_child(limits: Limits):
