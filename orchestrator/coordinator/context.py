@@ -7,6 +7,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 
 from core.capabilities import Tier, registry
+from core.models import AgentRun
 from orchestrator.capabilities import _compact_plan
 from orchestrator.choices import PLAN_FINISHED
 from orchestrator.coordinator.profiles import PROFILES
@@ -34,9 +35,26 @@ def read_tools() -> list[str]:
     return [name for name in READ_TOOLS if (cap := registry.get(name)) is not None and cap.tier == Tier.READ]
 
 
+def recent_investigations(limit: int = 5) -> list[dict[str, Any]]:
+    """The Investigator's latest runs on work orders (in flight first): what is being, or was just,
+    investigated. Work-order runs are plant-wide, visible to every operator (as get_agent_runs)."""
+    runs = AgentRun.objects.filter(agent="investigator", subject_type="work_order").order_by("-id")[: limit * 2]
+    rows = sorted(runs, key=lambda r: (r.status != AgentRun.Status.RUNNING, -r.pk))[:limit]
+    return [
+        {
+            "agent_run_id": r.pk,
+            "work_order_id": int(r.subject_id) if r.subject_id.isdigit() else r.subject_id,
+            "status": r.status,
+            "finish_reason": r.finish_reason,
+            "started_at": r.started_at.isoformat(),
+        }
+        for r in rows
+    ]
+
+
 def build_context_packet(user: AbstractBaseUser, conversation: str, message: str = "") -> dict[str, Any]:
-    """The whole conversation (not a window), active + recent plans, pending asks, tools, profiles,
-    and the equipment tags the message names (resolve them with find_cells before answering)."""
+    """The whole conversation (not a window), active + recent plans and investigations, pending
+    asks, tools, profiles, and the equipment tags the message names (resolve them with find_cells)."""
     turns = CoordinatorTurn.objects.filter(user=user, conversation=conversation).order_by("id")
     plans = list(plans_for(user)[:20])
     active = [p for p in plans if p.status not in PLAN_FINISHED]
@@ -48,6 +66,7 @@ def build_context_packet(user: AbstractBaseUser, conversation: str, message: str
         ],
         "active_plans": [_compact_plan(p) for p in active],
         "recent_plans": [_compact_plan(p) for p in recent],
+        "investigations": recent_investigations(),
         "pending_interactions": [
             {
                 "id": i.pk,

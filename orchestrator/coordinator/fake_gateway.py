@@ -266,7 +266,10 @@ def _delegate_write(
 
 
 def _explain(state: FakeState, focus: dict | None, refs: dict, pending: list[dict]) -> FakeReply:
-    if focus is None:
+    if focus is None:  # no plan to explain: the latest investigation is what happened, if any
+        investigations = _packet(state).get("investigations") or []
+        if investigations:
+            return _investigation(state, investigations[0], refs)
         return _submit("There are no plans yet.", [{"type": "answer", "text": "You have no plans yet."}], refs, "")
     if not state.called("get_plan"):
         return FakeReply(tool_calls=[("get_plan", {"plan_id": focus["id"]})])
@@ -350,3 +353,30 @@ def _cell(state: FakeState, tag: str, plans: list[dict], refs: dict) -> FakeRepl
     refs = {**refs, "plan_ids": [p["id"] for p in related], "work_order_ids": wo_ids}
     why = f"find_cells resolved {tag} to cell {cell_id}; get_work_orders and get_current_signals"
     return _submit(f"What is on {tag}.", [{"type": "answer", "text": text}], refs, why)
+
+
+def _investigation(state: FakeState, latest: dict, refs: dict) -> FakeReply:
+    """The Investigator's latest run and its work order, read with tools, told as it happened."""
+    wo_id = latest["work_order_id"]
+    if not state.called("get_agent_runs"):
+        return FakeReply(
+            tool_calls=[
+                ("get_agent_runs", {"work_order_id": wo_id, "agent": "investigator", "limit": 1}),
+                ("get_work_order", {"work_order_id": wo_id}),
+            ]
+        )
+    runs, wo = state.result("get_agent_runs") or [], state.result("get_work_order") or {}
+    run = runs[0] if runs else {}
+    text = f"The Investigator's latest run ({run.get('id', latest['agent_run_id'])}) on work order {wo_id}"
+    text += f" is {run.get('status', latest['status'])}"
+    if run.get("finish_reason"):
+        text += f" ({run['finish_reason']})"
+    text += f": {run['error']}." if run.get("error") else "."
+    failed_tools = [s["tool"] for s in run.get("steps", []) if s["is_error"]]
+    if failed_tools:
+        text += f" Failed tool calls: {', '.join(failed_tools)}."
+    if wo:
+        text += f" Work order {wo_id} '{wo.get('title')}' is {wo.get('status')}"
+        text += f", RCA: {wo['rca_summary'].rstrip('.')}." if wo.get("rca_summary") else "."
+    refs = {**refs, "work_order_ids": [wo_id]}
+    return _submit(f"What happened to work order {wo_id}.", [{"type": "answer", "text": text}], refs, "get_agent_runs")

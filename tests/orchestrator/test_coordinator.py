@@ -382,3 +382,19 @@ def test_drafts_are_read_and_verified_through_the_assistant_capability(operator)
         registry.register(real_get_draft)
     checks = [(c["ok"], c["reason"]) for c in turn.validation if c["check"] == "reference.draft"]
     assert checks[0] == (True, "") and checks[1][0] is False and "Draft not found" in checks[1][1]
+
+
+def test_the_context_packet_carries_investigations_in_flight_first(operator, make_user):
+    from core.models import AgentRun
+
+    def run(wo, status):
+        return AgentRun.objects.create(
+            agent="investigator", engine="fake", subject_type="work_order", subject_id=str(wo), status=status
+        )
+
+    done, running = run(7, "finished"), run(8, "running")
+    AgentRun.objects.create(agent="operator_qa", engine="fake", user=make_user("quinn", OPERATOR))  # not one
+    newest = run(9, "failed")
+    turn = coordinator_turn(user=operator, message="What happened?")
+    rows = [(r["agent_run_id"], r["work_order_id"], r["status"]) for r in turn.context_packet["investigations"]]
+    assert rows == [(running.pk, 8, "running"), (newest.pk, 9, "failed"), (done.pk, 7, "finished")]

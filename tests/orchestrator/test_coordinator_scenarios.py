@@ -78,6 +78,36 @@ def test_what_happened_after_a_failed_investigation(operator, django_capture_on_
     assert stored.references["plan_ids"] == [plan.pk] and stored.references["work_order_ids"] == [wo.pk]
 
 
+def test_what_happened_after_a_failed_investigation_with_no_plan(operator):
+    """No plan in focus: the packet's investigations point at the Investigator's failed run."""
+    from core.models import AgentRun, AgentStep
+    from tests.workorders import factories as f
+
+    wo = f.make_work_order(f.make_cell("P-05"), status="detected", title="Seal leak on P-05")
+    run = AgentRun.objects.create(
+        agent="investigator", engine="fake", subject_type="work_order", subject_id=str(wo.pk), status="failed",
+        finish_reason="timeout", error="Wall timeout of 120s exceeded.",
+    )  # fmt: skip
+    AgentStep.objects.create(run=run, index=0, tool="get_signal_trends", is_error=True, result_summary="error: boom")
+    turn = turn_on(operator, "What happened?", WHAT_HAPPENED)
+    assert turn.context_packet["investigations"][0]["agent_run_id"] == run.pk
+    assert tools(turn) == [*SURVEY, "get_agent_runs", "get_work_order"]
+    assert turn.tool_calls[-2]["args"] == {"work_order_id": wo.pk, "agent": "investigator", "limit": 1}
+    assert allowed(turn) == ["answer"] and turn.status == "ok"
+    assert (
+        f"latest run ({run.pk}) on work order {wo.pk} is failed (timeout): Wall timeout of 120s exceeded."
+        in turn.answer
+    )
+    assert "Failed tool calls: get_signal_trends." in turn.answer and "'Seal leak on P-05' is detected" in turn.answer
+    assert _status_of(wo) == "detected" and not Plan.objects.exists()  # nothing changed
+    assert transcript(turn).references["work_order_ids"] == [wo.pk]
+
+
+def _status_of(wo):
+    wo.refresh_from_db()
+    return wo.status
+
+
 def _investigation(operator, django_capture_on_commit_callbacks):
     from tests.workorders import factories as f
 
