@@ -236,8 +236,9 @@ def _end(plan: Plan, status: str, reason: str = "") -> None:
         plan.refresh_from_db(fields=["status"])
 
 
-def _next_move(plan: Plan, steps: list[PlanStep]) -> tuple[str, PlanStep | None]:
-    """Finish or fail the plan, stop (paused / parked), ask at the gate, or claim the next step."""
+def _next_move(plan: Plan, steps: list[PlanStep]) -> tuple[str, PlanStep | list[PlanStep] | None]:
+    """Finish or fail the plan, stop (paused / parked), ask at the gate, or claim the next step (or
+    read batch: "run_batch" with the steps this worker won)."""
     if plan.status != PlanStatus.RUNNING:
         return "stop", None
     failed = next((s for s in steps if s.status == StepStatus.FAILED), None)
