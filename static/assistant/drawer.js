@@ -173,6 +173,8 @@
 
   function coordinatorTurn(li, turn) {  // the compact line + expandable details (orchestrator/turn_details.js)
     if (window.AriaTurnDetails) window.AriaTurnDetails.attach(li, turn, "aria-coord-details");
+    const drafted = (turn.actions || []).filter((a) => a.ok && a.plan_id && (a.type === "create_plan" || a.type === "delegate"));
+    new Set(drafted.map((a) => a.plan_id)).forEach((id) => planCard(li, { component: "plan_card", props: { id, goal: `Plan #${id}` } }));
   }
 
   function planCard(li, card) {

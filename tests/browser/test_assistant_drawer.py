@@ -184,4 +184,17 @@ def test_operator_asks_the_coordinator_and_expands_the_turn_details(page, server
     expect(reopened.locator(".turn-details-line")).to_have_text(COMPACT)
     reopened.locator("details.aria-coord-details summary").click()
     expect(reopened.locator(".turn-details-body")).to_contain_text("find_cells")
+
+    # new work asked for in coordinator mode comes back as a live plan card, like plan mode's
+    page.fill(
+        "#aria-text", "Plan: raise the P-02 vibration alert limit to 4.8 mm/s because the new bearing runs warmer"
+    )
+    page.click("#aria-send")
+    drafted = page.locator("#aria-log .aria-assistant").last
+    expect(drafted.locator(".aria-text")).to_contain_text("waits for your approval")
+    card = drafted.locator(".aria-plan-live")
+    expect(card.locator(".aria-plan-status")).to_contain_text("draft")
+    expect(card).to_contain_text("sentinel.change_signal_limits")
+    card.get_by_role("button", name="Approve").click()
+    expect(card.locator(".aria-plan-status")).to_contain_text("approved")
     assert not page.console_errors, page.console_errors
