@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 
+from assistant.conf import SESSION_OBJECT_ROOT
 from assistant.models import Attachment, Draft, Run, Session
 from core.access import get_owned_or_404, is_admin, owned_by
 from core.errors import Forbidden, NotFound
@@ -51,3 +52,22 @@ def run_get(user: AbstractBaseUser, run_id: int) -> Run:
 
 def attachment_get(user: AbstractBaseUser, attachment_id: int) -> Attachment:
     return get_owned_or_404(Attachment.objects.all(), user, owner_field="session__owner", pk=attachment_id)
+
+
+def _canonical_id(text: str) -> bool:
+    """ASCII digits as str(pk) writes them: no sign, no leading zero, no other script's digits."""
+    return text.isascii() and text.isdigit() and str(int(text)) == text
+
+
+def object_key_visible(user: AbstractBaseUser, key: str, *, shared_prefix: str = "") -> bool:
+    """Whether a storage key (already checked for traversal) is one the caller may attach: under
+    one of their own sessions (`assistant/<session id>/…`), under the admin-configured shared
+    library prefix, or anything for an admin."""
+    if is_admin(user):
+        return True
+    parts = key.split("/")
+    if shared_prefix and parts[: len(shared_prefix.split("/"))] == shared_prefix.split("/"):
+        return len(parts) > len(shared_prefix.split("/"))
+    if len(parts) < 3 or parts[0] != SESSION_OBJECT_ROOT or not _canonical_id(parts[1]):
+        return False
+    return Session.objects.filter(pk=int(parts[1]), owner=user).exists()

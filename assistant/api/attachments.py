@@ -39,7 +39,9 @@ def add_attachment(request: HttpRequest, session_id: int, payload: AttachmentIn)
             session=session, user=request.user, resource_type=payload.resource_type, ref=payload.ref
         )
     else:
-        attachment = attachment_object_file(session=session, bucket=payload.bucket, key=payload.key, name=payload.name)
+        attachment = attachment_object_file(
+            session=session, user=request.user, bucket=payload.bucket, key=payload.key, name=payload.name
+        )
     return Status(201, attachment)
 
 

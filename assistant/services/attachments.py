@@ -5,17 +5,20 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import PurePosixPath
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import SuspiciousFileOperation
 from django.core.files.storage import default_storage
 from django.db import transaction
 
+from assistant import selectors
 from assistant.choices import AttachmentKind
 from assistant.conf import get_config
 from assistant.library import render_library_resource
 from assistant.models import Attachment, Session
-from core.errors import InvalidInput, PayloadTooLarge
+from core.errors import InvalidInput, NotFound, PayloadTooLarge
 
 TEXT_TYPES = {".txt", ".md", ".csv", ".json", ".pdf", ".log", ".yaml", ".yml", ".py"}
 
@@ -92,20 +95,53 @@ def attachment_upload(*, session: Session, name: str, data: bytes, content_type:
     )
 
 
-def attachment_object_file(*, session: Session, bucket: str, key: str, name: str = "") -> Attachment:
-    """A file already in Django storage (the `default` bucket) under this session's prefix."""
+OBJECT_KEY_MAX_CHARS = 512
+_NO_SUCH_OBJECT = "No such object in your sessions or the shared library."
+
+
+def object_key_clean(key: str) -> str:
+    """A plain relative storage key, or a 422 naming `key`: not empty, no absolute path, no
+    backslash, drive letter or control character (NUL included), no empty, `.` or `..` segment."""
+    if not isinstance(key, str) or not key.strip():
+        raise InvalidInput("key is required for an object file.", field="key")
+    if len(key) > OBJECT_KEY_MAX_CHARS:
+        raise InvalidInput(f"key is longer than {OBJECT_KEY_MAX_CHARS} characters.", field="key")
+    if any(ord(c) < 32 or ord(c) == 127 for c in key):
+        raise InvalidInput("key must not contain control characters.", field="key")
+    if key.startswith("/") or "\\" in key or re.match(r"^[A-Za-z]:", key):
+        raise InvalidInput("key must be a relative path with forward slashes.", field="key")
+    if any(part in ("", ".", "..") for part in key.split("/")):
+        raise InvalidInput("key must not contain empty, '.' or '..' segments.", field="key")
+    return key
+
+
+def _read_object(key: str, limit: int) -> tuple[int, bytes]:
+    """Size and bytes of a stored file; anything that is not a readable file is 'no such object'."""
+    try:
+        if not default_storage.exists(key):
+            raise NotFound(_NO_SUCH_OBJECT, field="key")
+        size = default_storage.size(key)
+        if size > limit:
+            raise PayloadTooLarge(f"Object is larger than {limit} bytes.", field="key", limit=limit)
+        with default_storage.open(key, "rb") as fh:
+            return size, fh.read(limit + 1)
+    except (OSError, SuspiciousFileOperation):  # a folder, a vanished file, a path outside storage
+        raise NotFound(_NO_SUCH_OBJECT, field="key") from None
+
+
+def attachment_object_file(
+    *, session: Session, user: AbstractBaseUser, bucket: str, key: str, name: str = ""
+) -> Attachment:
+    """A file already in Django storage (the `default` bucket): under one of the caller's own
+    sessions or the admin-configured shared library (admins: anywhere). A key the caller may not
+    see and a key that does not exist get the same 404, so keys cannot be probed."""
     if bucket != "default":
         raise InvalidInput("Only the default storage bucket is configured.", field="bucket")
-    if ".." in key.split("/") or key.startswith("/"):
-        raise InvalidInput("Invalid key.", field="key")
-    if not default_storage.exists(key):
-        raise InvalidInput(f"No object {key!r} in bucket {bucket!r}.", field="key")
-    size = default_storage.size(key)
-    limit = get_config().upload_max_bytes
-    if size > limit:
-        raise PayloadTooLarge(f"Object is larger than {limit} bytes.", field="key", limit=limit)
-    with default_storage.open(key, "rb") as fh:
-        data = fh.read()
+    key = object_key_clean(key)
+    config = get_config()
+    if not selectors.object_key_visible(user, key, shared_prefix=config.shared_object_prefix):
+        raise NotFound(_NO_SUCH_OBJECT, field="key")
+    size, data = _read_object(key, config.upload_max_bytes)
     return _create(
         session=session,
         kind=AttachmentKind.OBJECT_FILE,
