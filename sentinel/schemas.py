@@ -69,6 +69,10 @@ class AlarmOut(Schema):
     shelved_until_work_order_closes: bool
     cleared_at: datetime | None
     chattering: bool
+    # The signal stopped reporting: the alarm stands as it was (it cannot clear or escalate on a
+    # value that is not fresh); `signal_time` is its last sample.
+    signal_stale: bool
+    signal_time: datetime | None
 
 
 class AlarmEventOut(Schema):
@@ -139,6 +143,7 @@ def signal_out(signal: SignalDefinition, latest: SignalLatest | None = None) -> 
 
 def alarm_out(alarm: Alarm) -> dict[str, Any]:
     signal = alarm.signal
+    latest = getattr(signal, "latest", None)  # selectors load it with the alarm (no query per row)
     return {
         "id": alarm.pk,
         "signal_id": signal.pk,
@@ -162,6 +167,8 @@ def alarm_out(alarm: Alarm) -> dict[str, Any]:
         "shelved_until_work_order_closes": alarm.shelved_until_work_order_closes,
         "cleared_at": alarm.cleared_at,
         "chattering": alarm.chattering,
+        "signal_stale": bool(latest and latest.stale),
+        "signal_time": latest.time if latest else None,
     }
 
 

@@ -118,7 +118,7 @@ def alarms_list(
     *, state: str | None = None, cell_id: int | None = None, cell_tag: str | None = None, severity: str | None = None
 ) -> QuerySet[Alarm]:
     """Alarms, newest first. `state` is one state, a comma list, or `open` (every open state)."""
-    qs = Alarm.objects.select_related("signal__cell", "acknowledged_by").order_by("-raised_at", "-pk")
+    qs = Alarm.objects.select_related("signal__cell", "signal__latest", "acknowledged_by").order_by("-raised_at", "-pk")
     if state:
         states = list(OPEN_ALARM_STATES) if state == "open" else [s.strip() for s in state.split(",") if s.strip()]
         unknown = [s for s in states if s not in AlarmState.values]
@@ -140,6 +140,6 @@ def alarms_list(
 
 def alarm_get(alarm_id: int) -> Alarm:
     try:
-        return Alarm.objects.select_related("signal__cell", "acknowledged_by").get(pk=alarm_id)
+        return Alarm.objects.select_related("signal__cell", "signal__latest", "acknowledged_by").get(pk=alarm_id)
     except Alarm.DoesNotExist:
         raise NotFound(f"Alarm {alarm_id} not found.", field="alarm_id") from None

@@ -1,12 +1,14 @@
 """Chattering alarms (ISA-18.2 / IEC 62682): a signal whose alarm comes and goes ≥ 3 times a minute.
 
 The remedy is a clear-delay (off-delay) while the signal chatters: when an annunciated alarm
-would clear, the alarms its signal raised in the last `CHATTER_WINDOW_SECONDS` are counted (one
-query for every signal of the pass). From the `CHATTER_RAISES`-th on, the alarm is marked
-`chattering` and does not clear yet: it stays open, so the next crossing raises no new alarm,
-until the value has stayed inside its band (deadband included) for `CHATTER_CLEAR_DELAY_SECONDS`.
-A crossing back resets that clock (`Alarm.clear_since`). Detection writes an `AlarmEvent` and an
-audit record (`alarm.chatter`); the final clear's event carries `chattering: true`.
+would clear — back inside its band, or swung straight past it to the other side's limit — the
+alarms its signal raised in the last `CHATTER_WINDOW_SECONDS` are counted, whichever side they
+were on (one query for every signal of the pass). From the `CHATTER_RAISES`-th on, the alarm is
+marked `chattering` and does not clear yet: it stays open, so the next crossing raises no new
+alarm, until the value has stayed inside its band (deadband included) for
+`CHATTER_CLEAR_DELAY_SECONDS`. A crossing back, or a swing to the other side, resets that clock
+(`Alarm.clear_since`). Detection writes an `AlarmEvent` and an audit record (`alarm.chatter`);
+the final clear's event carries `chattering: true`.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ class ClearCandidate:
     value: float
     chattering: bool
     clear_since: datetime | None
+    swung: bool = False  # past the band to the other side's limit (breaching there), not back in it
 
 
 @dataclass
@@ -60,16 +63,20 @@ def chatter_decide(candidates: Sequence[ClearCandidate], *, now: datetime) -> Ch
     raises = _recent_raises({c.signal_id for c in fresh}, now) if fresh else Counter()
     delay = timedelta(seconds=CHATTER_CLEAR_DELAY_SECONDS)
     start_clock: list[int] = []
+    stop_clock: list[int] = []  # held while out of band on the other side: no clear stretch yet
     for c in candidates:
         if c.chattering:
-            if c.clear_since is not None and now - c.clear_since >= delay:
+            if c.swung:
+                if c.clear_since is not None:
+                    stop_clock.append(c.alarm_id)
+            elif c.clear_since is not None and now - c.clear_since >= delay:
                 decision.clears[c.alarm_id] = c.value
                 continue
-            if c.clear_since is None:
+            elif c.clear_since is None:
                 start_clock.append(c.alarm_id)
             decision.held.append(c.alarm_id)
         elif raises[c.signal_id] >= CHATTER_RAISES:
-            start_clock.append(c.alarm_id)
+            (stop_clock if c.swung else start_clock).append(c.alarm_id)
             decision.held.append(c.alarm_id)
             decision.detected.append(c.alarm_id)
         else:
@@ -77,6 +84,10 @@ def chatter_decide(candidates: Sequence[ClearCandidate], *, now: datetime) -> Ch
     if start_clock:
         Alarm.objects.filter(pk__in=start_clock, state__in=AUTO_CLEARABLE_STATES).update(
             chattering=True, clear_since=now
+        )
+    if stop_clock:
+        Alarm.objects.filter(pk__in=stop_clock, state__in=AUTO_CLEARABLE_STATES).update(
+            chattering=True, clear_since=None
         )
     if decision.detected:
         by_id = {c.alarm_id: c for c in candidates}
@@ -90,6 +101,7 @@ def chatter_decide(candidates: Sequence[ClearCandidate], *, now: datetime) -> Ch
                     comment="chattering: clear delayed",
                     details={
                         "chattering": True,
+                        "swung": by_id[pk].swung,
                         "raises_in_window": raises[by_id[pk].signal_id],
                         "window_seconds": CHATTER_WINDOW_SECONDS,
                         "clear_delay_seconds": CHATTER_CLEAR_DELAY_SECONDS,

@@ -17,7 +17,7 @@ from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from sentinel.choices import AUTO_CLEARABLE_STATES, OPEN_ALARM_STATES, Direction, Severity
-from sentinel.models import Alarm, SignalLatest, StaleCondition
+from sentinel.models import Alarm, Cell, SignalLatest, StaleCondition
 from sentinel.services.chatter import ClearCandidate, chatter_decide, chatter_reset_clock
 from sentinel.services.detection import (
     AlarmEscalation,
@@ -27,7 +27,7 @@ from sentinel.services.detection import (
     alarm_raise_many,
     alarm_record_peaks,
 )
-from sentinel.thresholds import Thresholds, evaluate_threshold, is_clear
+from sentinel.thresholds import BreachResult, Thresholds, evaluate_threshold, is_clear
 
 # Each id list in one UPDATE stays below the drivers' parameter limits.
 _CHUNK = 5000
@@ -175,88 +175,157 @@ def signals_evaluate(
 
         if stale_after is not None:
             stale = _mark_stale(rows, now - stale_after, now, summary)
-            stale_cell_ids = {row[5] for row in rows if row[0] in stale}
         else:
             stale = {row[0] for row in rows if row[4]}
-            cells = {row[5] for row in rows}
-            stale_cell_ids = set(
-                _in_scope()
-                .filter(stale=True, signal__cell_id__in=id_list(cells))
-                .values_list("signal__cell_id", flat=True)
-            )
 
-        _decide_and_apply(rows, open_alarms, stale, stale_cell_ids, summary, now)
+        _decide_and_apply(rows, open_alarms, stale, summary, now)
     return summary
 
 
-def _decide_and_apply(
-    rows: list[tuple],
-    open_alarms: dict[int, tuple],
-    stale: set[int],
-    stale_cell_ids: set[int],
-    summary: EvaluationSummary,
-    now: datetime,
-) -> None:
-    start_breach, end_breach = [], []
-    raises: list[AlarmRaise] = []
-    escalations: list[AlarmEscalation] = []
-    clears: dict[int, float] = {}
-    may_clear: list[ClearCandidate] = []  # back in band: cleared unless the chatter clear-delay holds them
-    recrossed: list[int] = []  # chattering alarms whose clear stretch just ended
-    peaks: list[tuple[int, float]] = []
+def _due(
+    signal_id: int, breach: BreachResult, value: float, time: datetime, since: datetime, on_delay: int, now: datetime
+) -> AlarmRaise | None:
+    """The raise of a breach whose on-delay has run, else None (still pending).
+
+    On-delay is time, not samples: a breach that began at `since` is due at `since + on_delay`
+    whether newer samples showed it or the signal went silent (the scan sees it then). An alarm
+    due by its samples is raised at the sample's time; one due by the clock, when the delay ran out.
+    """
+    delay = timedelta(seconds=on_delay or 0)
+    if time - since >= delay:
+        return AlarmRaise(signal_id, breach, value, time)
+    if max(now, time) - since >= delay:
+        return AlarmRaise(signal_id, breach, value, since + delay)
+    return None
+
+
+@dataclass
+class _Plan:
+    """What one evaluation pass decided, applied afterwards in the documented lock order."""
+
+    start_breach: list[int] = field(default_factory=list)  # breach clock starts at the row's time
+    restart_breach: list[int] = field(default_factory=list)  # swung sides: a new breach, a new clock
+    end_breach: list[int] = field(default_factory=list)
+    raises: list[AlarmRaise] = field(default_factory=list)
+    swing_raises: dict[int, AlarmRaise | None] = field(default_factory=dict)  # alarm id → other side's raise
+    escalations: list[AlarmEscalation] = field(default_factory=list)
+    may_clear: list[ClearCandidate] = field(default_factory=list)  # cleared unless chatter holds them
+    recrossed: list[int] = field(default_factory=list)  # chattering alarms whose clear stretch ended
+    peaks: list[tuple[int, float]] = field(default_factory=list)
+    intake_cells: set[int] = field(default_factory=set)  # cells that may get or change a work order
+
+    def touched_alarms(self) -> set[int]:
+        return {
+            *(c.alarm_id for c in self.may_clear),
+            *(e.alarm_id for e in self.escalations),
+            *self.recrossed,
+            *(pk for pk, _ in self.peaks),
+        }
+
+
+def _decide(
+    rows: list[tuple], open_alarms: dict[int, tuple], stale: set[int], summary: EvaluationSummary, now: datetime
+) -> _Plan:
+    plan = _Plan()
     for signal_id, time, value, breach_since, _stale, cell_id, low, alert, high, trip, deadband, on_delay in rows:
-        if signal_id in stale:
-            continue  # no fresh value: neither raise nor clear on it
         thresholds = Thresholds(low, alert, high, trip, deadband or 0.0)
         breach = evaluate_threshold(thresholds, value)
-        if breach.breached and breach_since is None:
-            start_breach.append(signal_id)
-        elif not breach.breached and breach_since is not None:
-            end_breach.append(signal_id)
         alarm = open_alarms.get(signal_id)
+        if signal_id in stale:
+            # No fresh value: the signal's own alarm neither clears nor escalates on it (its
+            # siblings are judged on their own values). A breach it showed while fresh still
+            # becomes an alarm once its on-delay has run.
+            due = None
+            if alarm is None and breach.breached:
+                due = _due(signal_id, breach, value, time, breach_since or time, on_delay, now)
+            if due is not None:
+                plan.raises.append(due)
+                plan.intake_cells.add(cell_id)
+            elif alarm is None and breach.breached:
+                summary.pending += 1
+            else:
+                summary.suppressed += 1
+            continue
+        if breach.breached and breach_since is None:
+            plan.start_breach.append(signal_id)
+        elif not breach.breached and breach_since is not None:
+            plan.end_breach.append(signal_id)
         if alarm is not None:
             pk, _, state, severity, direction, peak, chattering, clear_since = alarm
             if state in AUTO_CLEARABLE_STATES and is_clear(thresholds, value, direction=direction):
-                if breach.breached:  # jumped to the other side: clear now, raise that side below
-                    clears[pk] = value
-                    alarm = None
-                else:
-                    may_clear.append(ClearCandidate(pk, signal_id, state, value, chattering, clear_since))
-                    continue
-            else:
-                if chattering and clear_since is not None and state in AUTO_CLEARABLE_STATES:
-                    recrossed.append(pk)
-                if breach.breached and breach.direction == direction:
-                    if breach.severity == Severity.TRIP and severity == Severity.ALERT:
-                        escalations.append(AlarmEscalation(pk, breach, value))
-                    elif (value > peak) if direction == Direction.HIGH else (value < peak):
-                        peaks.append((pk, value))
+                # Back in band, or swung past the band to the other side's limit: either way a
+                # transition, which the chatter rule counts before anything clears.
+                plan.may_clear.append(
+                    ClearCandidate(pk, signal_id, state, value, chattering, clear_since, swung=breach.breached)
+                )
+                if breach.breached:
+                    plan.restart_breach.append(signal_id)
+                    plan.swing_raises[pk] = _due(signal_id, breach, value, time, time, on_delay, now)
+                    plan.intake_cells.add(cell_id)
                 continue
+            if chattering and clear_since is not None and state in AUTO_CLEARABLE_STATES:
+                plan.recrossed.append(pk)
+            if breach.breached and breach.direction == direction:
+                if breach.severity == Severity.TRIP and severity == Severity.ALERT:
+                    plan.escalations.append(AlarmEscalation(pk, breach, value))
+                    plan.intake_cells.add(cell_id)
+                elif (value > peak) if direction == Direction.HIGH else (value < peak):
+                    plan.peaks.append((pk, value))
+            continue
         if not breach.breached:
             continue
-        if cell_id in stale_cell_ids:
-            summary.suppressed += 1
-            continue
-        since = breach_since or time
-        if (time - since).total_seconds() >= (on_delay or 0):
-            raises.append(AlarmRaise(signal_id, breach, value, time))
-        else:
+        due = _due(signal_id, breach, value, time, breach_since or time, on_delay, now)
+        if due is None:
             summary.pending += 1
+        else:
+            plan.raises.append(due)
+            plan.intake_cells.add(cell_id)
+    return plan
 
-    if start_breach:
+
+def _lock_in_order(plan: _Plan) -> None:
+    """Take the row locks this pass needs in the one documented order (docs/KERNEL.md): the open
+    alarms it may move, then the cells whose work orders the receivers may open or change (the
+    cell row is the work-order intake lock), each in pk order. The receivers' work-order locks
+    come after, so a concurrent close (alarms, then its work order) never waits in a cycle."""
+    alarms = sorted(plan.touched_alarms())
+    if alarms:
+        list(Alarm.objects.select_for_update().filter(pk__in=id_list(alarms)).order_by("pk").values_list("pk"))
+    if plan.intake_cells:
+        cells = sorted(plan.intake_cells)
+        list(Cell.objects.select_for_update().filter(pk__in=id_list(cells)).order_by("pk").values_list("pk"))
+
+
+def _decide_and_apply(
+    rows: list[tuple], open_alarms: dict[int, tuple], stale: set[int], summary: EvaluationSummary, now: datetime
+) -> None:
+    plan = _decide(rows, open_alarms, stale, summary, now)
+    if plan.start_breach:
         # The breach starts at the value that showed it: the row's own time.
-        for chunk in _chunks(sorted(start_breach)):
+        for chunk in _chunks(sorted(plan.start_breach)):
             SignalLatest.objects.filter(signal_id__in=id_list(chunk), breach_since__isnull=True).update(
                 breach_since=F("time")
             )
-    if end_breach:
-        _update(end_breach, breach_since=None)
-    chatter = chatter_decide(may_clear, now=now)
-    clears.update(chatter.clears)
+    if plan.restart_breach:
+        for chunk in _chunks(sorted(plan.restart_breach)):
+            SignalLatest.objects.filter(signal_id__in=id_list(chunk)).update(breach_since=F("time"))
+    if plan.end_breach:
+        _update(plan.end_breach, breach_since=None)
+    _lock_in_order(plan)
+    chatter = chatter_decide(plan.may_clear, now=now)
     summary.chatter_held = chatter.held
-    chatter_reset_clock(recrossed)
-    # Clears first: a signal that jumped from one side to the other gets its new alarm below.
-    summary.cleared = [a.pk for a in alarm_clear_many(values=clears)]
-    summary.escalated = [a.pk for a in alarm_escalate_many(escalations=escalations)]
-    alarm_record_peaks(peaks=peaks)
-    summary.raised = [a.pk for a in alarm_raise_many(raises=raises)]
+    chatter_reset_clock(plan.recrossed)
+    # Clears first: a signal that swung to the other side (and is not chattering) gets its new
+    # alarm below, once its own on-delay has run.
+    summary.cleared = [a.pk for a in alarm_clear_many(values=chatter.clears)]
+    raises = list(plan.raises)
+    for alarm_id in summary.cleared:
+        if alarm_id in plan.swing_raises:
+            due = plan.swing_raises[alarm_id]
+            if due is None:
+                summary.pending += 1
+            else:
+                raises.append(due)
+    summary.escalated = [a.pk for a in alarm_escalate_many(escalations=plan.escalations)]
+    alarm_record_peaks(peaks=plan.peaks)
+    summary.raised = [a.pk for a in alarm_raise_many(raises=sorted(raises, key=lambda r: r.signal_id))]

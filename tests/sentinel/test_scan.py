@@ -75,16 +75,21 @@ def test_scan_query_count_is_constant_in_the_number_of_signals(db):
 def test_on_delay_holds_the_breach_until_it_persists(cell):
     signal = make_signal(cell, "bearing_temp_c", alert=80.0, trip=None, on_delay_seconds=30)
     t0 = timezone.now() - timedelta(seconds=40)
-    samples_ingest(samples=[{"signal_id": signal.pk, "time": t0.isoformat(), "value": 85.0}])
+
+    def sample(seconds: int, value: float) -> None:  # each sample arrives as it is measured
+        at = t0 + timedelta(seconds=seconds)
+        samples_ingest(samples=[{"signal_id": signal.pk, "time": at.isoformat(), "value": value}], now=at)
+
+    sample(0, 85.0)
     assert not Alarm.objects.exists()
     assert SignalLatest.objects.get(signal=signal).breach_since == t0
     # A spike that goes away resets the on-delay.
-    samples_ingest(samples=[{"signal_id": signal.pk, "time": (t0 + timedelta(seconds=10)).isoformat(), "value": 70}])
+    sample(10, 70)
     assert SignalLatest.objects.get(signal=signal).breach_since is None
-    samples_ingest(samples=[{"signal_id": signal.pk, "time": (t0 + timedelta(seconds=15)).isoformat(), "value": 85}])
-    samples_ingest(samples=[{"signal_id": signal.pk, "time": (t0 + timedelta(seconds=30)).isoformat(), "value": 86}])
+    sample(15, 85)
+    sample(30, 86)
     assert not Alarm.objects.exists()
-    samples_ingest(samples=[{"signal_id": signal.pk, "time": (t0 + timedelta(seconds=45)).isoformat(), "value": 86}])
+    sample(45, 86)
     assert Alarm.objects.get().value == 86
 
 
@@ -133,22 +138,19 @@ def test_peak_value_tracks_the_worst_value(vibration):
     assert Alarm.objects.get().peak_value == 6.0
 
 
-def test_stale_signal_raises_a_condition_once_and_suppresses_its_cells_alarms(cell, vibration, pressure):
+def test_stale_signal_raises_a_condition_once_and_never_hides_a_siblings_alarm(cell, vibration, pressure):
     old = timezone.now() - timedelta(minutes=5)
     set_latest(pressure, 6.0, time=old)  # silent for far more than 3 intervals
-    set_latest(vibration, 5.0)  # breaching, but its cell has a stale signal
+    set_latest(vibration, 5.0)  # fresh and breaching: its alarm does not depend on the pressure
     summary = sentinel_scan()
     assert summary.evaluation.stale_raised == 1
-    assert summary.evaluation.suppressed == 1
-    assert not Alarm.objects.exists()
+    assert Alarm.objects.get().signal == vibration
     assert StaleCondition.objects.filter(signal=pressure, cleared_at__isnull=True).count() == 1
     assert sentinel_scan().evaluation.stale_raised == 0  # raised once
-    # When samples return, the stale condition clears and the breach is raised on ingest.
+    # When samples return, the stale condition clears.
     samples_ingest(samples=[{"signal_id": pressure.pk, "time": timezone.now().isoformat(), "value": 6.0}])
     assert StaleCondition.objects.get(signal=pressure).cleared_at is not None
     assert not SignalLatest.objects.get(signal=pressure).stale
-    sentinel_scan()
-    assert Alarm.objects.get().signal == vibration
 
 
 def test_disabled_signals_and_cells_not_onboarded_are_not_scanned(db):

@@ -105,8 +105,8 @@ def test_trip_alarm_is_critical_and_escalation_raises_priority(vibration, django
     trip = f.make_alarm(vibration, value=7.5, severity="trip")
     assert work_order_create_from_alarm(alarm=trip).priority == "critical"
 
-    other = f.make_signal(
-        vibration.cell, "bearing_temp_c", display_name="Bearing temperature", unit="°C", alert=80, trip=95
+    other = f.make_signal(  # another pump: an alarm on P-02 now would join the trip's order (same episode)
+        f.make_cell("P-03"), "bearing_temp_c", display_name="Bearing temperature", unit="°C", alert=80, trip=95
     )
     alarm = f.make_alarm(other, value=82)
     wo = work_order_create_from_alarm(alarm=alarm)

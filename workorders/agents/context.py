@@ -38,6 +38,44 @@ def recent_failures_text(cell_id: int, limit: int = 5) -> str:
     return "\n".join(lines) or "- none recorded"
 
 
+def linked_alarms(work_order: Any) -> list[dict[str, Any]]:
+    """Every alarm linked to the order — the one that opened it, repeats of its signal and the
+    cell's other alarms of the same episode — oldest first, as the investigation should see them."""
+    from sentinel.models import Alarm
+    from workorders.services.lifecycle import alarm_ids_of
+
+    ids = alarm_ids_of(work_order)
+    if not ids:
+        return []
+    alarms = Alarm.objects.filter(pk__in=sorted(ids)).select_related("signal").order_by("raised_at", "pk")
+    return [
+        {
+            "alarm_id": a.pk,
+            "signal_key": a.signal.key,
+            "signal_name": a.signal.display_name or a.signal.key,
+            "unit": a.signal.unit,
+            "severity": a.severity,
+            "direction": a.direction,
+            "value": a.value,
+            "threshold": a.threshold_value,
+            "peak": a.peak_value,
+            "raised_at": a.raised_at.isoformat(),
+            "state": a.state,
+        }
+        for a in alarms
+    ]
+
+
+def linked_alarms_text(alarms: list[dict[str, Any]]) -> str:
+    """One line per linked alarm (the agents' prompt block)."""
+    lines = [
+        f"- Alarm #{a['alarm_id']}: {a['signal_key']} {a['direction']} {a['severity']}, value {a['value']:g} "
+        f"(limit {a['threshold']:g}, peak {a['peak']:g}) since {a['raised_at']} [{a['state']}]"
+        for a in alarms
+    ]
+    return "\n".join(lines) or "- none linked"
+
+
 def cell_variables(cell: Any) -> dict[str, Any]:
     """Prompt variables of a cell (sentinel.Cell, or None)."""
     if cell is None:
@@ -65,6 +103,7 @@ def work_order_variables(work_order: Any) -> dict[str, Any]:
         "failure_mode": (work_order.rca_details or {}).get("failure_mode") or None,
         "rca_summary": work_order.rca_summary or None,
         "recent_failures": recent_failures_text(work_order.cell_id),
+        "alarms": linked_alarms_text(linked_alarms(work_order)),
     }
     if signal is not None:
         name = signal.display_name or signal.key

@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 from core.agents.loop import AgentSpec, FinishTool
 from core.agents.prompts import fill_prompt_variables, system_prompt_for, template_variables
-from workorders.agents.context import context_line, work_order_variables
+from workorders.agents.context import context_line, linked_alarms, linked_alarms_text, work_order_variables
 from workorders.models import WorkOrder
 
 NAME = "investigator"
@@ -78,7 +78,6 @@ def build_spec(work_order: WorkOrder) -> AgentSpec:
 
 def task_message(work_order: WorkOrder) -> str:
     signal = work_order.triggered_by_signal_def
-    alarm = work_order.triggered_by_alarm
     context: dict[str, Any] = {
         "work_order_id": work_order.pk,
         "cell_id": work_order.cell_id,
@@ -90,11 +89,11 @@ def task_message(work_order: WorkOrder) -> str:
     lines = [
         f"Investigate work order #{work_order.pk} on {work_order.cell.tag} ({work_order.cell.name}): {work_order.title}."
     ]
-    if alarm is not None:
-        lines.append(
-            f"Alarm #{alarm.pk}: {alarm.signal.key} {alarm.direction} {alarm.severity}, value {alarm.value:g} "
-            f"(limit {alarm.threshold_value:g}, peak {alarm.peak_value:g}) since {alarm.raised_at.isoformat()}."
-        )
+    alarms = linked_alarms(work_order)  # the opening alarm, repeats, and the cell's same-episode alarms
+    if alarms:
+        context["alarm_ids"] = [a["alarm_id"] for a in alarms]
+        context["signal_keys"] = sorted({a["signal_key"] for a in alarms})
+        lines.append(f"Alarms linked to this order ({len(alarms)}):\n{linked_alarms_text(alarms)}")
     lines.append("Find the root cause and call submit_rca.")
     lines.append(context_line(context))
     return "\n".join(lines)

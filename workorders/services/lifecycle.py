@@ -7,6 +7,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from core.audit import audit_record
@@ -168,38 +169,74 @@ def work_order_transition(
     if to_status not in S.values:
         raise InvalidInput(f"Unknown status {to_status!r}.", field="to_status", allowed=list(S.values))
     with transaction.atomic():
+        if to_status in CLOSED_STATUSES:
+            _lock_alarms_waiting_on(work_order)  # alarm rows before the work-order row
         locked = lock_work_order(work_order)
         return transition_with_rca_locked(
             locked, to_status, actor=actor, note=note, rca_summary=rca_summary, confidence=confidence
         )
 
 
+def _alarms_waiting_on(work_order: WorkOrder):
+    """The order's alarms shelved "until the work order closes"."""
+    return Alarm.objects.filter(
+        pk__in=sorted(alarm_ids_of(work_order)), shelved_until_work_order_closes=True, state="shelved"
+    )
+
+
+def _lock_alarms_waiting_on(work_order: WorkOrder | int) -> None:
+    """Lock order (docs/KERNEL.md): sentinel rows before workorders rows. Closing an order
+    unshelves the alarms waiting on it, so the close locks them (pk order) before the order,
+    as the detector does (alarm, then the receivers' work order)."""
+    pk = work_order.pk if isinstance(work_order, WorkOrder) else work_order
+    found = WorkOrder.objects.filter(pk=pk).only("pk", "triggered_by_alarm").first()
+    if found is not None:
+        list(_alarms_waiting_on(found).select_for_update().order_by("pk").values_list("pk"))
+
+
+def _unshelve_waiting_alarm(alarm_id: int, work_order_id: int, actor: AbstractBaseUser | None) -> None:
+    from sentinel.services.alarms import alarm_unshelve_for_work_order_closed
+
+    try:
+        with transaction.atomic():
+            alarm_unshelve_for_work_order_closed(alarm=alarm_id, actor=actor, work_order_id=work_order_id)
+    except Exception:  # closing the order must not fail because an alarm moved on meanwhile
+        logger.exception("Could not unshelve alarm %s for work order %s", alarm_id, work_order_id)
+
+
 def _on_close(work_order: WorkOrder, actor: AbstractBaseUser | None) -> None:
-    """Closing an order resolves its failure row and lets sentinel unshelve alarms waiting on it."""
+    """Closing an order resolves its failure row and lets sentinel unshelve alarms waiting on it.
+
+    The work order is locked by now, so this never waits for an alarm lock (that would invert
+    the lock order): alarms this transaction holds (work_order_transition locks them first) or
+    nobody holds are unshelved here; one another transaction holds is unshelved right after
+    commit, in a transaction of its own.
+    """
     if work_order.status == S.COMPLETED:
         FailureHistory.objects.filter(work_order=work_order, resolved_time__isnull=True).update(
             resolved_time=timezone.now()
         )
-    try:
-        from sentinel.services.alarms import alarm_unshelve_for_work_order_closed
-    except ImportError:  # sentinel without the hook: nothing waits on work orders
+    waiting = set(_alarms_waiting_on(work_order).values_list("pk", flat=True))
+    if not waiting:
         return
-    alarms = Alarm.objects.filter(
-        pk__in=alarm_ids_of(work_order), shelved_until_work_order_closes=True, state="shelved"
+    free = set(
+        Alarm.objects.select_for_update(skip_locked=True).filter(pk__in=sorted(waiting)).values_list("pk", flat=True)
     )
-    for alarm_id in alarms.values_list("pk", flat=True):
-        try:
-            with transaction.atomic():
-                alarm_unshelve_for_work_order_closed(alarm=alarm_id, actor=actor, work_order_id=work_order.pk)
-        except Exception:  # closing the order must not fail because an alarm moved on meanwhile
-            logger.exception("Could not unshelve alarm %s for work order %s", alarm_id, work_order.pk)
+    pk = work_order.pk
+    for alarm_id in sorted(waiting):
+        if alarm_id in free:
+            _unshelve_waiting_alarm(alarm_id, pk, actor)
+        else:
+            transaction.on_commit(lambda alarm_id=alarm_id: _unshelve_waiting_alarm(alarm_id, pk, actor))
 
 
 def alarm_ids_of(work_order: WorkOrder) -> set[int]:
-    """The alarm that opened the order and every repeat alarm that joined it."""
+    """The alarm that opened the order and every alarm that joined it (a repeat of its signal or
+    another signal of its cell in the same episode)."""
     ids = {work_order.triggered_by_alarm_id} if work_order.triggered_by_alarm_id else set()
-    for details in work_order.events.filter(details__has_key="repeat_alarm_id").values_list("details", flat=True):
-        ids.add(int(details["repeat_alarm_id"]))
+    joined = Q(details__has_key="repeat_alarm_id") | Q(details__has_key="episode_alarm_id")
+    for details in work_order.events.filter(joined).values_list("details", flat=True):
+        ids.add(int(details.get("repeat_alarm_id") or details["episode_alarm_id"]))
     return ids
 
 
