@@ -11,8 +11,12 @@ inspect. The offline fake splits that in two so the second half can be tested on
 
 The scenario suite hands the gateway a reading per turn, exactly as a model would produce it, so
 no test depends on matching phrases. `keyword_reading` below is the offline demo's stand-in for
-the model's language understanding (the run command has no model by default): a few dialogue-act
-cues, English only, deliberately small. It is not used to decide anything else.
+the model's language understanding (the run command has no model by default): English only,
+deliberately small, and safe by default. It reads only the user's own words (`wording.own_words`:
+quotes and reported speech masked); a question is answered; a negation, a supposition or a
+request to only describe is explained; a mutation needs an instruction at the start of a clause
+("approve it", "stop that one", "plan: …"); anything else is `unclear` — a clarifying answer,
+never a mutation.
 """
 
 from __future__ import annotations
@@ -21,9 +25,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from orchestrator.coordinator.wording import own_words, sentences
 from orchestrator.planning.cells import equipment_tags
 
-Act = Literal["question", "explain", "stop", "proceed", "guide", "revise", "delegate", "plan"]
+Act = Literal["question", "explain", "unclear", "stop", "proceed", "guide", "revise", "delegate", "plan"]
 ACTS: tuple[str, ...] = Act.__args__
 
 
@@ -34,12 +39,16 @@ class Reading:
     act:
       question — asks about state ("what happened?", "is P-02 ok?");
       explain  — wants an explanation and no action ("don't start yet, just explain");
+      unclear  — not understood as an instruction: ask what the user wants, change nothing;
       stop     — halt the work in focus (`smaller`: and hand it to a smaller agent);
-      proceed  — go ahead with what is waiting ("apply it", "go on");
+      proceed  — approve what is waiting ("approve it", "apply it"); `step`, `ask_id` and
+                 `plan_id` name which checkpoint when the user said so ("approve step 2");
       guide    — continue the work in focus with `text` added as guidance;
       revise   — a new plan like the one in focus, changed by `text`;
       delegate — hand work to the named specialist `profiles` (`text` is the instruction);
       plan     — new work: draft a goal-plan for the goal in `text`.
+    quote: the words of the message that ask for the act (what a model puts in an action's
+      `user_request_quote`); empty means the whole message.
     """
 
     act: Act
@@ -48,51 +57,91 @@ class Reading:
     smaller: bool = False
     equipment: tuple[str, ...] = ()
     work_order_id: int | None = None
+    step: int | None = None
+    ask_id: int | None = None
+    plan_id: int | None = None
+    quote: str = ""
 
     def __post_init__(self) -> None:
         if self.act not in ACTS:
             raise ValueError(f"act must be one of {', '.join(ACTS)}; got {self.act!r}")
 
 
-INTERROGATIVE = {"what", "why", "how", "when", "which", "who", "where", "is", "are", "did", "does", "was", "can"}
-RESTRAINT = re.compile(r"\b(don'?t|do not|not yet|no need)\b", re.I)
-HALT = re.compile(r"\b(stop|cancel|abort|halt)\b", re.I)
+# A clause starts after a boundary; fillers before its verb ("yes, ok, please approve it") are skipped.
+CLAUSE = re.compile(r"[^,;:.!?\n]+")
+FILLER = re.compile(
+    r"^(?:(?:yes|yeah|yep|ok|okay|sure|alright|please|then|now|so|and|also|fine|just|kindly)\b\s*)+", re.I
+)
+APPROVE = re.compile(
+    r"^(?:i\s+)?(?:approve|apply|accept|confirm|proceed|allow)\b|^go\s+ahead\b|^(?:do|run)\s+it\b", re.I
+)
+HALT = re.compile(r"^(?:stop|cancel|abort|halt)\b", re.I)
+DIRECT = re.compile(
+    r"^(?:research|investigate|write|draft|have|ask|let|get|check|review|build|create|delegate|hand)\b", re.I
+)
+GUIDE = re.compile(r"\b(?:continue|carry\s+on|keep\s+going|add(?:ed)?|constraint|guidance)\b", re.I)
+REVISE = re.compile(r"\b(?:previous|last|earlier|same|that|this)\s+(?:plan|run)\b", re.I)
 SMALLER = re.compile(r"\b(smaller|lighter|cheaper|faster)\b", re.I)
 PLAN = re.compile(r"^\s*(?:please\s+)?(?:plan|(?:create|make|draft) a plan)\b[\s:,-]*(?:to\s+)?", re.I)
 WORK_ORDER = re.compile(r"\b(?:work[ -]?order|wo)[\s#-]*(\d+)\b", re.I)
+STEP = re.compile(r"\bstep\s*#?\s*(\d+)\b", re.I)
+ASK = re.compile(r"\b(?:ask|interaction|checkpoint)\s*#?\s*(\d+)\b", re.I)
+PLAN_ID = re.compile(r"\bplan\s*#?\s*(\d+)\b", re.I)
+
+
+def _number(pattern: re.Pattern[str], text: str) -> int | None:
+    found = pattern.search(text)
+    return int(found.group(1)) if found else None
+
+
+def _directives(text: str, original: str) -> list[tuple[str, str]]:
+    """(clause without its fillers, the clause as the user wrote it) for each clause of `text`."""
+    out = []
+    for clause in CLAUSE.finditer(text):
+        bare = FILLER.sub("", clause.group().strip())
+        if bare:
+            out.append((bare, original[clause.start() : clause.end()].strip()))
+    return out
 
 
 def keyword_reading(message: str, specialists: dict[str, Any]) -> Reading:
-    """The offline demo's reading of `message` from dialogue-act cues and the packet's profile roles."""
-    text = message.strip()
-    words = re.findall(r"[a-z']+", text.lower())
-    named = tuple(
-        name
-        for name, profile in specialists.items()
-        if any(re.search(rf"\b{re.escape(role)}", text, re.I) for role in profile.get("roles", []))
-    )
-    writers = tuple(n for n in named if specialists[n].get("writes"))
-    addition = text.split(":", 1)[1].strip() if ":" in text else ""
-    change = re.split(r"\bbut\b", text, maxsplit=1, flags=re.I)
+    """The offline demo's reading of `message` from its own words' structure and the packet's roles."""
+    own = own_words(message)
+    text = " ".join(own.split())
     wo = WORK_ORDER.search(text)
     common = {"equipment": tuple(equipment_tags(text)), "work_order_id": int(wo.group(1)) if wo else None}
-    if text.endswith("?") or (words and words[0] in INTERROGATIVE):
+    parts = sentences(own)
+    if not parts:
+        return Reading("unclear", **common)
+    if any(s.asks for s in parts):
         return Reading("question", **common)
-    if RESTRAINT.search(text):
+    if not all(s.instructs for s in parts):  # a negation, a supposition, "only describe"
         return Reading("explain", **common)
+    clauses = _directives(own, message)
     if planned := PLAN.match(text):  # "Plan: raise the P-02 alert …", "make a plan to …"
         goal = text[planned.end() :].strip()
-        return Reading("plan", text=goal[:1].upper() + goal[1:], **common) if goal else Reading("proceed", **common)
-    if HALT.search(text):
-        return Reading("stop", smaller=bool(SMALLER.search(text)), **common)
-    if len(writers) == 1:  # "write the repair order …", "draft a skill …": a directive to the one writer
-        return Reading("delegate", text=text, profiles=writers, **common)
-    if len(named) > 1:
-        return Reading("delegate", text=text, profiles=named, **common)
-    if addition:
-        return Reading("guide", text=addition, **common)
-    if len(change) > 1:
-        return Reading("revise", text=change[1].strip(), **common)
-    if named:
-        return Reading("delegate", text=text, profiles=named, **common)
-    return Reading("proceed", **common)
+        if not goal:
+            return Reading("unclear", **common)
+        return Reading("plan", text=goal[:1].upper() + goal[1:], quote=message.strip(), **common)
+    if halt := next((w for bare, w in clauses if HALT.match(bare)), None):
+        return Reading("stop", smaller=bool(SMALLER.search(text)), quote=halt, plan_id=_number(PLAN_ID, text), **common)
+    if ":" in text and GUIDE.search(text.split(":", 1)[0]):
+        return Reading("guide", text=text.split(":", 1)[1].strip(), quote=message.strip(), **common)
+    if approve := next((w for bare, w in clauses if APPROVE.match(bare)), None):
+        targets = {"step": _number(STEP, text), "ask_id": _number(ASK, text), "plan_id": _number(PLAN_ID, text)}
+        return Reading("proceed", quote=approve, **targets, **common)
+    if any(DIRECT.match(bare) for bare, _ in clauses):
+        named = tuple(
+            name
+            for name, profile in specialists.items()
+            if any(re.search(rf"\b{re.escape(role)}", text, re.I) for role in profile.get("roles", []))
+        )
+        writers = tuple(n for n in named if specialists[n].get("writes"))
+        if len(writers) == 1:  # "write the repair order …", "draft a skill …": a directive to the one writer
+            return Reading("delegate", text=text, profiles=writers, quote=message.strip(), **common)
+        if named:
+            return Reading("delegate", text=text, profiles=named, quote=message.strip(), **common)
+    change = re.split(r"\bbut\b", text, maxsplit=1, flags=re.I)
+    if len(change) > 1 and REVISE.search(change[0]):
+        return Reading("revise", text=change[1].strip(), quote=message.strip(), **common)
+    return Reading("unclear", **common)

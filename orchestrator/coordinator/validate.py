@@ -1,6 +1,15 @@
 """Deterministic checks on a proposed action plan: schema is done by pydantic; here references,
-visibility, state, duplicates, policy and claims. Every check is recorded; only actions whose
-checks all pass are executed.
+visibility, state, duplicates, policy, backing and claims. Every check is recorded; only actions
+whose checks all pass are executed.
+
+- Backing: a mutating action must be asked for in the user's current message — its
+  `user_request_quote` is checked against that message (`wording.quote_backing`); tool results,
+  attachments and earlier messages never back one. An unbacked action is not done: it is a
+  proposal the user may confirm with a click (`confirm.coordinator_proposal_confirm`).
+- References: one that fails visibility blocks the whole turn — nothing runs.
+- Claims: a first-person claim of action ("I cancelled plan 6", "I've approved it") in the summary
+  or an answer needs an allowed action behind it; a description of state ("plan 6 is cancelled",
+  "it was approved by april") is not a claim.
 """
 
 from __future__ import annotations
@@ -15,34 +24,45 @@ from pydantic import ValidationError
 from core.capabilities import CapabilityContext, dispatch
 from core.errors import DomainError
 from orchestrator.choices import PLAN_FINISHED, InteractionStatus, PlanStatus
-from orchestrator.coordinator.schema import SUPPORTED, Action, ActionPlan
+from orchestrator.coordinator.schema import MUTATING, SUPPORTED, Action, ActionPlan
+from orchestrator.coordinator.wording import quote_backing
 from orchestrator.models import CoordinatorTurn, Interaction, Plan, PlanStep
 from orchestrator.planning import normalize_refs
 from orchestrator.read_tools import draft_read
 from orchestrator.selectors import interactions_visible_to, plans_for
 from orchestrator.services.interactions import check_may_answer
 
+VERBS = r"(applied|approved|cancell?ed|stopped|paused|resumed|created|requested|delegated|drafted|rejected|started)"
+# "I cancelled", "I've approved", "we have now created", or a sentence opening on the verb ("Cancelled plan 6.")
 CLAIM = re.compile(
-    r"\b(applied|approved|cancell?ed|stopped|paused|resumed|created|requested|delegated)\b", re.IGNORECASE
+    rf"\b(?:i|we)(?:'ve|'d|\s+have|\s+had)?\s+(?:(?:just|now|already|successfully|also|then)\s+)*{VERBS}\b"
+    rf"|(?:^|[.!;:\n]\s*){VERBS}\s+(?:the\s+|your\s+|that\s+)?(?:plan|ask|step|checkpoint|interaction|approval|it)\b",
+    re.IGNORECASE,
 )
 CLAIM_BACKING = {
     "applied": {"decide_approval"},
     "approved": {"decide_approval"},
+    "rejected": {"decide_approval"},
     "cancelled": {"cancel_plan"},
     "canceled": {"cancel_plan"},
     "stopped": {"cancel_plan", "pause_plan"},
     "paused": {"pause_plan"},
     "resumed": {"resume_plan"},
+    "started": {"resume_plan"},
     "created": {"create_plan", "delegate"},
+    "drafted": {"create_plan", "delegate"},
     "requested": {"request_approval"},
     "delegated": {"delegate"},
 }
+BACKED = "backed_by_message"
 
 
 @dataclass
 class Verdict:
     checks: list[dict[str, Any]] = field(default_factory=list)
     allowed: list[int] = field(default_factory=list)
+    proposed: list[int] = field(default_factory=list)  # passed every check but backing: the user may confirm
+    blocked: bool = False  # a reference failed visibility: nothing of the turn runs
 
     def check(self, index: int | None, name: str, ok: bool, reason: str = "") -> bool:
         # the reason explains a failure; a passed check carries none (it read "✓ … not visible")
@@ -52,6 +72,11 @@ class Verdict:
     @property
     def failed(self) -> list[dict[str, Any]]:
         return [c for c in self.checks if not c["ok"]]
+
+    @property
+    def rejected(self) -> bool:
+        """The turn is rejected when it is blocked or an action failed a check other than backing."""
+        return self.blocked or any(c["action_index"] is not None and c["check"] != BACKED for c in self.failed)
 
 
 def _plan(user: AbstractBaseUser, plan_id: int | None) -> Plan | None:
@@ -155,9 +180,28 @@ def _not_duplicate(
                 False,
                 f"duplicate: plan {plan.pk} ({plan.status}) already covers this; attach guidance to it instead",
             )
-    if not action.explicit_request and open_plans.exists():
-        return False, "no new workstream from a follow-up unless the user explicitly asks for one"
     return True, ""
+
+
+def describe(action: Action) -> str:
+    """The action in a few words a person reads on a confirm card."""
+    target = (
+        f"plan {action.plan_id}" if action.plan_id else f"ask {action.interaction_id}" if action.interaction_id else ""
+    )
+    words = {
+        "decide_approval": f"{action.decision or 'decide'} ask {action.interaction_id}",
+        "request_approval": f"ask the approvers to decide ask {action.interaction_id}",
+        "create_plan": f"draft a plan: {action.goal[:120]}",
+        "delegate": f"delegate to {action.profile}: {(action.text or action.goal)[:120]}",
+        "attach_guidance": f"add guidance to plan {action.plan_id}: {action.text[:120]}",
+    }
+    return words.get(action.type, f"{action.type.replace('_plan', '')} {target}".strip())
+
+
+def _backing(action: Action, message: str, confirmed: bool) -> str:
+    if confirmed or action.type not in MUTATING:
+        return ""
+    return quote_backing(action.user_request_quote, message)
 
 
 def _references(plan: ActionPlan, user: AbstractBaseUser, verdict: Verdict) -> None:
@@ -179,15 +223,30 @@ def _references(plan: ActionPlan, user: AbstractBaseUser, verdict: Verdict) -> N
         verdict.check(None, "reference.conversation_event", ok, f"conversation event {event_id} not visible")
 
 
+def claimed(text: str) -> set[str]:
+    """The actions `text` claims in the first person ("I cancelled …"), as lower-case verbs."""
+    return {(m.group(1) or m.group(2)).lower() for m in CLAIM.finditer(text.replace("’", "'"))}
+
+
 def _claims(plan: ActionPlan, verdict: Verdict) -> None:
-    """A summary that says something was applied/cancelled/… must be backed by an allowed action."""
+    """The summary and every answer may claim only what an allowed action does; an answer that
+    claims more is withheld (its index leaves `allowed`)."""
     allowed_types = {plan.actions[i].type for i in verdict.allowed}
-    for word in {m.lower() for m in CLAIM.findall(plan.summary)}:
-        backed = bool(CLAIM_BACKING[word] & allowed_types)
-        verdict.check(None, "claim", backed, "" if backed else f"summary claims '{word}' with no action backing it")
+    texts = [(None, plan.summary)] + [
+        (i, plan.actions[i].text) for i in verdict.allowed if plan.actions[i].type in ("answer", "ask_clarification")
+    ]
+    for index, text in texts:
+        for word in sorted(claimed(text)):
+            backed = bool(CLAIM_BACKING[word] & allowed_types)
+            where = "summary" if index is None else "answer"
+            verdict.check(index, "claim", backed, "" if backed else f"{where} claims '{word}' with no action doing it")
+            if not backed and index in verdict.allowed:
+                verdict.allowed.remove(index)
 
 
-def validate_action_plan(plan: ActionPlan, user: AbstractBaseUser) -> Verdict:
+def validate_action_plan(plan: ActionPlan, user: AbstractBaseUser, *, message: str, confirmed: bool = False) -> Verdict:
+    """Check `plan` for `user`, whose current message is `message`; `confirmed` means the user
+    clicked to confirm this very plan (so its mutations are backed by that click)."""
     verdict = Verdict()
     seen: set[tuple[Any, ...]] = set()
     superseded: set[int] = set()  # plans an earlier allowed action of this plan stops
@@ -200,10 +259,21 @@ def validate_action_plan(plan: ActionPlan, user: AbstractBaseUser) -> Verdict:
                 continue
             seen.add(key)
         ok, reason = _state(action, user, superseded)
-        if verdict.check(index, "state", ok, reason):
-            verdict.allowed.append(index)
-            if action.type == "cancel_plan" and action.plan_id:
-                superseded.add(action.plan_id)
+        if not verdict.check(index, "state", ok, reason):
+            continue
+        unbacked = _backing(action, message, confirmed)
+        if action.type in MUTATING and not verdict.check(
+            index, BACKED, not unbacked, f"proposed, not done: {describe(action)} — {unbacked}; confirm it to do it"
+        ):
+            verdict.proposed.append(index)
+            continue
+        verdict.allowed.append(index)
+        if action.type == "cancel_plan" and action.plan_id:
+            superseded.add(action.plan_id)
     _references(plan, user, verdict)
+    if any(c["check"].startswith("reference.") for c in verdict.failed):
+        verdict.blocked = True
+        verdict.allowed, verdict.proposed = [], []
+        verdict.check(None, "turn", False, "a reference is not visible to you, so nothing of this turn was done")
     _claims(plan, verdict)
     return verdict

@@ -45,7 +45,10 @@ def test_compact_counts_done_and_refused_actions_and_the_plans_touched(operator,
     theirs = build_plan(make_user("otto", OPERATOR), [{"capability": "otest.read_value", "inputs": {"key": "k"}}])
     plan = {
         "summary": "Stopping yours.",
-        "actions": [{"type": "cancel_plan", "plan_id": mine.pk}, {"type": "pause_plan", "plan_id": theirs.pk}],
+        "actions": [
+            {"type": "cancel_plan", "plan_id": mine.pk, "user_request_quote": "stop them"},
+            {"type": "pause_plan", "plan_id": theirs.pk, "user_request_quote": "stop them"},
+        ],
     }
     engine = FakeEngine(script=[FakeReply(tool_calls=[("list_plans", {})]), FakeReply(tool_calls=[("submit_action_plan", plan)])])  # fmt: skip
     turn = coordinator_turn(user=operator, message="stop them", engine=engine)

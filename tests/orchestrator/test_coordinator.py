@@ -42,15 +42,18 @@ def test_apply_it_on_a_gated_step_stays_human(operator):
 def test_run_it_again_while_it_runs_is_a_duplicate(operator):
     plan = start(job_plan(operator))
     Plan.objects.filter(pk=plan.pk).update(context_refs=[{"type": "work_order", "id": 5}])
-    again = {"type": "create_plan", "goal": "other words", "context_refs": ["work_order:5"], "explicit_request": True}
+    again = {"type": "create_plan", "goal": "other words", "context_refs": ["work_order:5"]}
+    again["user_request_quote"] = "run it again"
     turn = coordinator_turn(user=operator, message="Run it again", engine=scripted(again))
     assert turn.status == "rejected" and turn.executed == []
     assert f"plan {plan.pk} (running) already covers this" in turn.answer
+    # a new workstream the follow-up did not ask for is only proposed: nothing is created
     follow_up = {"type": "create_plan", "goal": "something new"}
     turn = coordinator_turn(user=operator, message="and then", engine=scripted(follow_up))
-    assert "no new workstream from a follow-up" in turn.answer
+    assert turn.executed == [] and "To confirm: draft a plan: something new" in turn.answer
+    assert Plan.objects.count() == 1
     # stopping the running plan first in the same action plan frees the work for a new one
-    swap = scripted({"type": "cancel_plan", "plan_id": plan.pk}, again)
+    swap = scripted({"type": "cancel_plan", "plan_id": plan.pk, "user_request_quote": "Stop it"}, again)
     turn = coordinator_turn(user=operator, message="Stop it and run it again", engine=swap)
     assert [e["type"] for e in turn.executed] == ["cancel_plan", "create_plan"]
     assert Plan.objects.count() == 2
@@ -98,7 +101,8 @@ def test_a_failed_action_is_reported_with_what_was_inspected(operator, monkeypat
         raise Conflict("Plan moved meanwhile.")
 
     monkeypatch.setattr(execute, "plan_cancel", racing_cancel)
-    turn = coordinator_turn(user=operator, message="x", engine=scripted({"type": "cancel_plan", "plan_id": plan.pk}))
+    cancel = {"type": "cancel_plan", "plan_id": plan.pk, "user_request_quote": "cancel it"}
+    turn = coordinator_turn(user=operator, message="Cancel it", engine=scripted(cancel))
     assert "Failed: cancel_plan: Plan moved meanwhile." in turn.answer and "Inspected: list_plans" in turn.answer
     assert turn.status == "failed"
 
@@ -112,7 +116,8 @@ def test_a_crash_while_executing_is_recorded_not_silent(operator, monkeypatch):
         raise RuntimeError("database went away")
 
     monkeypatch.setattr(service, "execute_action", crash)
-    turn = coordinator_turn(user=operator, message="x", engine=scripted({"type": "pause_plan", "plan_id": plan.pk}))
+    pause = {"type": "pause_plan", "plan_id": plan.pk, "user_request_quote": "Pause it"}
+    turn = coordinator_turn(user=operator, message="Pause it", engine=scripted(pause))
     assert turn.status == "failed" and turn.executed == [] and "RuntimeError: database went away" in turn.error
     assert "What failed: executing the action plan failed" in turn.answer and "Inspected: list_plans" in turn.answer
     assert Plan.objects.get(pk=plan.pk).status == "running" and transcript_verify() is None
@@ -130,8 +135,11 @@ def test_unbacked_claims_and_invisible_references_are_flagged(operator, make_use
         ),
     )
     failed = {c["check"] for c in turn.validation if not c["ok"]}
-    assert failed == {"claim", "reference.plan", "reference.draft"}
-    assert "I applied the fix" not in turn.answer and "Yes." in turn.answer
+    assert failed == {"claim", "reference.plan", "reference.draft", "turn"}
+    # an invisible reference blocks the whole turn: not even its answer is given
+    assert turn.status == "rejected" and turn.executed == []
+    assert "I applied the fix" not in turn.answer and "Yes." not in turn.answer
+    assert f"plan {other.pk} not visible" in turn.answer
 
 
 def test_transcript_is_hash_chained(operator):
@@ -204,10 +212,10 @@ def test_delegate_to_generator_and_authoring_assistant_with_dependencies(operato
         user=operator, message="Write the repair order, then a skill for it",
         engine=scripted(
             {"type": "delegate", "profile": "work_order_generator", "text": "Write the repair order",
-             "context_refs": refs, "explicit_request": True},
+             "context_refs": refs, "user_request_quote": "Write the repair order"},
             {"type": "delegate", "profile": "authoring_assistant", "text": "Create a skill that explains the order",
-             "depends_on": [0], "explicit_request": True},
-            {"type": "delegate", "profile": "janitor", "text": "mop", "explicit_request": True},
+             "depends_on": [0], "user_request_quote": "then a skill for it"},
+            {"type": "delegate", "profile": "janitor", "text": "mop", "user_request_quote": "a skill"},
         ),
     )  # fmt: skip
     assert [e["type"] for e in turn.executed] == ["delegate", "delegate"]
@@ -319,12 +327,11 @@ def test_request_approval_rules(operator):
     assert turn.status == "rejected" and "is yours to answer" in turn.answer
     gated = start(build_plan(operator, [{"capability": "otest.release", "inputs": {"label": "r"}}]))
     ask = Interaction.objects.get(plan=gated)
-    twice = scripted({"type": "request_approval", "interaction_id": ask.pk}, summary="I requested approval.")
-    turn = coordinator_turn(user=operator, message="x", engine=twice)
+    request = {"type": "request_approval", "interaction_id": ask.pk, "user_request_quote": "ask the approvers"}
+    twice = scripted(request, summary="I requested approval.")
+    turn = coordinator_turn(user=operator, message="Please ask the approvers", engine=twice)
     assert turn.status == "ok" and turn.executed[0]["result"]["ok"] and "I requested approval." in turn.answer
-    again = coordinator_turn(
-        user=operator, message="x", engine=scripted({"type": "request_approval", "interaction_id": ask.pk})
-    )
+    again = coordinator_turn(user=operator, message="Please ask the approvers", engine=scripted(request))
     assert again.status == "rejected" and f"already requested by {operator.username}" in again.answer
 
 

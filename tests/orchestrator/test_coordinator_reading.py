@@ -3,7 +3,11 @@
 The scenario suite hands the fake gateway readings directly; the offline demo (no model
 configured) reads the message with `keyword_reading` first. These tests pin what that stand-in
 makes of the scenario phrases, so the demo behaves like the suite, and that a reading is checked.
+The stand-in also names the words that ask for a mutation (`quote`, what a model puts in
+`user_request_quote`); tests/security/test_coordinator_wording.py covers what must never mutate.
 """
+
+from dataclasses import replace
 
 import pytest
 
@@ -23,20 +27,28 @@ SPECIALISTS = {name: profile.packet() for name, profile in PROFILES.items()}
 
 
 @pytest.mark.parametrize(
-    ("message", "reading"),
+    ("message", "reading", "quote"),
     [
-        ("What happened?", WHAT_HAPPENED),
-        ("Stop that one, use a smaller agent", STOP_SMALLER),
-        ("Stop that one", STOP),
-        ("Apply it", APPLY),
-        ("Don't start work yet, just explain the plan", EXPLAIN_ONLY),
-        ("Use the previous plan but change the UI behaviour", REVISE_UI),
-        ("Continue the last run with this added constraint: no downtime", NO_DOWNTIME),
-        ("What happened on P-02?", Reading("question", equipment=("P-02",))),
+        ("What happened?", WHAT_HAPPENED, ""),
+        ("Stop that one, use a smaller agent", STOP_SMALLER, "Stop that one"),
+        ("Stop that one", STOP, "Stop that one"),
+        ("Apply it", APPLY, "Apply it"),
+        ("Don't start work yet, just explain the plan", EXPLAIN_ONLY, ""),
+        ("Use the previous plan but change the UI behaviour", REVISE_UI, "*"),
+        ("Continue the last run with this added constraint: no downtime", NO_DOWNTIME, "*"),
+        ("What happened on P-02?", Reading("question", equipment=("P-02",)), ""),
     ],
 )
-def test_keyword_reading_of_the_scenario_phrases(message, reading):
-    assert keyword_reading(message, SPECIALISTS) == reading
+def test_keyword_reading_of_the_scenario_phrases(message, reading, quote):
+    """The scenario readings, plus the words quoted as the request ("*": the whole message)."""
+    assert keyword_reading(message, SPECIALISTS) == replace(reading, quote=message if quote == "*" else quote)
+
+
+def test_approving_names_the_checkpoint_the_user_named():
+    step = keyword_reading("yes, approve step 2", SPECIALISTS)
+    assert (step.act, step.step, step.quote) == ("proceed", 2, "approve step 2")
+    ask = keyword_reading("OK, approve ask 12 on plan 3", SPECIALISTS)
+    assert (ask.act, ask.ask_id, ask.plan_id, ask.quote) == ("proceed", 12, 3, "approve ask 12 on plan 3")
 
 
 def test_keyword_reading_of_a_delegation_names_profiles_from_the_packet_roles():
@@ -49,14 +61,17 @@ def test_keyword_reading_of_a_delegation_names_profiles_from_the_packet_roles():
         text="Write the repair order for work order 12",
         profiles=("work_order_generator",),
         work_order_id=12,
+        quote="Write the repair order for work order 12",
     )
 
 
 def test_keyword_reading_of_a_request_for_new_work():
     goal = "raise the P-02 vibration alert limit to 4.8 mm/s"
-    assert keyword_reading(f"Plan: {goal}", SPECIALISTS) == Reading("plan", text="R" + goal[1:], equipment=("P-02",))
+    assert keyword_reading(f"Plan: {goal}", SPECIALISTS) == Reading(
+        "plan", text="R" + goal[1:], equipment=("P-02",), quote=f"Plan: {goal}"
+    )
     assert keyword_reading(f"Make a plan to {goal}", SPECIALISTS).text == "R" + goal[1:]
-    assert keyword_reading("Plan", SPECIALISTS).act == "proceed"  # nothing to plan: go on with what waits
+    assert keyword_reading("Plan", SPECIALISTS).act == "unclear"  # nothing to plan: ask, never go on
 
 
 def test_a_reading_with_an_unknown_act_is_refused():

@@ -308,7 +308,7 @@ def test_the_gateway_decides_from_the_reading_and_state_never_the_words(operator
     is the same; the same words with another reading give another turn."""
     plan, wo, cell = _investigation(operator, django_capture_on_commit_callbacks)
     words = "Hör damit auf und nimm einen kleineren Agenten"
-    assert keyword_reading(words, {}).act == "proceed"  # the offline stand-in does not understand it
+    assert keyword_reading(words, {}).act == "unclear"  # the offline stand-in does not understand it
     german = turn_on(operator, words, STOP_SMALLER)
     assert tools(german) == [*SURVEY, "get_plan"] and allowed(german) == ["cancel_plan", "delegate"]
     new = Plan.objects.get(pk=german.executed[1]["result"]["plan_id"])
