@@ -170,6 +170,15 @@ ARIA_MODELS = {
     "opus": env.str("ARIA_MODEL_OPUS", default="claude-opus-4-8"),
 }
 
+# --- Sandbox for untrusted code (docs/SANDBOX.md) ---------------------------------------------
+ARIA_SANDBOX_BWRAP = env.str("ARIA_SANDBOX_BWRAP", default="bwrap")
+# Development only: run draft/published tools and stdio MCP servers UNISOLATED when bwrap is unusable.
+ARIA_SANDBOX_ALLOW_UNISOLATED = env.bool("ARIA_SANDBOX_ALLOW_UNISOLATED", default=False)
+# Extra read-only paths a sandboxed stdio MCP server may see (where the admin installed servers).
+ARIA_SANDBOX_READ_ONLY_PATHS = env.list("ARIA_SANDBOX_READ_ONLY_PATHS", default=[])
+# Hosts (or host:port) HTTP MCP servers may be reached at; empty = HTTP MCP servers refused.
+ARIA_MCP_HTTP_ALLOWED_HOSTS = env.list("ARIA_MCP_HTTP_ALLOWED_HOSTS", default=[])
+
 # --- Auth, sessions, security -----------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

@@ -171,14 +171,16 @@ def register_published_tool(artifact: PublishedArtifact) -> Capability:
 
     def handler(ctx: CapabilityContext, params: BaseModel) -> Any:
         from assistant.conf import get_config
-        from assistant.sandbox import run_tool
         from assistant.services.draft_tests import sandbox_limits
+        from core.sandbox import run_tool
 
         args = params.model_dump()
         problems = [e.message for e in checker.iter_errors(args)]
         if problems:
             raise InvalidInput(f"Invalid input: {problems[0]}")
         result = run_tool(spec["source"], spec.get("entrypoint") or "run", args, limits=sandbox_limits(get_config()))
+        if result.reason.startswith("sandbox unavailable"):
+            raise DomainError(f"Tool refused: {result.reason}"[:500], code="sandbox_unavailable")
         if not result.ok:
             raise DomainError(f"Tool failed in the sandbox: {result.reason}: {result.error}"[:500])
         return result.output

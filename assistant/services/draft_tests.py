@@ -1,4 +1,5 @@
-"""Draft tests per type. Tool code runs only in the sandbox; other types are checked in-process."""
+"""Draft tests per type. Tool code and stdio MCP servers run only in the sandbox (core.sandbox,
+refused when isolation is unavailable); other types are checked in-process."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from jsonschema import Draft202012Validator
 from assistant.choices import DraftType
 from assistant.conf import AssistantConfig
 from assistant.models import Draft
-from assistant.sandbox import Limits, run_tool
 from assistant.validators import TEMPLATE_VARIABLE, validate_spec
+from core.sandbox import Limits, SandboxUnavailable, isolation_status, run_tool, unisolated_allowed
 
 
 def sandbox_limits(config: AssistantConfig) -> Limits:
@@ -49,6 +50,8 @@ def run_draft_tests(draft: Draft, config: AssistantConfig) -> dict[str, Any]:
             result = run_tool(spec["source"], spec.get("entrypoint") or "run", test["input"], limits=limits)
             case = {"name": name, "ok": result.ok, "reason": result.reason, "error": result.error}
             case["output"], case["duration_ms"] = result.output, result.duration_ms
+            if result.warning:
+                case["warning"] = result.warning
             if result.ok and "expect" in test and result.output != test["expect"]:
                 case.update(ok=False, reason="unexpected output", error=f"expected {test['expect']!r}")
             cases.append(case)
@@ -72,10 +75,12 @@ def run_draft_tests(draft: Draft, config: AssistantConfig) -> dict[str, Any]:
 
 def _test_mcp_server(spec: dict[str, Any], config: AssistantConfig) -> dict[str, Any]:
     """Connect, list the tools, and check every declared tool is served."""
-    from assistant.mcp_bridge import list_server_tools
+    from assistant.mcp_bridge import McpHostRefused, list_server_tools
 
     try:
         discovered = list_server_tools(spec, timeout=config.sandbox_wall_seconds * 3)
+    except (SandboxUnavailable, McpHostRefused) as exc:  # refused before anything ran or connected
+        return {"ok": False, "cases": [{"name": "connect", "ok": False, "reason": exc.reason, "error": str(exc)}]}
     except BaseException as exc:  # connection refused, bad command, timeout, protocol error
         if isinstance(exc, KeyboardInterrupt):
             raise
@@ -88,6 +93,8 @@ def _test_mcp_server(spec: dict[str, Any], config: AssistantConfig) -> dict[str,
         return {"ok": False, "cases": [case]}
     served = {t["name"] for t in discovered}
     cases = [{"name": "connect", "ok": True, "reason": "", "error": f"{len(served)} tool(s) served"}]
+    if spec.get("transport") == "stdio" and not isolation_status().available and unisolated_allowed():
+        cases[0]["warning"] = "UNISOLATED: the server ran on the host (ARIA_SANDBOX_ALLOW_UNISOLATED)"
     for tool in spec.get("tools") or []:
         ok = tool.get("name") in served
         cases.append({"name": f"tool {tool.get('name')}", "ok": ok, "reason": "" if ok else "not served", "error": ""})

@@ -1,5 +1,8 @@
-"""A published MCP server's tools become read capabilities that call it through the MCP client."""
+"""A published MCP server's tools become read capabilities that call it through the MCP client.
+A stdio server runs in the sandbox: the echo server's file is bound read-only into it, as an admin
+lists where servers are installed (ARIA_SANDBOX_READ_ONLY_PATHS)."""
 
+import os
 import sys
 from pathlib import Path
 
@@ -8,6 +11,7 @@ import pytest
 from assistant.services.drafts import draft_approve, draft_create, draft_test, draft_validate
 from assistant.services.publish import draft_publish
 from core.capabilities import CapabilityContext, Tier, dispatch, registry
+from core.sandbox import isolation_status
 
 pytestmark = pytest.mark.django_db
 SERVER = str(Path(__file__).with_name("mcp_echo_server.py"))
@@ -21,6 +25,14 @@ def server_draft(owner, spec):
     draft = draft_validate(draft=draft_create(owner=owner, type="mcp_server", name="echo", spec=spec), actor=owner)
     assert draft.status == "validated", draft.validation_report
     return draft_test(draft=draft, actor=owner)
+
+
+@pytest.fixture(autouse=True)
+def _echo_server_in_the_sandbox(settings):
+    status = isolation_status()
+    if not status.available and os.environ.get("ARIA_REQUIRE_INTEGRATION") != "1":
+        pytest.skip(f"sandbox unavailable: {status.why}")
+    settings.ARIA_SANDBOX_READ_ONLY_PATHS = [SERVER]
 
 
 @pytest.fixture(autouse=True)
@@ -57,4 +69,23 @@ def test_declared_tool_not_served_fails_the_test(operator):
 def test_unreachable_server_fails_the_test(operator):
     draft = server_draft(operator, {"transport": "stdio", "command": ["/nonexistent/mcp-server"]})
     assert draft.status == "test_failed"
+    assert draft.test_report["cases"][0]["reason"] == "connection failed"
+
+
+def test_server_file_not_bound_into_the_sandbox_is_not_there(operator, settings):
+    settings.ARIA_SANDBOX_READ_ONLY_PATHS = []
+    draft = server_draft(operator, stdio_spec())
+    assert draft.status == "test_failed"
+    assert draft.test_report["cases"][0]["reason"] == "connection failed"
+
+
+def test_http_server_host_must_be_on_the_allowlist(operator, settings):
+    spec = {"transport": "http", "url": "http://127.0.0.1:9/mcp"}
+    draft = server_draft(operator, spec)
+    assert draft.status == "test_failed"
+    case = draft.test_report["cases"][0]
+    assert case["reason"] == "host not allowed: '127.0.0.1' is not on ARIA_MCP_HTTP_ALLOWED_HOSTS"
+
+    settings.ARIA_MCP_HTTP_ALLOWED_HOSTS = ["127.0.0.1:9"]  # allowed: it is tried (nothing listens there)
+    draft = server_draft(operator, spec)
     assert draft.test_report["cases"][0]["reason"] == "connection failed"

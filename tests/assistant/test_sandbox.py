@@ -1,13 +1,22 @@
-"""The sandbox: limits hold, each failure names its reason, nothing keeps running."""
+"""The sandbox: limits hold, each failure names its reason, nothing keeps running.
+(The escapes — host files, the database, other processes, the network — are in tests/security.)"""
 
 import os
 import time
 
 import pytest
 
-from assistant.sandbox import Limits, run_tool
+from core.sandbox import Limits, isolation_status, run_tool
 
 LIMITS = Limits(cpu_seconds=1, memory_mb=256, fsize_mb=4, nofile=32, wall_seconds=3)
+
+
+@pytest.fixture(autouse=True)
+def _needs_isolation():
+    """bwrap must work here; CI (ARIA_REQUIRE_INTEGRATION=1) installs it, so there its absence fails."""
+    status = isolation_status()
+    if not status.available and os.environ.get("ARIA_REQUIRE_INTEGRATION") != "1":
+        pytest.skip(f"sandbox unavailable: {status.why}")
 
 
 def _alive(pid: int) -> bool:
@@ -19,10 +28,11 @@ def _alive(pid: int) -> bool:
 
 
 def test_runs_the_entrypoint_with_an_empty_environment_in_a_private_dir():
-    source = "import os\ndef run(p):\n    return {'env': sorted(k for k in os.environ if k != 'LC_CTYPE'), 'cwd': os.getcwd(), 'x': p['x']}"
+    source = "import os\ndef run(p):\n    return {'env': sorted(os.environ), 'cwd': os.getcwd(), 'x': p['x'], 'uid': os.getuid()}"
     result = run_tool(source, "run", {"x": 3}, limits=LIMITS)
     assert result.ok, result.as_dict()
-    assert result.output["env"] == [] and result.output["x"] == 3
+    assert set(result.output["env"]) <= {"LC_CTYPE", "PWD"} and result.output["x"] == 3
+    assert result.output["uid"] == 65534
     assert "aria-sandbox-" in result.output["cwd"] and not os.path.exists(result.output["cwd"])
 
 
@@ -45,16 +55,16 @@ def test_1gb_write_hits_the_file_size_limit():
 
 
 def test_sleeping_past_the_wall_timeout_is_killed_with_its_process_group():
-    source = "import os, time\ndef run(p):\n    print(os.getpid(), flush=True)\n    time.sleep(120)\n"
+    # the work dir has the same (unique) path inside and outside: find whatever still runs in it
+    source = "import os, time\ndef run(p):\n    print(os.getcwd(), flush=True)\n    time.sleep(120)\n"
     started = time.monotonic()
     result = run_tool(source, "run", {}, limits=LIMITS)
     assert time.monotonic() - started < 10
     assert not result.ok and result.reason == "wall timeout"
-    pid = int(result.stdout.split()[-1])
+    workdir = result.stdout.split()[-1]
+    assert "aria-sandbox-" in workdir
     time.sleep(0.2)
-    assert not _alive(pid)
-    survivors = [p for p in os.listdir("/proc") if p.isdigit() and _alive(int(p)) and _pgid(int(p)) == pid]
-    assert survivors == []
+    assert [pid for pid in _pids() if _cwd(pid) == workdir] == []
 
 
 @pytest.mark.parametrize(
@@ -101,7 +111,6 @@ def test_the_guard_cannot_be_switched_off_from_the_draft():
     assert not result.ok and result.reason == "denied: the sandbox guard", result.as_dict()
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="a network namespace needs root or user namespaces")
 def test_the_child_has_a_network_namespace_of_its_own():
     source = "def run(p):\n    return [l.split(':')[0].strip() for l in open('/proc/net/dev').read().splitlines()[2:]]"
     result = run_tool(source, "run", {}, limits=LIMITS)
@@ -109,12 +118,15 @@ def test_the_child_has_a_network_namespace_of_its_own():
     assert result.output == ["lo"]  # the host's interfaces are not there
 
 
-def _pgid(pid: int) -> int:
+def _pids() -> list[int]:
+    return [int(p) for p in os.listdir("/proc") if p.isdigit() and _alive(int(p))]
+
+
+def _cwd(pid: int) -> str:
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            return int(f.read().split(")")[-1].split()[2])
-    except (FileNotFoundError, ValueError, IndexError):
-        return -1
+        return os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return ""
 
 
 def test_too_many_open_files():
