@@ -1,11 +1,15 @@
 """The human console of the assistant: drafts (approve / reject / publish through the same
 services, so separation of duties holds here too), reviews, prompt versions and aliases (move =
-rollback), skills, published artifacts and runs. History is read-only."""
+rollback), skills, published artifacts and runs. History is read-only. The runtime config
+(governance settings) is shown to approvers and changed only by an admin, through the audited
+service."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -20,12 +24,14 @@ from assistant.models import (
     PublishedArtifact,
     Review,
     Run,
+    RuntimeConfig,
     Session,
     Skill,
 )
+from assistant.services.config import config_update, config_validate
 from assistant.services.drafts import draft_approve, draft_reject
 from assistant.services.publish import draft_publish, prompt_alias_move, prompt_alias_remove
-from core.access import APPROVER, has_scopes
+from core.access import APPROVER, has_scopes, is_admin
 from core.audit import audit_record
 from core.errors import DomainError
 
@@ -243,3 +249,51 @@ class AttachmentAdmin(ReadOnly, admin.ModelAdmin):
 class OperationAdmin(ReadOnly, admin.ModelAdmin):
     list_display = ("id", "owner", "intent", "status", "created", "executed_at")
     list_filter = ("intent", "status")
+
+
+class RuntimeConfigForm(forms.ModelForm):
+    """The stored settings as one JSON object, checked against the same bounds as the API."""
+
+    data = forms.JSONField(required=False, help_text="Only the settings that differ from the defaults.")
+
+    class Meta:
+        model = RuntimeConfig
+        fields = ("data",)
+
+    def clean_data(self) -> dict[str, Any]:
+        data = self.cleaned_data.get("data") or {}
+        if not isinstance(data, dict):
+            raise forms.ValidationError("The settings must be a JSON object.")
+        base = dict(getattr(settings, "ARIA_ASSISTANT", {}) or {})
+        try:
+            config_validate({**base, **data})
+        except DomainError as exc:
+            raise forms.ValidationError(exc.message) from None
+        return data
+
+
+@admin.register(RuntimeConfig)
+class RuntimeConfigAdmin(ApproverConsole, admin.ModelAdmin):
+    """Approvers read the governance settings; only an admin changes them (audited service)."""
+
+    form = RuntimeConfigForm
+    list_display = ("__str__", "updated")
+    readonly_fields = ("updated",)
+
+    def _governs(self, request: HttpRequest) -> bool:
+        user = request.user
+        return bool(user.is_active and user.is_staff and is_admin(user))
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return self._governs(request) and not RuntimeConfig.objects.filter(pk=1).exists()
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._governs(request)  # never from Django model permissions alone
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # going back to defaults is a change (empty object), audited like any other
+
+    def save_model(self, request: HttpRequest, obj: RuntimeConfig, form: Any, change: bool) -> None:
+        config_update(actor=request.user, changes=form.cleaned_data["data"], replace=True)
+        obj.pk = 1
+        obj.refresh_from_db()

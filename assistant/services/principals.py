@@ -1,8 +1,13 @@
-"""The reviewer and release service principals named in the runtime config, and their checks."""
+"""The reviewer and release service principals named in the runtime config, and their checks.
+
+`review_problems` is the one answer to "may an agent approve (and, under full_autonomy, a
+release principal publish) right now?": the config route shows it as readiness, and review and
+publish refuse with it, so what the settings page says is what the services enforce."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
@@ -11,6 +16,8 @@ from assistant.choices import ApprovalPolicy
 from assistant.conf import AssistantConfig
 from core.access import APPROVER, OPERATOR, has_scopes
 from core.models import ServiceAccount
+
+OFFLINE_REVIEWER = "the reviewer engine is the offline fake, not a real provider."
 
 
 @dataclass
@@ -22,6 +29,17 @@ class Principals:
     @property
     def ready(self) -> bool:
         return not self.problems
+
+
+def engine_info(name: str) -> dict[str, Any]:
+    """What an engine name resolves to ("" = ARIA_ENGINE); an unknown name raises ValueError."""
+    from core.agents.engines.catalog import engine_info as catalog_engine_info
+
+    return catalog_engine_info(name or None)
+
+
+def reviewer_engine_info(config: AssistantConfig) -> dict[str, Any]:
+    return engine_info(config.reviewer_engine or config.engine)
 
 
 def _service_user(username: str, role: str, label: str, problems: list[str]) -> AbstractBaseUser | None:
@@ -57,3 +75,18 @@ def resolve_principals(config: AssistantConfig, *, author: AbstractBaseUser | No
             if a.pk == b.pk:
                 problems.append(f"shared identities: {label_a} and {label_b} are the same user.")
     return Principals(reviewer, release, problems)
+
+
+def review_principals(config: AssistantConfig, *, author: AbstractBaseUser | None = None) -> Principals:
+    """resolve_principals plus the reviewer engine: an offline fake never approves anything."""
+    principals = resolve_principals(config, author=author)
+    try:
+        info = reviewer_engine_info(config)
+    except Exception as exc:  # an unknown or broken engine is not a reviewer either
+        principals.problems.append(f"provider error: {exc}")
+        return principals
+    if not info.get("real_provider"):
+        principals.problems.append(OFFLINE_REVIEWER)
+    elif not info.get("configured"):
+        principals.problems.append(f"missing config: the reviewer engine {info.get('engine')!r} has no key or host.")
+    return principals

@@ -1,4 +1,9 @@
-"""Publish: re-check everything about the approval, then make the artifact live, versioned."""
+"""Publish: re-check everything about the approval, then make the artifact live, versioned.
+
+An agent's approval is only worth what the governance settings allow right now: the policy must
+still be agent_review/full_autonomy, the principals ready and distinct from the author, and the
+reviewer engine a real provider (the same readiness the config route shows); a release principal
+publishes only under full_autonomy."""
 
 from __future__ import annotations
 
@@ -11,8 +16,8 @@ from assistant.conf import get_config
 from assistant.models import Draft, PromptAlias, PromptVersion, PublishedArtifact, Review
 from assistant.publishers import publish_artifact
 from assistant.services.drafts import draft_transition
-from assistant.services.principals import resolve_principals
-from core.access import APPROVER, has_scopes
+from assistant.services.principals import review_principals
+from core.access import APPROVER, has_scopes, is_service_account
 from core.audit import audit_record
 from core.errors import Conflict, Forbidden, NotFound
 from core.models import ServiceAccount
@@ -32,6 +37,10 @@ def _authorise_publisher(draft: Draft, actor: AbstractBaseUser) -> None:
         and actor.get_username() == config.release_username
         and ServiceAccount.objects.filter(user=actor, role=ServiceAccount.Role.RELEASE).exists()
     )
+    if is_release and not has_scopes(actor, [APPROVER]) and config.approval_policy != ApprovalPolicy.FULL_AUTONOMY:
+        raise Forbidden(
+            "The release principal publishes only under approval_policy full_autonomy.", code="approval_policy"
+        )
     if not (has_scopes(actor, [APPROVER]) or is_release):
         raise Forbidden("Publishing requires scope approver or the release principal.", code="missing_scope")
 
@@ -56,7 +65,11 @@ def _approval_problem(draft: Draft, actor: AbstractBaseUser) -> str:
         config = get_config()
         if config.approval_policy == ApprovalPolicy.MANUAL:
             return "an agent review needs approval_policy agent_review or full_autonomy."
-        principals = resolve_principals(config, author=draft.owner)
+        if has_scopes(actor, [APPROVER]) and not is_service_account(actor):
+            config = config.model_copy(update={"approval_policy": ApprovalPolicy.AGENT_REVIEW})  # a human releases
+        principals = review_principals(config, author=draft.owner)
+        if not principals.ready:
+            return "agent approval not valid now: " + "; ".join(principals.problems)
         if principals.reviewer is None or principals.reviewer.pk != review.reviewer_id:
             return "the reviewing principal is no longer the configured reviewer."
     return ""

@@ -1,4 +1,9 @@
-"""Agent review: the reviewer principal judges the candidate alone; every doubt fails closed."""
+"""Agent review: the reviewer principal judges the candidate alone; every doubt fails closed.
+
+Before anything runs, the same readiness the config route shows is enforced here: approval
+policy, reviewer/release service principals distinct from the author, and a reviewer engine that
+is a real provider. If any is missing the review is refused with the reason recorded (a failed
+Review row and an audit record) and the draft stays `tested`, awaiting a human approver."""
 
 from __future__ import annotations
 
@@ -6,21 +11,22 @@ import json
 from datetime import timedelta
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
 from django.utils import timezone
 from pydantic import ValidationError
 
 from assistant.agents.reviewer import SubmitReview, candidate_message, reviewer_spec
-from assistant.choices import ApprovalPolicy, DraftStatus, ReviewDecision, ReviewKind
+from assistant.choices import DRAFT_TRANSITIONS, ApprovalPolicy, DraftStatus, ReviewDecision, ReviewKind
 from assistant.conf import get_config
 from assistant.engines import reviewer_engine
 from assistant.models import Draft, Review
 from assistant.services.drafts import draft_transition
-from assistant.services.principals import resolve_principals
+from assistant.services.principals import review_principals
 from core.agents.engines import Engine
 from core.agents.loop import run_agent
 from core.audit import audit_record
 from core.capabilities import CapabilityContext
-from core.errors import Forbidden
+from core.errors import Conflict, Forbidden
 
 S = DraftStatus
 
@@ -39,6 +45,32 @@ def _fail(draft: Draft, actor, reviewer, reason: str, **extra) -> Draft:
     return draft_transition(draft=draft, to_status=S.REVIEW_FAILED, actor=actor, reason=reason)
 
 
+def _refuse(draft: Draft, actor: AbstractBaseUser, reviewer, reason: str) -> Draft:
+    """Not ready for an agent review: record why, leave the candidate for a human approver."""
+    with transaction.atomic():
+        draft = Draft.objects.select_for_update().get(pk=draft.pk)
+        if draft.status != S.TESTED:  # the same refusal the lifecycle gives for a review
+            allowed = sorted(DRAFT_TRANSITIONS[draft.status])
+            raise Conflict(f"Cannot move a {draft.status} draft to reviewing.", allowed=allowed, status=draft.status)
+        review = Review.objects.create(
+            draft=draft,
+            kind=ReviewKind.AGENT,
+            reviewer=reviewer,
+            decision=ReviewDecision.FAILED,
+            candidate_hash=draft.content_hash,
+            candidate_version=draft.version,
+            reason=f"agent review refused: {reason}",
+        )
+        audit_record(
+            actor=actor,
+            action="draft.review_refused",
+            target_type="assistant.draft",
+            target_id=draft.pk,
+            details={"review_id": review.pk, "reason": review.reason, "status": draft.status},
+        )
+    return draft
+
+
 def _parse_decision(result) -> tuple[SubmitReview | None, str]:
     if result.finish_reason == "error" or (result.finish_reason not in ("finish_tool", "end_turn")):
         return None, f"provider error: {result.run.error or result.finish_reason}"
@@ -55,14 +87,18 @@ def _parse_decision(result) -> tuple[SubmitReview | None, str]:
 
 
 def draft_agent_review(*, draft: Draft, actor: AbstractBaseUser, engine: Engine | None = None) -> Draft:
-    """tested → reviewing → approved | review_rejected | review_failed (fail closed, reason recorded)."""
+    """tested → reviewing → approved | review_rejected | review_failed (fail closed, reason
+    recorded); not ready (policy, principals, offline reviewer) → stays tested, reason recorded.
+
+    `engine` stands in for the configured reviewer's provider (tests); the configured reviewer
+    must still be a real provider."""
     if actor.pk != draft.owner_id and not getattr(actor, "is_superuser", False):
         raise Forbidden("Only the draft's author requests its review.", code="forbidden")
     config = get_config()
-    draft = draft_transition(draft=draft, to_status=S.REVIEWING, actor=actor, via="agent_review")
-    principals = resolve_principals(config, author=draft.owner)
+    principals = review_principals(config, author=draft.owner)
     if not principals.ready:
-        return _fail(draft, actor, principals.reviewer, "; ".join(principals.problems))
+        return _refuse(draft, actor, principals.reviewer, "; ".join(principals.problems))
+    draft = draft_transition(draft=draft, to_status=S.REVIEWING, actor=actor, via="agent_review")
     hash_seen, version_seen = draft.content_hash, draft.version
     try:
         engine = engine or reviewer_engine(config)

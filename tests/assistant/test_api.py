@@ -267,18 +267,22 @@ def test_author_approving_own_draft_via_api_is_403(client, make_user):
     assert response.status_code == 403 and response.json()["code"] == "separation_of_duties"
 
 
-def test_config_get_and_patch_rebuilds_and_audits(api):
+def test_config_get_for_operators_patch_for_admins_rebuilds_and_audits(api, admin_user):
     body = api.get(f"{API}/config").json()
     assert body["engine"] == "fake" and body["agent_review"]["ready"] is False
+    assert body["editable"] is False
     assert set(body["bounds"]) == {
         "max_turns",
         "max_questions_per_turn",
         "max_drafts_per_session",
         "run_timeout_seconds",
     }
+    assert patch(api, f"{API}/config", {"max_turns": 4}).status_code == 403  # governance is the admin's
+    api.force_login(admin_user)
     patched = patch(api, f"{API}/config", {"max_turns": 4, "disabled_intents": ["create_tool"], "reasoning": True})
     assert patched.status_code == 200, patched.content
     assert patched.json()["bounds"]["max_turns"] == 4 and patched.json()["reasoning"] is True
+    assert patched.json()["editable"] is True
     assert AuditRecord.objects.filter(action="assistant.config_update").count() == 1
     assert patch(api, f"{API}/config", {"max_turns": 0}).status_code == 422
     assert patch(api, f"{API}/config", {"engine": "nonsense"}).status_code == 422
