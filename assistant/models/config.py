@@ -2,7 +2,8 @@ from django.db import models
 
 
 class RuntimeConfig(models.Model):
-    """The assistant's runtime settings (one row); PATCH /config writes it, engines rebuild."""
+    """The assistant's governance settings (one row): only an admin changes them (PATCH /config or
+    the admin, through assistant.services.config.config_update, audited); engines rebuild."""
 
     data = models.JSONField(default=dict, blank=True)
     updated = models.DateTimeField(auto_now=True)
