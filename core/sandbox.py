@@ -35,64 +35,15 @@ from typing import Any
 
 from django.conf import settings
 
+from core.sandbox_harness import HARNESS, MARKER
+
 logger = logging.getLogger(__name__)
 
-MARKER = "__ARIA_SANDBOX_RESULT__"
 OUTPUT_LIMIT = 20_000
 NOBODY = 65534
+NPROC = 256  # processes (and threads) uid 65534 may hold at once, all sandboxes together
 INNER_PATH = "/usr/local/bin:/usr/bin:/bin"
 UNISOLATED_WARNING = "UNISOLATED: ARIA_SANDBOX_ALLOW_UNISOLATED is on — this code ran on the host without a sandbox."
-
-# The harness the child runs: exec the source, call the entrypoint with the input, print a result.
-# Its audit hook is the second layer inside the sandbox: no sockets, processes or ctypes.
-HARNESS = r"""
-import json, signal, sys, traceback
-signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the size limit raises EFBIG (reported)
-payload = json.loads(sys.stdin.read())
-result = {"ok": False}
-
-class SandboxDenied(PermissionError):
-    pass
-
-_denials = []  # what was refused, reported even when a library wraps the error (urllib: URLError)
-
-def _aria_guard(event, args, _deny=frozenset({
-        "socket.__new__", "socket.connect", "socket.bind", "socket.getaddrinfo", "socket.gethostbyname",
-        "socket.gethostbyaddr", "socket.sendto", "socket.sendmsg", "subprocess.Popen", "os.system", "os.exec",
-        "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty", "pty.spawn", "ctypes.dlopen", "ctypes.dlsym",
-        "ctypes.cdata"}), _modules=frozenset({"ctypes", "_ctypes", "_posixsubprocess"})):
-    what = None
-    if event in _deny:
-        what = "network" if event.startswith("socket.") else ("ctypes" if event.startswith("ctypes.") else "processes")
-    elif event == "import" and args and args[0] in _modules:
-        what = "ctypes" if "ctypes" in args[0] else "processes"
-    elif event == "object.__setattr__" and args and getattr(args[0], "__name__", "") == "_aria_guard":
-        what = "the sandbox guard"
-    if what:
-        _denials.append(what)
-        raise SandboxDenied(f"{what} is not available in the sandbox ({event})")
-
-sys.addaudithook(_aria_guard)
-try:
-    namespace = {"__name__": "aria_tool"}
-    exec(compile(payload["source"], "<tool>", "exec"), namespace)
-    output = namespace[payload["entrypoint"]](payload["input"])
-    json.dumps(output)
-    result = {"ok": True, "output": output}
-except MemoryError:
-    result = {"ok": False, "error": "MemoryError", "reason": "memory limit exceeded"}
-except OSError as exc:
-    reason = {27: "file size limit exceeded", 24: "too many open files", 2: "no such file in the sandbox",
-              13: "permission denied", 30: "read-only file system"}.get(exc.errno, "OSError")
-    result = {"ok": False, "error": f"OSError: {exc}", "reason": reason}
-except BaseException as exc:
-    result = {"ok": False, "error": f"{type(exc).__name__}: {exc}", "reason": "error",
-              "traceback": traceback.format_exc()[-2000:]}
-if not result["ok"] and _denials:
-    result["reason"] = "denied: " + _denials[0]
-sys.stdout.write("\n" + MARKER + json.dumps(result, default=str) + "\n")
-sys.stdout.flush()
-""".replace("MARKER", repr(MARKER))
 
 
 @dataclass(frozen=True)
@@ -192,8 +143,12 @@ def interpreter() -> str:
 
 def _prlimit(limits: Limits, prlimit: str) -> list[str]:
     mb = 1024 * 1024
+    # As uid 65534 on the host (root mode), a process cap stops a fork bomb; with a user namespace
+    # the count would include the server's own threads, so the pid namespace teardown has to do.
+    nproc = [f"--nproc={NPROC}"] if _root_mode() else []
     return [
         prlimit,
+        *nproc,
         f"--cpu={limits.cpu_seconds}:{limits.cpu_seconds + 1}",
         f"--as={limits.memory_mb * mb}",
         f"--fsize={limits.fsize_mb * mb}",

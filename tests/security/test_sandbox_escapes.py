@@ -239,6 +239,35 @@ def test_without_bwrap_draft_tests_and_stdio_mcp_tests_are_refused(no_bwrap, ope
     assert not marker.exists()
 
 
+@pytest.mark.django_db
+def test_without_bwrap_a_published_tool_is_refused_at_run_time(
+    isolated, operator, approver, make_user, settings, tmp_path
+):
+    from assistant.services.drafts import draft_approve
+    from assistant.services.publish import draft_publish
+    from core.capabilities import CapabilityContext, dispatch, registry
+
+    marker = tmp_path / "ran"
+    source = (
+        "def run(p):\n"
+        "    try:\n"
+        f"        open({str(marker)!r}, 'w').write('ran')\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "    return {'doubled': p['x'] * 2}\n"
+    )
+    draft = make_tested_draft(operator, spec=tool_spec(source), name="marked_double")
+    draft_publish(draft=draft_approve(draft=draft, actor=approver), actor=make_user("pat", "approver"))
+    try:
+        assert dispatch("marked_double", {"x": 2}, ctx=CapabilityContext(user=operator)).content == {"doubled": 4}
+        settings.ARIA_SANDBOX_BWRAP = "/nonexistent/bwrap"
+        result = dispatch("marked_double", {"x": 2}, ctx=CapabilityContext(user=operator))
+        assert result.is_error and "Tool refused: sandbox unavailable" in result.message
+        assert not marker.exists()
+    finally:
+        registry.unregister("published.marked_double")
+
+
 def test_the_development_override_runs_unisolated_with_a_warning(no_bwrap, settings, tmp_path, caplog):
     settings.ARIA_SANDBOX_ALLOW_UNISOLATED = True
     marker = tmp_path / "ran"
