@@ -24,7 +24,10 @@ _HTTP_CODES = {400: "bad_request", 403: "forbidden", 404: "not_found", 405: "met
 
 @api.exception_handler(DomainError)
 def domain_error(request: HttpRequest, exc: DomainError) -> HttpResponse:
-    return api.create_response(request, exc.as_body(), status=exc.status_code)
+    response = api.create_response(request, exc.as_body(), status=exc.status_code)
+    for name, value in getattr(exc, "headers", {}).items():  # e.g. Retry-After on a 429 (core.throttling)
+        response[name] = value
+    return response
 
 
 @api.exception_handler(AuthenticationError)

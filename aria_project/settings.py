@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "channels",
     "csp",
     "ninja",  # serves the API docs' Swagger UI from static files (no CDN, CSP-friendly)
+    "axes",  # login lockout after repeated failures (see "Rate limits" below)
     "core",
     "sentinel",
     "workorders",
@@ -59,6 +60,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes asks: turns a lockout into its response
 ]
 
 ROOT_URLCONF = "aria_project.urls"
@@ -188,6 +190,34 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "control-room"
 LOGOUT_REDIRECT_URL = "login"
+
+# --- Rate limits, model budget, login lockout (core/throttling.py, core/sockets.py) ------------
+# The throttles' counters live in Django's cache: Redis when REDIS_URL is set (shared by every
+# web process), else this process' memory (embedded mode is one process).
+if REDIS_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "aria"}}
+# Per user and scope, "<count>/<s|m|h|d>" (django-ninja's rate format); "off" disables a scope.
+ARIA_RATES = {
+    "chat": env.str("ARIA_RATE_CHAT", default="20/m"),  # chat + session turns, REST and WebSocket
+    "coordinator": env.str("ARIA_RATE_COORDINATOR", default="10/m"),  # coordinator route + coordinate mode
+    "draft_test": env.str("ARIA_RATE_DRAFT_TEST", default="10/m"),
+    "plan_create": env.str("ARIA_RATE_PLAN_CREATE", default="20/m"),
+}
+# Model tokens (input + output) per user per day on a real provider; 0 = no budget. Fake engine exempt.
+ARIA_DAILY_TOKEN_BUDGET = env.int("ARIA_DAILY_TOKEN_BUDGET", default=200_000)
+# Open sockets re-validate their session/token and scopes this often (0 = only on events/frames).
+ARIA_SOCKET_RECHECK_SECONDS = env.float("ARIA_SOCKET_RECHECK_SECONDS", default=60.0)
+# django-axes: after this many failed sign-ins for one username from one address, that pair is
+# locked out for the cool-off (an admin can reset it under Axes in the admin).
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = env.int("ARIA_LOGIN_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = env.float("ARIA_LOGIN_COOLOFF_MINUTES", default=15.0) / 60  # hours
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_LOCKOUT_CALLABLE = "core.views.login_lockout"
 
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"

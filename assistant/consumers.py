@@ -1,21 +1,32 @@
 """/ws/agent/chat: transport only. Authenticates, validates frames, runs a chat turn in a thread
-and forwards the ChatMap frames it produces."""
+and forwards the ChatMap frames it produces.
+
+Turns run one at a time per socket, in a task, so the socket keeps handling control messages
+(logout, revoked token, lost scope: core.sockets) while a turn streams; once the socket is
+closed, the rest of a turn's frames are dropped. Each turn counts against the user's `chat`
+rate limit and, with a real model provider, their daily token budget (core.throttling); a
+refused turn is a `done` frame with the error and `retry_after`, and runs no model.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
 from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from core.access import OPERATOR, has_scopes
+from core.access import OPERATOR
+from core.consumers import SessionBoundConsumer
 from core.errors import DomainError
+from core.throttling import CHAT, Throttled, rate_limit, token_budget_check
 
 logger = logging.getLogger(__name__)
 MAX_CONTENT = 20_000
+MAX_QUEUED_TURNS = 3  # frames beyond this while turns are waiting get a `done` error
 
 
 def _parse_frame(text: str | None) -> tuple[dict[str, Any] | None, str]:
@@ -36,41 +47,80 @@ def _parse_frame(text: str | None) -> tuple[dict[str, Any] | None, str]:
     return {"content": content, "session_id": session_id}, ""
 
 
-class AgentChatConsumer(AsyncJsonWebsocketConsumer):
+class AgentChatConsumer(SessionBoundConsumer):
+    required_scopes = (OPERATOR,)
+    # Class defaults: a frame after a refused connect (4401/4403) finds these, never an AttributeError.
+    session_id: int | None = None
+    _turn_lock: asyncio.Lock | None = None
+    _turns: set[asyncio.Task] | None = None
+
     async def connect(self) -> None:
         await self.accept()
-        user = self.scope.get("user")
-        if user is None or not user.is_authenticated:
-            await self.close(code=4401)
+        refusal = await self.admit()
+        if refusal is not None:
+            await self.close(code=refusal)
             return
-        if not await database_sync_to_async(has_scopes)(user, [OPERATOR]):
-            await self.close(code=4403)
-            return
-        self.session_id: int | None = None
+        self._turn_lock = asyncio.Lock()
+        self._turns = set()
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        if self.socket_auth is None or self._turns is None:
+            return  # refused or closed: frames are ignored
         frame, error = _parse_frame(text_data)
         if frame is None:
             await self.send_json({"type": "done", "error": error})
             return
-        session_id = frame["session_id"] or self.session_id
-        try:
-            outcome = await database_sync_to_async(self._run_turn)(frame["content"], session_id)
-        except DomainError as exc:
-            await self.send_json({"type": "done", "error": exc.message})
+        if not await self.socket_still_valid():
             return
-        except Exception as exc:  # the socket stays usable after a failed turn
-            logger.exception("Chat turn failed")
-            await self.send_json({"type": "done", "error": f"{type(exc).__name__}: {exc}"})
+        if len(self._turns) >= MAX_QUEUED_TURNS:
+            await self.send_json({"type": "done", "error": "A turn is still running; wait for its done frame."})
             return
-        self.session_id = outcome.session.pk
-        done: dict[str, Any] = {"type": "done"}
-        if outcome.error:
-            done["error"] = outcome.error
-        await self.send_json(done)
+        task = asyncio.create_task(self._turn(frame))
+        self._turns.add(task)
+        task.add_done_callback(self._turns.discard)
+
+    async def stop_streams(self) -> None:
+        for task in list(self._turns or ()):
+            task.cancel()  # the turn's thread finishes on its own; its frames are dropped
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    async def _turn(self, frame: dict[str, Any]) -> None:
+        async with self._turn_lock:
+            if self.socket_auth is None:
+                return
+            session_id = frame["session_id"] or self.session_id
+            try:
+                outcome = await database_sync_to_async(self._run_turn)(frame["content"], session_id)
+            except Throttled as exc:
+                await self._send(
+                    {"type": "done", "error": exc.message, "code": exc.code, "retry_after": exc.retry_after}
+                )
+                return
+            except DomainError as exc:
+                await self._send({"type": "done", "error": exc.message})
+                return
+            except Exception as exc:  # the socket stays usable after a failed turn
+                logger.exception("Chat turn failed")
+                await self._send({"type": "done", "error": f"{type(exc).__name__}: {exc}"})
+                return
+            self.session_id = outcome.session.pk
+            done: dict[str, Any] = {"type": "done"}
+            if outcome.error:
+                done["error"] = outcome.error
+            await self._send(done)
+
+    async def _send(self, frame: dict[str, Any]) -> None:
+        if self.socket_auth is not None:  # closed (logout, revoked, scope lost): dropped
+            await self.send_json(frame)
 
     def _run_turn(self, content: str, session_id: int | None):
+        from assistant.engines import author_engine
         from assistant.services.chat import chat_turn
 
-        send = async_to_sync(self.send_json)
-        return chat_turn(user=self.scope["user"], content=content, session_id=session_id, on_frame=send)
+        user = self.user
+        rate_limit(CHAT, user)  # refused turns write nothing and call no model
+        engine = author_engine()
+        token_budget_check(user, provider=engine.provider)
+        send = async_to_sync(self._send)
+        return chat_turn(user=user, content=content, session_id=session_id, on_frame=send, engine=engine)

@@ -12,3 +12,7 @@ class CoreConfig(AppConfig):
         from core.private_files import protect_sqlite
 
         connection_created.connect(protect_sqlite, dispatch_uid="core.protect_sqlite")
+
+        from core.sockets import connect_socket_receivers
+
+        connect_socket_receivers()  # logout, revoked tokens, lost scopes close the user's sockets

@@ -1,7 +1,8 @@
 """WebSocket transport for the event bus: /ws/events?after=<id>.
 
 Protocol (docs/EVENTS.md): the server accepts, then closes 4401 for an anonymous user and 4400
-for an invalid `after`. Every frame is `{id, type, …payload}`. With `after`, stored events with a
+for an invalid `after`; an open socket closes 4401/4403 when its session, token or scope ends
+(SessionBoundConsumer, core.sockets). Every frame is `{id, type, …payload}`. With `after`, stored events with a
 greater id are replayed from the outbox in id order before live ones, with no gap and no
 duplicate at the seam: the consumer subscribes to the live stream first (through the process's
 EventFanout), queues live frames while it replays, then flushes the queue, and never sends an id
@@ -15,18 +16,32 @@ import contextlib
 from typing import Any
 from urllib.parse import parse_qs
 
+from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
 
 from core.events.fanout import EventFanout, encode_frame, events_after, latest_event_id
 from core.events.transport import bind_server_loop
+from core.sockets import (
+    CLOSE_FORBIDDEN,
+    CLOSE_UNAUTHENTICATED,
+    SocketAuth,
+    socket_authenticate,
+    socket_refusal,
+    user_group,
+)
 
 REPLAY_BATCH = 500
 # Ids remembered for de-duplication; a frame older than the newest sent id minus this is dropped.
 DEDUPE_WINDOW = 10_000
 # Live frames queued per socket; beyond it they are dropped and re-read from the outbox.
 QUEUE_LIMIT = 10_000
-CLOSE_UNAUTHENTICATED = 4401
 CLOSE_BAD_REQUEST = 4400
+__all__ = ["CLOSE_FORBIDDEN", "CLOSE_UNAUTHENTICATED", "EventsConsumer", "SessionBoundConsumer", "parse_after"]
+# Socket checks run off the thread-sensitive executor, where a long chat turn may be running.
+_authenticate = database_sync_to_async(socket_authenticate, thread_sensitive=False)
+_refusal = database_sync_to_async(socket_refusal, thread_sensitive=False)
 
 
 def parse_after(query_string: bytes) -> int | None:
@@ -40,22 +55,111 @@ def parse_after(query_string: bytes) -> int | None:
     return int(raw)
 
 
-class EventsConsumer(AsyncJsonWebsocketConsumer):
+class SessionBoundConsumer(AsyncJsonWebsocketConsumer):
+    """A socket that lives only as long as the authority it was opened with (core.sockets).
+
+    `admit()` authenticates (session cookie, else `Authorization: Bearer`), checks
+    `required_scopes` and joins the user's control group. The socket then closes on a
+    `user.disconnect` naming its session or token, and on a failed re-validation (a
+    `user.recheck`, every inbound frame via `socket_still_valid()`, and every
+    ARIA_SOCKET_RECHECK_SECONDS). Once refused or closed, `socket_auth` is None and every later
+    frame or message is ignored.
+    """
+
+    required_scopes: tuple[str, ...] = ()
+    # Class defaults: a frame that arrives after a refused connect finds them, never an AttributeError.
+    socket_auth: SocketAuth | None = None
+    user: AbstractBaseUser | None = None
+    _recheck_task: asyncio.Task | None = None
+
+    async def admit(self) -> int | None:
+        """None when the socket may open (and it has joined its user's group), else the close code."""
+        bind_server_loop(asyncio.get_running_loop())  # control messages from sync code come here
+        user, auth = await _authenticate(self.scope)
+        if user is None or auth is None:
+            return CLOSE_UNAUTHENTICATED
+        refusal = await _refusal(self.scope, auth, self.required_scopes)
+        if refusal is not None:
+            return refusal
+        self.user, self.socket_auth = user, auth
+        await self.channel_layer.group_add(user_group(auth.user_id), self.channel_name)
+        if settings.ARIA_SOCKET_RECHECK_SECONDS > 0:
+            self._recheck_task = asyncio.create_task(self._recheck_periodically())
+        return None
+
+    async def socket_still_valid(self) -> bool:
+        """Re-validate against the database; closes the socket (4401/4403) when it is not."""
+        auth = self.socket_auth
+        if auth is None:
+            return False
+        code = await _refusal(self.scope, auth, self.required_scopes)
+        if code is None:
+            return True
+        if self.socket_auth is auth:
+            await self.end_socket(code)
+        return False
+
+    async def end_socket(self, code: int) -> None:
+        """Close for good: leave the user's group, stop background work, send the close."""
+        auth, self.socket_auth = self.socket_auth, None
+        await self.release_socket(auth)
+        await self.close(code=code)
+
+    async def release_socket(self, auth: SocketAuth | None = None) -> None:
+        """Leave the user's group and stop the periodic check (on close and on disconnect)."""
+        auth = auth or self.socket_auth
+        task, self._recheck_task = self._recheck_task, None
+        if task is not None and task is not asyncio.current_task():
+            task.cancel()
+        if auth is not None:
+            await self.channel_layer.group_discard(user_group(auth.user_id), self.channel_name)
+        await self.stop_streams()
+
+    async def stop_streams(self) -> None:
+        """Hook: stop whatever the socket streams (called once it closes)."""
+
+    async def disconnect(self, code: int) -> None:
+        auth, self.socket_auth = self.socket_auth, None
+        await self.release_socket(auth)
+
+    async def _recheck_periodically(self) -> None:
+        while self.socket_auth is not None:
+            await asyncio.sleep(settings.ARIA_SOCKET_RECHECK_SECONDS)
+            await self.socket_still_valid()
+
+    # -- control messages (core.sockets) ------------------------------------------------------
+    async def user_disconnect(self, message: dict[str, Any]) -> None:
+        auth = self.socket_auth
+        if auth is None:
+            return
+        if message.get("token_id") is not None:
+            if auth.token_id != message["token_id"]:
+                return  # another token of the same user
+        elif message.get("session") and auth.session != message["session"]:
+            return  # another session (or a token socket) of the same user
+        await self.end_socket(int(message.get("code") or CLOSE_UNAUTHENTICATED))
+
+    async def user_recheck(self, message: dict[str, Any]) -> None:
+        await self.socket_still_valid()
+
+
+class EventsConsumer(SessionBoundConsumer):
+    _fanout: EventFanout | None = None
+    _pump: asyncio.Task | None = None
+
     async def connect(self) -> None:
         bind_server_loop(asyncio.get_running_loop())
-        self._fanout: EventFanout | None = None
-        self._pump: asyncio.Task | None = None
-        user = self.scope.get("user")
-        if user is None or not user.is_authenticated:
+        refusal = await self.admit()
+        if refusal is not None:
             await self.accept()
-            await self.close(code=CLOSE_UNAUTHENTICATED)
+            await self.close(code=refusal)
             return
         try:
             after = parse_after(self.scope.get("query_string", b""))
         except ValueError as exc:
             await self.accept()
             await self.send_json({"type": "error", "code": "invalid_after", "detail": str(exc)})
-            await self.close(code=CLOSE_BAD_REQUEST)
+            await self.end_socket(CLOSE_BAD_REQUEST)
             return
         self._sent: set[int] = set()
         self._queue: asyncio.Queue[tuple[dict[str, Any], str]] = asyncio.Queue()
@@ -72,13 +176,19 @@ class EventsConsumer(AsyncJsonWebsocketConsumer):
         await self.accept()
         self._pump = asyncio.create_task(self._run())
 
-    async def disconnect(self, code: int) -> None:
-        if getattr(self, "_fanout", None) is not None:
-            await self._fanout.unsubscribe(self)
-        if getattr(self, "_pump", None) is not None:
-            self._pump.cancel()
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        """The stream takes no commands; an inbound frame only re-validates the socket."""
+        await self.socket_still_valid()
+
+    async def stop_streams(self) -> None:
+        fanout, self._fanout = self._fanout, None
+        if fanout is not None:
+            await fanout.unsubscribe(self)
+        pump, self._pump = self._pump, None
+        if pump is not None and pump is not asyncio.current_task():
+            pump.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._pump
+                await pump
 
     def offer(self, frame: dict[str, Any], text: str) -> None:
         """A live frame from the fan-out (channel layer or outbox tail); queued, never awaited."""

@@ -1,4 +1,5 @@
-"""API token services: issue (the raw secret is returned once, only its hash is kept) and revoke."""
+"""API token services: issue (the raw secret is returned once, only its hash is kept) and revoke
+(which also closes the WebSockets opened with the token)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from django.utils import timezone
 
 from core.audit import audit_record
 from core.models import ApiToken
+from core.sockets import user_sockets_close
 
 
 @transaction.atomic
@@ -40,4 +42,5 @@ def api_token_revoke(*, token: ApiToken, actor: AbstractBaseUser | None = None) 
             target_id=token.pk,
             details={"user": token.user.get_username(), "name": token.name},
         )
+        user_sockets_close(token.user_id, token_id=token.pk)  # on commit: its WebSockets close (4401)
     return bool(changed)

@@ -16,6 +16,7 @@ from asgiref.sync import sync_to_async
 from celery import current_app as celery_app
 from channels.layers import get_channel_layer
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import AuthenticationForm
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
@@ -42,6 +43,31 @@ def control_room(request: HttpRequest) -> HttpResponse:
 def event_feed(request: HttpRequest) -> HttpResponse:
     """The raw live event feed (always here, whoever serves "/")."""
     return _shell(request, "Live events")
+
+
+def login_lockout(
+    request: HttpRequest, original_response: HttpResponse | None = None, credentials: dict | None = None
+) -> HttpResponse:
+    """django-axes' answer once a username/address pair is locked out (AXES_LOCKOUT_CALLABLE):
+    429 with Retry-After; JSON for an API client, else the sign-in page saying why."""
+    from axes.helpers import get_cool_off
+
+    cool_off = get_cool_off(request)
+    retry_after = max(1, int(cool_off.total_seconds())) if cool_off else None
+    minutes = max(1, round(retry_after / 60)) if retry_after else None
+    detail = "Too many failed sign-ins for this account from this address. " + (
+        f"Try again in {minutes} min." if minutes else "Ask an administrator to unlock it."
+    )
+    headers = {"Retry-After": str(retry_after)} if retry_after else {}
+    accept = request.headers.get("Accept", "")
+    if "text/html" not in accept and ("json" in accept or request.headers.get("X-Requested-With") == "XMLHttpRequest"):
+        body = {"detail": detail, "code": "throttled", "retry_after": retry_after}
+        return JsonResponse(body, status=429, headers=headers)
+    context = {"form": AuthenticationForm(request), "lockout": detail, "next": request.POST.get("next", "")}
+    response = render(request, "registration/login.html", context, status=429)
+    for name, value in headers.items():
+        response[name] = value
+    return response
 
 
 def healthz(request: HttpRequest) -> JsonResponse:

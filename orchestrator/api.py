@@ -9,7 +9,9 @@ from ninja import Router
 from ninja.responses import Status
 
 from core.access import OPERATOR, get_owned_or_404, owned_by, require_scopes
+from core.agents.engines import get_engine
 from core.errors import InvalidInput
+from core.throttling import COORDINATOR, PLAN_CREATE, UserRateLimit, token_budget_check
 from orchestrator.choices import PlanStatus
 from orchestrator.schemas import (
     AnswerIn,
@@ -46,7 +48,7 @@ def list_plans(request: HttpRequest, status: str | None = None, limit: int = 50)
     return [plan_out(p, with_interactions=True) for p in qs[: max(1, min(limit, 200))]]
 
 
-@router.post("/plans", response={201: dict})
+@router.post("/plans", response={201: dict}, throttle=UserRateLimit(PLAN_CREATE))
 def create_plan(request: HttpRequest, payload: PlanCreateIn) -> Status:
     require_scopes(request.user, OPERATOR)
     plan = plan_create(owner=request.user, **payload.dict())
@@ -130,9 +132,10 @@ def _turns(request: HttpRequest):
     return owned_by(CoordinatorTurn.objects.all(), request.user, owner_field="user")
 
 
-@router.post("/coordinator/turns", response={201: dict})
+@router.post("/coordinator/turns", response={201: dict}, throttle=UserRateLimit(COORDINATOR))
 def coordinator_turn_create(request: HttpRequest, payload: TurnIn) -> Status:
     require_scopes(request.user, OPERATOR)
+    token_budget_check(request.user, provider=get_engine().provider)
     from orchestrator.coordinator.service import coordinator_turn
 
     turn = coordinator_turn(user=request.user, message=payload.message, conversation=payload.conversation)

@@ -158,6 +158,15 @@ def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory) -> Itera
 
 
 @pytest.fixture(autouse=True)
+def _fresh_throttle_cache() -> Iterator[None]:
+    """Rate-limit counters (core.throttling) live in the cache: every test starts with none."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+
+
+@pytest.fixture(autouse=True)
 def _channel_layers_per_event_loop() -> Iterator[None]:
     """Every async test runs on its own event loop, but Channels keeps one layer object per process,
     and channels-redis binds its locks and connections to the loop that first used them. A server

@@ -8,9 +8,11 @@ from django.http import HttpRequest
 from ninja import Router, Schema
 from pydantic import Field
 
+from assistant.engines import author_engine
 from assistant.services.chat import chat_turn
 from core.access import OPERATOR, require_scopes
 from core.errors import InvalidInput
+from core.throttling import CHAT, UserRateLimit, token_budget_check
 
 router = Router(tags=["assistant"])
 
@@ -38,15 +40,17 @@ class ChatOut(Schema):
     error: str = ""
 
 
-@router.post("/chat", response=ChatOut)
+@router.post("/chat", response=ChatOut, throttle=UserRateLimit(CHAT))
 def chat(request: HttpRequest, payload: ChatIn) -> dict:
     require_scopes(request.user, OPERATOR)
     if payload.messages[-1].role != "user":
         raise InvalidInput("The last message must be the user's.", field="messages")
+    engine = author_engine()
+    token_budget_check(request.user, provider=engine.provider)
     messages = [m.model_dump() for m in payload.messages]
     if payload.session_id is not None:
         messages = messages[-1:]  # the session already holds the earlier turns
-    outcome = chat_turn(user=request.user, messages=messages, session_id=payload.session_id)
+    outcome = chat_turn(user=request.user, messages=messages, session_id=payload.session_id, engine=engine)
     return {
         "response": outcome.response,
         "tool_calls": outcome.tool_calls,

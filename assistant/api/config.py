@@ -44,12 +44,12 @@ def get_config_route(request: HttpRequest) -> dict[str, Any]:
     return config_snapshot(viewer=request.user)
 
 
-class _AdminBearer(BearerTokenAuth):
+class AdminBearerAuth(BearerTokenAuth):
     def authenticate(self, request: HttpRequest, token: str) -> Any:
         return _admin_only(super().authenticate(request, token))
 
 
-class _AdminSession(SessionCookieAuth):
+class AdminSessionAuth(SessionCookieAuth):
     def authenticate(self, request: HttpRequest, key: str | None) -> Any:
         return _admin_only(super().authenticate(request, key))
 
@@ -60,7 +60,7 @@ def _admin_only(user: Any) -> Any:
     return user
 
 
-@router.patch("/config", auth=[_AdminBearer(), _AdminSession()])
+@router.patch("/config", auth=[AdminBearerAuth(), AdminSessionAuth()])
 def patch_config(request: HttpRequest, payload: ConfigPatch) -> dict[str, Any]:  # type: ignore[valid-type]
     require_scopes(request.user, ADMIN)
     config_update(actor=request.user, changes=payload.model_dump(exclude_unset=True))

@@ -21,6 +21,7 @@ from assistant.services.publish import draft_publish
 from assistant.services.review import draft_agent_review
 from core.access import APPROVER, OPERATOR, require_scopes
 from core.errors import InvalidInput
+from core.throttling import DRAFT_TEST, UserRateLimit
 
 router = Router(tags=["assistant"])
 
@@ -67,7 +68,7 @@ def validate_draft(request: HttpRequest, draft_id: int) -> Draft:
     return draft_validate(draft=selectors.draft_get(request.user, draft_id), actor=request.user)
 
 
-@router.post("/drafts/{draft_id}/test", response=DraftOut)
+@router.post("/drafts/{draft_id}/test", response=DraftOut, throttle=UserRateLimit(DRAFT_TEST))
 def test_draft(request: HttpRequest, draft_id: int) -> Draft:
     require_scopes(request.user, OPERATOR)
     return draft_test(draft=selectors.draft_get(request.user, draft_id), actor=request.user)

@@ -16,10 +16,14 @@ from assistant.api.schemas import (
     TurnIn,
     TurnOut,
 )
+from assistant.choices import Mode
+from assistant.engines import author_engine
 from assistant.models import Run
 from assistant.services.sessions import session_create, session_update
 from assistant.services.turns import prompt_draft, session_turn
 from core.access import OPERATOR, require_scopes
+from core.agents.engines import get_engine
+from core.throttling import CHAT, COORDINATOR, UserRateLimit, rate_limit, token_budget_check
 
 router = Router(tags=["assistant"])
 
@@ -72,10 +76,15 @@ def list_messages(request: HttpRequest, session_id: int) -> list:
     return list(selectors.session_get(request.user, session_id).messages.all())
 
 
-@router.post("/sessions/{session_id}/messages", response=TurnOut)
+@router.post("/sessions/{session_id}/messages", response=TurnOut, throttle=UserRateLimit(CHAT))
 def post_message(request: HttpRequest, session_id: int, payload: TurnIn) -> dict:
     require_scopes(request.user, OPERATOR)
     session = selectors.session_get(request.user, session_id)
+    if (payload.mode or session.mode) == Mode.COORDINATE:
+        rate_limit(COORDINATOR, request.user)  # the same limit as the coordinator's own route
+        token_budget_check(request.user, provider=get_engine().provider)
+    else:
+        token_budget_check(request.user, provider=author_engine().provider)
     outcome = session_turn(session=session, user=request.user, content=payload.content, mode=payload.mode)
     return {
         "message": outcome.message,

@@ -191,10 +191,14 @@ async def test_sockets_of_one_process_share_one_group_member(operator, make_user
         comm = WebsocketCommunicator(application, "/ws/events", headers=await sync_to_async(_session_headers)(user))
         assert (await comm.connect())[0]
         comms.append(comm)
-    assert joined == [EVENTS_GROUP]
+    # One events-group member for the process; each socket also joins its user's control group.
+    assert [g for g in joined if not g.startswith("user.")] == [EVENTS_GROUP]
+    assert sorted(g for g in joined if g.startswith("user.")) == sorted(
+        [f"user.{operator.pk}", f"user.{other.pk}", f"user.{operator.pk}"]
+    )
     (event_id,) = await sync_to_async(_publish_committed)(1, start=300)
     for comm in comms:
         assert (await comm.receive_json_from(timeout=2))["id"] == event_id
     for comm in comms:
         await comm.disconnect()
-    assert left == [EVENTS_GROUP]  # when the last socket closed
+    assert [g for g in left if not g.startswith("user.")] == [EVENTS_GROUP]  # when the last socket closed
