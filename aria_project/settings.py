@@ -108,6 +108,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Channel layer and Celery broker ---------------------------------------------------------
 REDIS_URL = env.str("REDIS_URL", default="")
+# The longest task hard time limit (orchestrator.execute_plan); tests/core/test_reliability_settings
+# checks every registered task stays within it.
+ARIA_LONGEST_TASK_SECONDS = 960
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
@@ -118,6 +121,12 @@ if REDIS_URL:
         }
     }
     CELERY_BROKER_URL = REDIS_URL
+    # acks_late: a message is unacked while its task runs. Redis re-delivers an unacked message
+    # after visibility_timeout, so it must outlast the longest task (kombu's default is 3600 s,
+    # an hour of "investigating"); the sweeper (core.sweep) re-drives sooner via leases.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": ARIA_LONGEST_TASK_SECONDS + 300}
+    # One beat publishes: the others stand by on a Redis leader lease (core/beat.py).
+    CELERY_BEAT_SCHEDULER = "core.beat:LeaderScheduler"
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": 5000}}}
     CELERY_BROKER_URL = "memory://localhost/"
@@ -149,11 +158,20 @@ ARIA_PLAN_POLL_INTERVAL = env.float("ARIA_PLAN_POLL_INTERVAL", default=10.0)
 ARIA_PLAN_STEP_LEASE_SECONDS = env.float("ARIA_PLAN_STEP_LEASE_SECONDS", default=300.0)
 # /ws/events consumers re-read the outbox this often (0 = off): events that missed the fast path.
 ARIA_EVENTS_TAIL_SECONDS = env.float("ARIA_EVENTS_TAIL_SECONDS", default=2.0)
+# The sweeper (core.sweep): work stuck this long past its deadline is re-driven or ended.
+ARIA_SWEEP_INTERVAL = env.float("ARIA_SWEEP_INTERVAL", default=15.0)
+ARIA_SWEEP_GRACE_SECONDS = env.float("ARIA_SWEEP_GRACE_SECONDS", default=30.0)
+ARIA_STRANDED_AFTER_SECONDS = env.float("ARIA_STRANDED_AFTER_SECONDS", default=60.0)
+# The dispatch outbox relay (core.relay_dispatch): often in embedded mode, where a second
+# process (shell, simulate) hands its follow-up work to this one through the database.
+ARIA_DISPATCH_RELAY_INTERVAL = env.float("ARIA_DISPATCH_RELAY_INTERVAL", default=5.0 if REDIS_URL else 1.0)
 # One beat entry per periodic job; the apps own the tasks, the composition root owns the schedule.
 CELERY_BEAT_SCHEDULE = {
     "sentinel-scan": {"task": "sentinel.scan", "schedule": ARIA_SENTINEL_INTERVAL},
     "orchestrator-poll-jobs": {"task": "orchestrator.poll_jobs", "schedule": ARIA_PLAN_POLL_INTERVAL},
     "assistant-expire-runs": {"task": "assistant.expire_stale_runs", "schedule": 60.0},
+    "core-sweep": {"task": "core.sweep", "schedule": ARIA_SWEEP_INTERVAL},
+    "core-relay-dispatch": {"task": "core.relay_dispatch", "schedule": ARIA_DISPATCH_RELAY_INTERVAL},
 }
 
 # --- Engines ----------------------------------------------------------------------------------
@@ -252,11 +270,22 @@ STATIC_ROOT = env.str("STATIC_ROOT", default=str(BASE_DIR / "static_collected"))
 MEDIA_ROOT = env.str("MEDIA_ROOT", default=str(VAR_DIR / "media"))
 MEDIA_URL = "media/"
 
+ARIA_LOG_FORMAT = env.str("ARIA_LOG_FORMAT", default="plain")
+if ARIA_LOG_FORMAT not in ("plain", "json"):
+    raise ValueError(f"ARIA_LOG_FORMAT must be plain or json, not {ARIA_LOG_FORMAT!r}")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+        # ARIA_LOG_FORMAT=json: one JSON object per line (timestamp, level, logger, message, extras).
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "fmt": "%(asctime)s %(levelname)s %(name)s %(message)s %(process)d %(threadName)s",
+            "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
+        },
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": ARIA_LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {
         # Listing "django" drops the handlers Django's DEFAULT_LOGGING gave it (a plain console
@@ -264,6 +293,8 @@ LOGGING = {
         "django": {"level": "INFO"},
         "django.server": {"propagate": True},
         "daphne": {"level": "WARNING"},
+        # Quiet in the web process (embedded worker); `celery worker/beat -l info` lowers it
+        # (aria_project/celery.py).
         "celery": {"level": "WARNING"},
         # Logs "Terminating session: None" at INFO on every stateless MCP request.
         "mcp.server.streamable_http": {"level": "WARNING"},

@@ -18,3 +18,6 @@ class OrchestratorConfig(AppConfig):
         for module in ("capabilities", "receivers"):
             if find_spec(f"{self.name}.{module}"):
                 import_module(f"{self.name}.{module}")
+        from orchestrator import reapers  # the sweeper's re-drive of lost plan work (core.sweep)
+
+        reapers.register()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from ninja import Query, Router, Schema
 from pydantic import Field
 
@@ -33,7 +33,7 @@ from sentinel.services import (
     alarm_unshelve,
     samples_ingest,
 )
-from sentinel.services.ingest import MAX_SAMPLES
+from sentinel.services.ingest import MAX_SAMPLES, idempotency_key_check, samples_ingest_once
 
 PREFIX = "/"
 router = Router(tags=["sentinel"])
@@ -91,15 +91,35 @@ def _require_ingest(request: HttpRequest) -> None:
 @router.post("/signals/samples", response=IngestOut, openapi_extra=_INGEST_BODY)
 def ingest_samples(request: HttpRequest) -> dict[str, Any]:
     """Up to 10,000 samples; all or nothing. Parsed by hand so a bad item is named exactly
-    (`samples[3].value: must be finite`) and 10k items cost no per-item model validation."""
+    (`samples[3].value: must be finite`) and 10k items cost no per-item model validation.
+    With an `Idempotency-Key` header, a retried batch is stored once and answered with the
+    first response (header `Idempotent-Replayed: true`)."""
     _require_ingest(request)
+    key = idempotency_key_check(request.headers.get("Idempotency-Key"))
     try:
         body = json.loads(request.body or b"null")
     except (ValueError, UnicodeDecodeError):
         raise InvalidJson("The request body is not valid JSON.") from None
     if not isinstance(body, dict) or "samples" not in body:
         raise InvalidInput("samples: is required", field="samples")
-    result = samples_ingest(samples=body["samples"], actor=request.user)
+    if key is None:
+        return _ingest_response(body["samples"], request.user)
+    response, replayed = samples_ingest_once(
+        key=key, actor=request.user, body=request.body, ingest=lambda: _ingest_response(body["samples"], request.user)
+    )
+    if replayed:
+        return _replayed(response)
+    return response
+
+
+def _replayed(response: dict[str, Any]) -> HttpResponse:
+    reply = JsonResponse(response)
+    reply["Idempotent-Replayed"] = "true"
+    return reply
+
+
+def _ingest_response(samples: Any, user: Any) -> dict[str, Any]:
+    result = samples_ingest(samples=samples, actor=user)
     return {
         "accepted": result.accepted,
         "signals": result.signals,
@@ -108,6 +128,8 @@ def ingest_samples(request: HttpRequest) -> dict[str, Any]:
         "cleared": result.evaluation.cleared,
         # Stored as history but older than the signal's latest sample, so never evaluated.
         "out_of_order": {"count": result.out_of_order.count, "indices": result.out_of_order.indices},
+        # Samples whose (signal, time) was already stored: counted, not stored again.
+        "duplicates": result.duplicates,
     }
 
 

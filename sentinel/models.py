@@ -68,7 +68,9 @@ class SignalSample(models.Model):
     value = models.FloatField()
 
     class Meta:
-        indexes = [models.Index(fields=["signal", "time"], name="sample_signal_time")]
+        # One value per signal and instant: a retried or repeated sample is stored once (ingest
+        # inserts with ON CONFLICT DO NOTHING); the unique index also serves time-range reads.
+        constraints = [models.UniqueConstraint(fields=["signal", "time"], name="sample_signal_time_unique")]
 
 
 class SignalLatest(models.Model):
@@ -148,3 +150,17 @@ class StaleCondition(models.Model):
                 fields=["signal"], condition=Q(cleared_at__isnull=True), name="stale_one_open_per_signal"
             )
         ]
+
+
+class IngestBatch(models.Model):
+    """A sample batch posted with an `Idempotency-Key`: a retry of it is answered with this
+    response instead of being stored again (one row per caller and key)."""
+
+    key = models.CharField(max_length=200)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    fingerprint = models.CharField(max_length=64, help_text="SHA-256 of the request body.")
+    response = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "key"], name="ingest_batch_one_per_user_key")]

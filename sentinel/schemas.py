@@ -111,6 +111,7 @@ class IngestOut(Schema):
     escalated: list[int]
     cleared: list[int]
     out_of_order: OutOfOrderOut
+    duplicates: int = 0
 
 
 def thresholds_out(signal: SignalDefinition) -> dict[str, Any]:

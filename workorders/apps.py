@@ -13,3 +13,6 @@ class WorkordersConfig(AppConfig):
         for module in ("capabilities", "receivers", "agents.fake_policies"):
             if find_spec(f"{self.name}.{module}"):
                 import_module(f"{self.name}.{module}")
+        from workorders import reapers  # the sweeper's re-drive of stranded orders (core.sweep)
+
+        reapers.register()

@@ -12,6 +12,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 from django.utils import timezone
@@ -131,6 +132,7 @@ class _Loop:
             prompt_ref=spec.prompt_ref,
             subject_type=subject[0] if subject else "",
             subject_id=str(subject[1]) if subject else "",
+            deadline_at=timezone.now() + timedelta(seconds=spec.timeout_seconds),
         )
         self.tools = project_tools(allow=spec.tools, max_tier=spec.max_tier, user=ctx.user)
         if spec.finish_tool:

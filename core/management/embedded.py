@@ -20,6 +20,8 @@ from celery import Celery
 from celery.beat import EmbeddedService
 from celery.worker import WorkController
 
+from core.dispatch import local_consumer_started, local_consumer_stopped
+
 logger = logging.getLogger(__name__)
 
 
@@ -39,9 +41,14 @@ class EmbeddedWorker:
             without_heartbeat=True,
             without_mingle=True,
             without_gossip=True,
-            ready_callback=lambda consumer: self.ready.set(),
+            ready_callback=lambda consumer: self._ready(),
         )
         self.thread = threading.Thread(target=self._run, name="celery-worker", daemon=True)
+
+    def _ready(self) -> None:
+        # Sends to the in-memory broker now reach a worker: the dispatch fast path may use it.
+        local_consumer_started()
+        self.ready.set()
 
     def _run(self) -> None:
         try:
@@ -55,6 +62,7 @@ class EmbeddedWorker:
         self.thread.start()
 
     def stop(self, timeout: float = 15.0) -> None:
+        local_consumer_stopped()
         if self.thread.is_alive():
             self.controller.stop()
             self.thread.join(timeout)

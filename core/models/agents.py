@@ -9,6 +9,8 @@ class AgentRun(models.Model):
         RUNNING = "running", "Running"
         FINISHED = "finished", "Finished"
         FAILED = "failed", "Failed"
+        # Its process died or hung past the run's wall timeout: ended by the sweeper with a reason.
+        ABANDONED = "abandoned", "Abandoned"
 
     agent = models.CharField(max_length=64, db_index=True)
     turn_id = models.CharField(max_length=64, db_index=True)
@@ -33,6 +35,8 @@ class AgentRun(models.Model):
     tool_calls = models.PositiveIntegerField(default=0)
     turns = models.PositiveIntegerField(default=0)
     started_at = models.DateTimeField(auto_now_add=True)
+    # started_at + the spec's wall timeout; a run still `running` past it (plus grace) is orphaned.
+    deadline_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     duration_ms = models.PositiveIntegerField(default=0)
 

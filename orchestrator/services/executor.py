@@ -29,6 +29,7 @@ from django.utils import timezone
 
 from core.access import has_scopes
 from core.capabilities import CapabilityContext, CapabilityResult, Tier, dispatch, registry
+from core.dispatch import dispatch as dispatch_task
 from core.errors import Conflict
 from orchestrator.choices import STEP_SETTLED, InteractionStatus, PlanStatus, StepStatus, gate_decision
 from orchestrator.models import Interaction, Plan, PlanStep
@@ -44,11 +45,14 @@ def step_lease() -> timedelta:
     return timedelta(seconds=getattr(settings, "ARIA_PLAN_STEP_LEASE_SECONDS", 300))
 
 
-def enqueue_execution(plan_id: int) -> None:
-    """Run the plan in a worker once the caller's transaction commits."""
-    from orchestrator.tasks import execute_plan_task
-
-    transaction.on_commit(lambda: execute_plan_task.delay(plan_id))
+def enqueue_execution(plan_id: int, *, key: str = "") -> None:
+    """Run the plan in a worker once the caller's transaction commits (an outbox row, so a broker
+    outage fails nothing; `key` names the unit of work, default a fresh one)."""
+    dispatch_task(
+        "orchestrator.execute_plan",
+        args=[plan_id],
+        key=f"orchestrator.execute_plan:{plan_id}:{key or uuid.uuid4().hex}",
+    )
 
 
 def plan_start(*, plan: Plan, actor: Any) -> Plan:

@@ -38,12 +38,16 @@ def _settle_job(plan: Plan, step: PlanStep, state: str, details: dict) -> bool:
 def plan_poll(plan_id: int) -> Plan:
     """Poll every parked step of one plan, then let a worker continue it (after commit)."""
     plan = Plan.objects.select_related("owner").get(pk=plan_id)
+    settled = False
     for step in plan.steps.filter(status=StepStatus.WAITING_JOB):
         state, details = job_status(JobHandle(step.job_kind, step.job_ref))
         if state in ("done", "failed"):
-            _settle_job(plan, step, state, details)
+            settled |= _settle_job(plan, step, state, details)
     plan.refresh_from_db()
-    if plan.status == PlanStatus.RUNNING:
+    # Nothing new to walk while every in-flight step still waits on its job (no intent per poll).
+    statuses = set(plan.steps.values_list("status", flat=True))
+    still_parked = StepStatus.WAITING_JOB in statuses and StepStatus.RUNNING not in statuses
+    if plan.status == PlanStatus.RUNNING and (settled or not still_parked):
         enqueue_execution(plan.pk)
     return plan
 

@@ -2,26 +2,32 @@
 
 All or nothing: one bad item rejects the request (422 naming the item index and field) and
 nothing is written. Accepted samples are evaluated at once, so detection never waits for the
-scan. On PostgreSQL the samples go in with COPY (the fastest path the driver offers); elsewhere
-with bulk_create.
+scan. A sample whose (signal, time) is already stored is a duplicate: it is counted, not stored
+again, and never changes the latest value (the first value for an instant wins). On PostgreSQL
+the samples go in as three binary arrays (`INSERT … SELECT unnest(…) ON CONFLICT DO NOTHING`);
+elsewhere as chunked multi-row INSERTs with the same conflict rule.
+
+A batch posted with an `Idempotency-Key` (`samples_ingest_once`) is stored once per caller and
+key: a retry is answered with the first response; the key with a different body is a 409.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from core.errors import InvalidInput, PayloadTooLarge
+from core.errors import Conflict, InvalidInput, PayloadTooLarge
 from sentinel.choices import OPEN_ALARM_STATES
-from sentinel.models import Alarm, SignalDefinition, SignalLatest, SignalSample, StaleCondition
+from sentinel.models import Alarm, IngestBatch, SignalDefinition, SignalLatest, SignalSample, StaleCondition
 from sentinel.services.evaluation import EvaluationSummary, id_list, signals_evaluate
 
 MAX_SAMPLES = 10_000
@@ -47,6 +53,7 @@ class IngestResult:
     signals: int
     evaluation: EvaluationSummary
     out_of_order: OutOfOrder = field(default_factory=OutOfOrder)
+    duplicates: int = 0  # samples whose (signal, time) was already stored: not stored again
 
 
 def _invalid(index: int, field: str | None, message: str) -> InvalidInput:
@@ -132,14 +139,34 @@ def _out_of_order(samples: list[Sample]) -> OutOfOrder:
     return result
 
 
-def _insert_samples(samples: list[Sample]) -> None:
+def _insert_samples(samples: list[Sample]) -> int:
+    """Store the samples, skipping any whose (signal, time) is stored already (or earlier in the
+    batch). Returns how many were stored."""
+    table = connection.ops.quote_name(SignalSample._meta.db_table)
+    conflict = "ON CONFLICT (signal_id, time) DO NOTHING"
     if connection.vendor == "postgresql":
-        table = connection.ops.quote_name(SignalSample._meta.db_table)
-        with connection.cursor() as cursor, cursor.copy(f"COPY {table} (signal_id, time, value) FROM STDIN") as copy:
-            for row in samples:
-                copy.write_row(row)
-    else:
-        SignalSample.objects.bulk_create([SignalSample(signal_id=s, time=t, value=v) for s, t, v in samples])
+        import psycopg
+
+        columns = list(zip(*samples, strict=True))
+        with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
+            cursor.execute(
+                f"INSERT INTO {table} (signal_id, time, value) "
+                f"SELECT * FROM unnest(%b::bigint[], %b::timestamptz[], %b::float8[]) {conflict}",
+                (list(columns[0]), list(columns[1]), list(columns[2])),
+            )
+            return cursor.rowcount
+    time_field = SignalSample._meta.get_field("time")
+    stored = 0
+    with connection.cursor() as cursor:
+        for start in range(0, len(samples), 300):  # under SQLite's variable limit
+            chunk = samples[start : start + 300]
+            params: list[Any] = []
+            for signal_id, time, value in chunk:
+                params += [signal_id, time_field.get_db_prep_value(time, connection), value]
+            placeholders = ", ".join(["(%s, %s, %s)"] * len(chunk))
+            cursor.execute(f"INSERT INTO {table} (signal_id, time, value) VALUES {placeholders} {conflict}", params)
+            stored += cursor.rowcount
+    return stored
 
 
 def _upsert_latest(samples: list[Sample]) -> tuple[set[int], set[int] | None]:
@@ -152,7 +179,7 @@ def _upsert_latest(samples: list[Sample]) -> tuple[set[int], set[int] | None]:
     newest: dict[int, tuple[datetime, float]] = {}
     for signal_id, time, value in samples:
         current = newest.get(signal_id)
-        if current is None or time >= current[0]:
+        if current is None or time > current[0]:  # a duplicate instant keeps the first value
             newest[signal_id] = (time, value)
     table = connection.ops.quote_name(SignalLatest._meta.db_table)
     rows = sorted(newest.items())
@@ -175,7 +202,7 @@ def _upsert_latest(samples: list[Sample]) -> tuple[set[int], set[int] | None]:
             cursor.execute(
                 f"INSERT INTO {table} (signal_id, time, value, stale) VALUES {placeholders}"
                 " ON CONFLICT (signal_id) DO UPDATE SET time = excluded.time, value = excluded.value,"
-                f" stale = excluded.stale WHERE {table}.time <= excluded.time",
+                f" stale = excluded.stale WHERE {table}.time < excluded.time",
                 params,
             )
     return set(values), None
@@ -195,7 +222,7 @@ def _upsert_latest_postgresql(table: str, ids: list[int], times: list[datetime],
     with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
         cursor.execute(
             f"WITH upd AS (UPDATE {table} AS l SET time = u.t, value = u.v, stale = false FROM {source} "
-            "WHERE l.signal_id = u.s AND l.time <= u.t RETURNING l.signal_id, l.value, l.breach_since) "
+            "WHERE l.signal_id = u.s AND l.time < u.t RETURNING l.signal_id, l.value, l.breach_since) "
             f"SELECT upd.signal_id FROM upd JOIN {signals} AS d ON d.id = upd.signal_id "
             "WHERE upd.value > d.alert OR upd.value > d.high_alert OR upd.value > d.trip OR upd.value < d.low_alert "
             "OR upd.breach_since IS NOT NULL OR EXISTS "
@@ -207,7 +234,7 @@ def _upsert_latest_postgresql(table: str, ids: list[int], times: list[datetime],
             f"INSERT INTO {table} AS l (signal_id, time, value, stale) SELECT u.s, u.t, u.v, false FROM {source} "
             f"WHERE NOT EXISTS (SELECT 1 FROM {table} AS e WHERE e.signal_id = u.s) "
             "ON CONFLICT (signal_id) DO UPDATE SET time = excluded.time, value = excluded.value, stale = false "
-            "WHERE l.time <= excluded.time RETURNING l.signal_id",
+            "WHERE l.time < excluded.time RETURNING l.signal_id",
             params,
         )
         watch.update(row[0] for row in cursor.fetchall())
@@ -235,7 +262,7 @@ def samples_ingest(
     with transaction.atomic():
         _check_signals_exist(parsed)
         out_of_order = _out_of_order(parsed)
-        _insert_samples(parsed)
+        stored = _insert_samples(parsed)
         signal_ids, watch = _upsert_latest(parsed)
         fresh_after = now - stale_window()
         returning = sorted({s for s, t, _ in parsed if t >= fresh_after})
@@ -244,4 +271,64 @@ def samples_ingest(
                 cleared_at=now
             )
         evaluation = signals_evaluate(now=now, signal_ids=signal_ids if watch is None else watch)
-    return IngestResult(accepted=len(parsed), signals=len(signal_ids), evaluation=evaluation, out_of_order=out_of_order)
+    return IngestResult(
+        accepted=len(parsed),
+        signals=len(signal_ids),
+        evaluation=evaluation,
+        out_of_order=out_of_order,
+        duplicates=len(parsed) - stored,
+    )
+
+
+IDEMPOTENCY_KEY_MAX = 200
+
+
+def idempotency_key_check(raw: str | None) -> str | None:
+    """The `Idempotency-Key` header: absent → None; 1–200 visible ASCII characters, else a 422."""
+    if raw is None:
+        return None
+    key = raw.strip()
+    if not key or len(key) > IDEMPOTENCY_KEY_MAX or not key.isascii() or not key.isprintable():
+        raise InvalidInput(
+            f"Idempotency-Key: must be 1–{IDEMPOTENCY_KEY_MAX} visible ASCII characters",
+            field="Idempotency-Key",
+            code="invalid_idempotency_key",
+        )
+    return key
+
+
+def samples_ingest_once(
+    *, key: str, actor: AbstractBaseUser, body: bytes, ingest: Callable[[], dict[str, Any]]
+) -> tuple[dict[str, Any], bool]:
+    """Run `ingest` (which stores the batch and returns the response) once per caller and key.
+
+    Returns (response, replayed). A retry gets the first response and stores nothing; a
+    concurrent duplicate loses on the unique constraint, its writes roll back, and it answers
+    with the winner's response. The same key with a different body is a 409."""
+    fingerprint = hashlib.sha256(body).hexdigest()
+
+    def replay() -> tuple[dict[str, Any], bool] | None:
+        batch = IngestBatch.objects.filter(user=actor, key=key).first()
+        if batch is None:
+            return None
+        if batch.fingerprint != fingerprint:
+            raise Conflict(
+                "Idempotency-Key was already used for a different batch.",
+                field="Idempotency-Key",
+                code="idempotency_key_reused",
+            )
+        return batch.response, True
+
+    earlier = replay()
+    if earlier is not None:
+        return earlier
+    try:
+        with transaction.atomic():
+            response = ingest()
+            IngestBatch.objects.create(user=actor, key=key, fingerprint=fingerprint, response=response)
+    except IntegrityError:
+        earlier = replay()
+        if earlier is None:
+            raise
+        return earlier
+    return response, False

@@ -2,7 +2,6 @@
 
 from typing import Any
 
-from django.db import transaction
 from pydantic import BaseModel, Field
 
 from core.access import OPERATOR
@@ -34,9 +33,9 @@ class AskKbInput(BaseModel):
 def start_investigation(ctx: CapabilityContext, params: StartInvestigationInput) -> JobHandle:
     wo = selectors.get_work_order(params.work_order_id)
     if wo.status == S.DETECTED:
-        from workorders.tasks import investigate_task
+        from workorders.services.investigation import investigation_dispatch
 
-        transaction.on_commit(lambda: investigate_task.delay(wo.pk))
+        investigation_dispatch(wo.pk)
     return JobHandle("investigation", str(wo.pk))
 
 

@@ -88,10 +88,9 @@ def work_order_create_from_alarm(*, alarm: Alarm) -> WorkOrder:
     )
     # The outbox rows join the caller's transaction; the bus broadcasts them on commit.
     _announce(alarm, work_order)
-    from workorders.tasks import investigate_task
+    from workorders.services.investigation import investigation_dispatch
 
-    work_order_id = work_order.pk
-    transaction.on_commit(lambda: investigate_task.delay(work_order_id))
+    investigation_dispatch(work_order.pk, reason="opened")  # an outbox row; a broker outage fails nothing
     return work_order
 
 

@@ -1,18 +1,27 @@
 """Run the Investigator and the Generator on a work order and apply what they submit.
 
 The agent runs outside any transaction (it takes seconds to minutes); the writes that follow lock
-the row and re-check the status, so a duplicate or retried run never records a second RCA.
+the row and re-check the status, so a duplicate or retried run never records a second RCA. A run
+holds a work lease (core.leases) on its order, so a duplicate, redelivered or re-driven message
+does not start a second agent while one is live; the sweeper (workorders/reapers.py) re-drives
+an order whose lease holder died.
 """
 
 from __future__ import annotations
 
 import logging
+import uuid
+
+from django.conf import settings
 
 from core.agents.engines import Engine
 from core.agents.loop import run_agent
 from core.audit import audit_record
 from core.capabilities import CapabilityContext
+from core.dispatch import dispatch
 from core.events import turn_scope
+from core.leases import Lease, lease_acquire, lease_release
+from core.sweep import agent_runs_abandon
 from workorders.agents import generator, investigator
 from workorders.choices import WorkOrderStatus
 from workorders.models import WorkOrder
@@ -21,6 +30,46 @@ from workorders.services.system_user import system_user
 
 logger = logging.getLogger(__name__)
 S = WorkOrderStatus
+
+
+INVESTIGATE_TASK = "workorders.investigate"
+GENERATE_TASK = "workorders.generate"
+# Longer than the agent's wall timeout (120 s) and shorter than the task's hard limit (240 s).
+LEASE_SECONDS = 210
+
+
+def investigation_key(work_order_id: int) -> str:
+    return f"{INVESTIGATE_TASK}:{work_order_id}"
+
+
+def generation_key(work_order_id: int) -> str:
+    return f"{GENERATE_TASK}:{work_order_id}"
+
+
+def investigation_dispatch(work_order_id: int, *, reason: str = "") -> None:
+    """Queue the Investigator through the dispatch outbox (in the caller's transaction).
+    `reason` names the unit of work (one intent per reason); empty means a fresh request."""
+    key = f"{investigation_key(work_order_id)}:{reason or uuid.uuid4().hex}"
+    dispatch(INVESTIGATE_TASK, args=[work_order_id], key=key)
+
+
+def generation_dispatch(work_order_id: int, *, reason: str = "") -> None:
+    key = f"{generation_key(work_order_id)}:{reason or uuid.uuid4().hex}"
+    dispatch(GENERATE_TASK, args=[work_order_id], key=key)
+
+
+def _take_lease(key: str, agent: str, work_order_id: int) -> Lease | None:
+    """The order's work lease; runs of this agent left `running` by a dead holder are abandoned."""
+    lease = lease_acquire(key, ttl_seconds=LEASE_SECONDS + float(getattr(settings, "ARIA_SWEEP_GRACE_SECONDS", 30)))
+    if lease is None:
+        logger.info("Work order %s: %s already in progress elsewhere; not starting another", work_order_id, agent)
+        return None
+    agent_runs_abandon(
+        reason="its worker was lost (the work lease was free again); the work was re-driven",
+        subject=("work_order", str(work_order_id)),
+        agent=agent,
+    )
+    return lease
 
 
 def _load(work_order_id: int, status: str) -> WorkOrder | None:
@@ -47,7 +96,19 @@ def fallback_rca(reason: str, error: str = "") -> dict:
 
 def work_order_investigate(*, work_order_id: int, engine: Engine | None = None) -> WorkOrder | None:
     """Investigate a `detected` order: RCA on submit, a fallback RCA (confidence 0) otherwise."""
-    work_order = _load(work_order_id, S.DETECTED)
+    if _load(work_order_id, S.DETECTED) is None:
+        return None
+    lease = _take_lease(investigation_key(work_order_id), investigator.NAME, work_order_id)
+    if lease is None:
+        return None
+    try:
+        return _investigate(work_order_id, engine)
+    finally:
+        lease_release(lease)
+
+
+def _investigate(work_order_id: int, engine: Engine | None) -> WorkOrder | None:
+    work_order = _load(work_order_id, S.DETECTED)  # again, under the lease: a run may just have ended
     if work_order is None:
         return None
     user = system_user()
@@ -78,6 +139,18 @@ def work_order_investigate(*, work_order_id: int, engine: Engine | None = None) 
 
 def work_order_generate(*, work_order_id: int, engine: Engine | None = None) -> WorkOrder | None:
     """Write the repair order of an `analyzed` order; on failure it stays analyzed for a human."""
+    if _load(work_order_id, S.ANALYZED) is None:
+        return None
+    lease = _take_lease(generation_key(work_order_id), generator.NAME, work_order_id)
+    if lease is None:
+        return None
+    try:
+        return _generate(work_order_id, engine)
+    finally:
+        lease_release(lease)
+
+
+def _generate(work_order_id: int, engine: Engine | None) -> WorkOrder | None:
     work_order = _load(work_order_id, S.ANALYZED)
     if work_order is None:
         return None

@@ -106,10 +106,9 @@ def _on_analyzed(work_order: WorkOrder) -> None:
         "rca_ready", {"work_order_id": work_order.pk, "rca_summary": work_order.rca_summary, "confidence": confidence}
     )
     if not fallback:  # a fallback RCA waits for a person; the Generator has nothing to write from
-        from workorders.tasks import generate_task
+        from workorders.services.investigation import generation_dispatch
 
-        pk = work_order.pk
-        transaction.on_commit(lambda: generate_task.delay(pk))
+        generation_dispatch(work_order.pk)  # an outbox row in this transaction (core.dispatch)
 
 
 def _record_manual_rca(
