@@ -53,6 +53,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "core.request_limits.ApiRequestLimitsMiddleware",  # API bodies: size and JSON depth, before any parsing
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -62,6 +63,13 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     "axes.middleware.AxesMiddleware",  # last, as django-axes asks: turns a lockout into its response
 ]
+
+# API request bodies (core.request_limits): JSON size and nesting depth, multipart upload size.
+ARIA_API_MAX_BODY_BYTES = env.int("ARIA_API_MAX_BODY_BYTES", default=2 * 1024 * 1024)
+ARIA_API_MAX_JSON_DEPTH = env.int("ARIA_API_MAX_JSON_DEPTH", default=64)
+ARIA_API_MAX_UPLOAD_BYTES = env.int("ARIA_API_MAX_UPLOAD_BYTES", default=64 * 1024 * 1024)
+# Django's own cap on a body read into memory must not undercut the API's.
+DATA_UPLOAD_MAX_MEMORY_SIZE = max(2_621_440, ARIA_API_MAX_BODY_BYTES)
 
 ROOT_URLCONF = "aria_project.urls"
 ASGI_APPLICATION = "aria_project.asgi.application"

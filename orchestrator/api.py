@@ -5,12 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpRequest
-from ninja import Router
+from ninja import Query, Router
 from ninja.responses import Status
 
 from core.access import OPERATOR, get_owned_or_404, owned_by, require_scopes
 from core.agents.engines import get_engine
-from core.errors import InvalidInput
 from core.throttling import COORDINATOR, PLAN_CREATE, UserRateLimit, token_budget_check
 from orchestrator.choices import PlanStatus
 from orchestrator.schemas import (
@@ -38,14 +37,14 @@ def _authenticated(request: HttpRequest) -> None:
 
 
 @router.get("/plans")
-def list_plans(request: HttpRequest, status: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+def list_plans(
+    request: HttpRequest, status: PlanStatus | None = None, limit: int = Query(50, ge=1, le=200)
+) -> list[dict[str, Any]]:
     _authenticated(request)
     qs = plans_for(request.user)
     if status:
-        if status not in PlanStatus.values:
-            raise InvalidInput(f"status must be one of {', '.join(PlanStatus.values)}.", field="status")
         qs = qs.filter(status=status)
-    return [plan_out(p, with_interactions=True) for p in qs[: max(1, min(limit, 200))]]
+    return [plan_out(p, with_interactions=True) for p in qs[:limit]]
 
 
 @router.post("/plans", response={201: dict}, throttle=UserRateLimit(PLAN_CREATE))

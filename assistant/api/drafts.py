@@ -27,12 +27,10 @@ router = Router(tags=["assistant"])
 
 
 @router.get("/drafts", response=list[DraftOut])
-def list_drafts(request: HttpRequest, status: str | None = None, session_id: int | None = None) -> list:
+def list_drafts(request: HttpRequest, status: DraftStatus | None = None, session_id: int | None = None) -> list:
     require_scopes(request.user, OPERATOR)
     qs = selectors.drafts_visible(request.user)
     if status:
-        if status not in DraftStatus.values:
-            raise InvalidInput(f"status must be one of {', '.join(DraftStatus.values)}.", field="status")
         qs = qs.filter(status=status)
     if session_id is not None:
         qs = qs.filter(session_id=session_id)

@@ -13,7 +13,7 @@ from assistant.api.schemas import (
     SessionIn,
     SessionOut,
     SessionPatch,
-    TurnIn,
+    SessionTurnIn,
     TurnOut,
 )
 from assistant.choices import Mode
@@ -77,7 +77,7 @@ def list_messages(request: HttpRequest, session_id: int) -> list:
 
 
 @router.post("/sessions/{session_id}/messages", response=TurnOut, throttle=UserRateLimit(CHAT))
-def post_message(request: HttpRequest, session_id: int, payload: TurnIn) -> dict:
+def post_message(request: HttpRequest, session_id: int, payload: SessionTurnIn) -> dict:
     require_scopes(request.user, OPERATOR)
     session = selectors.session_get(request.user, session_id)
     if (payload.mode or session.mode) == Mode.COORDINATE:

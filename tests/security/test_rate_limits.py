@@ -46,6 +46,15 @@ def _chat(client: Client, content: str = "hello"):
     return client.post(CHAT_URL, body, content_type="application/json")
 
 
+def _new_session(client: Client, mode: str) -> int:
+    return client.post("/api/v1/assistant/sessions", {"mode": mode}, content_type="application/json").json()["id"]
+
+
+def _session_turn(client: Client, session_id: int, content: str):
+    url = f"/api/v1/assistant/sessions/{session_id}/messages"
+    return client.post(url, {"content": content}, content_type="application/json")
+
+
 def _assert_throttled(response, code: str = "throttled") -> int:
     assert response.status_code == 429, response.content
     body = response.json()
@@ -90,7 +99,7 @@ def test_chat_limit_is_per_user_whatever_the_credential(operator):
 @override_settings(ARIA_RATES={**PRODUCTION_RATES, "chat": "2/m"})
 def test_session_turns_count_as_chat_turns(operator):
     client = _client(operator)
-    session_id = client.post("/api/v1/assistant/sessions", {"mode": "build"}, content_type="application/json").json()["id"]
+    session_id = _new_session(client, "build")
     url = f"/api/v1/assistant/sessions/{session_id}/messages"
     assert _chat(client).status_code == 200
     assert client.post(url, {"content": "draft a tool"}, content_type="application/json").status_code == 200
@@ -121,12 +130,8 @@ def test_coordinator_turns_are_limited_across_its_route_and_the_chat_coordinate_
     turns = CoordinatorTurn.objects.count()
 
     _assert_throttled(client.post(COORDINATOR_URL, {"message": "and now?"}, content_type="application/json"))
-    session_id = client.post(
-        "/api/v1/assistant/sessions", {"mode": "coordinate"}, content_type="application/json"
-    ).json()["id"]
-    response = client.post(
-        f"/api/v1/assistant/sessions/{session_id}/messages", {"content": "what is open?"}, content_type="application/json"
-    )
+    session_id = _new_session(client, "coordinate")
+    response = _session_turn(client, session_id, "what is open?")
     assert _assert_throttled(response) <= 60
     assert "coordinator turns" in response.json()["detail"]
     assert CoordinatorTurn.objects.count() == turns
@@ -282,10 +287,7 @@ def test_an_exhausted_budget_refuses_chat_and_coordinator_turns_before_any_model
     assert "daily model budget of 10000 tokens is used up (12000 today)" in response.json()["detail"]
     _assert_throttled(client.post(COORDINATOR_URL, {"message": "what is open?"}, content_type="application/json"),
                       code="token_budget")  # fmt: skip
-    session_id = client.post("/api/v1/assistant/sessions", {}, content_type="application/json").json()["id"]
-    response = client.post(
-        f"/api/v1/assistant/sessions/{session_id}/messages", {"content": "hi"}, content_type="application/json"
-    )
+    response = _session_turn(client, _new_session(client, "chat"), "hi")
     _assert_throttled(response, code="token_budget")
 
     assert (Run.objects.count(), AgentRun.objects.count(), CoordinatorTurn.objects.count()) == (runs, agent_runs, turns)
