@@ -1,19 +1,49 @@
 """The one NinjaAPI. Each app adds its router; domain errors map to one JSON error shape."""
 
+import logging
+import uuid
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.parser import Parser
 
 from core.api import router as core_router
 from core.auth import api_auth, session_or_token_required
-from core.errors import DomainError, InvalidJson, NotFound
+from core.errors import DomainError, InvalidInput, InvalidJson, NotFound
+from core.openapi import document_error_responses
+from core.request_limits import payload_too_large
+
+logger = logging.getLogger("aria.api")
+
+
+class JsonObjectParser(Parser):
+    """Every JSON body this API takes is an object (or `null` where the body is optional); ninja's
+    schemas read attributes, so a list or a number would otherwise pass as "all defaults"."""
+
+    def parse_body(self, request: HttpRequest) -> Any:
+        data = super().parse_body(request)
+        if data is not None and not isinstance(data, dict):
+            raise InvalidInput("The request body must be a JSON object.", field="body")
+        return data
+
+
+class AriaAPI(NinjaAPI):
+    def get_openapi_schema(self, **kwargs: Any) -> Any:
+        """Each operation also documents the errors the handlers below answer with."""
+        return document_error_responses(super().get_openapi_schema(**kwargs))
+
 
 # The docs (/api/v1/docs, also /api/docs) and the schema are for signed-in users and token clients.
-api = NinjaAPI(
+api = AriaAPI(
     title="ARIA API",
     version="1",
     auth=api_auth,
     urls_namespace="api",
+    parser=JsonObjectParser(),
     docs_url="/docs",
     docs_decorator=session_or_token_required,
 )
@@ -38,6 +68,8 @@ def authentication_error(request: HttpRequest, exc: AuthenticationError) -> Http
 @api.exception_handler(HttpError)
 def http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
     """ninja's own errors in our shape; a body it could not parse is `invalid_json`."""
+    if isinstance(exc.__cause__, DomainError):  # raised by the body parser
+        return domain_error(request, exc.__cause__)
     if exc.status_code == 400 and isinstance(exc.__cause__, ValueError):  # JSON or UTF-8 decoding
         return domain_error(request, INVALID_JSON)
     body = {"detail": str(exc), "code": _HTTP_CODES.get(exc.status_code, "error")}
@@ -47,6 +79,31 @@ def http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
 @api.exception_handler(Http404)
 def http_404(request: HttpRequest, exc: Http404) -> HttpResponse:
     return api.create_response(request, {"detail": str(exc) or "Not found.", "code": "not_found"}, status=404)
+
+
+@api.exception_handler(PermissionDenied)
+def permission_denied(request: HttpRequest, exc: PermissionDenied) -> HttpResponse:
+    return api.create_response(request, {"detail": str(exc) or "Forbidden.", "code": "forbidden"}, status=403)
+
+
+@api.exception_handler(SuspiciousOperation)
+def suspicious_operation(request: HttpRequest, exc: SuspiciousOperation) -> HttpResponse:
+    """Django's refusals of a malformed request (too many fields, a body over its memory cap)."""
+    if isinstance(exc, RequestDataTooBig):
+        return payload_too_large(settings.ARIA_API_MAX_BODY_BYTES)
+    return api.create_response(
+        request, {"detail": "The request was refused as malformed.", "code": "bad_request"}, status=400
+    )
+
+
+@api.exception_handler(Exception)
+def server_error(request: HttpRequest, exc: Exception) -> HttpResponse:
+    """Anything unforeseen: logged with its traceback under an id the client can quote. Always JSON,
+    never a traceback page, whatever DEBUG says."""
+    error_id = str(uuid.uuid4())
+    logger.error("API error %s on %s %s", error_id, request.method, request.path, exc_info=exc)
+    body = {"detail": "Internal error.", "code": "server_error", "error_id": error_id}
+    return api.create_response(request, body, status=500)
 
 
 def api_not_found(request: HttpRequest, path: str = "") -> JsonResponse:

@@ -11,7 +11,9 @@ from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 from ninja.security import APIKeyCookie, HttpBearer
+from ninja.utils import check_csrf
 
+from core.errors import Forbidden
 from core.models import ApiToken
 
 
@@ -40,9 +42,21 @@ class BearerTokenAuth(HttpBearer):
 
 
 class SessionCookieAuth(APIKeyCookie):
-    """Django session login; ninja's APIKeyCookie enforces CSRF on unsafe methods."""
+    """Django session login, with Django's CSRF check on unsafe methods.
+
+    The CSRF check guards a signed-in session only: a request with no session behind it has no
+    authority to protect, so it falls through to 401 `not_authenticated` rather than a CSRF 403.
+    """
 
     param_name = "sessionid"
+
+    def _get_key(self, request: HttpRequest) -> str | None:
+        user = getattr(request, "user", None)
+        if user is None or not user.is_authenticated:
+            return None
+        if not getattr(request, "_ninja_csrf_exempt", False) and check_csrf(request) is not None:
+            raise Forbidden("CSRF check failed: send the csrftoken cookie's value in X-CSRFToken.", code="csrf_failed")
+        return request.COOKIES.get(self.param_name)
 
     def authenticate(self, request: HttpRequest, key: str | None) -> Any:
         user = getattr(request, "user", None)

@@ -59,4 +59,11 @@ class InvalidInput(DomainError):
 
 class PayloadTooLarge(DomainError):
     status_code = 413
-    code = "too_large"
+    code = "payload_too_large"
+
+
+class TooDeep(DomainError):
+    """A JSON body nested deeper than the API reads."""
+
+    status_code = 400
+    code = "too_deep"

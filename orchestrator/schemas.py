@@ -2,19 +2,33 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from ninja import Schema
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, WithJsonSchema
 
 from orchestrator.models import Interaction, Plan, PlanStep
+
+# "work_order:7" (or "work_order#7"), or {"type": "work_order", "id": 7}: documented here, checked by
+# orchestrator.planning.normalize_refs, which names the bad item (`context_refs.3`).
+_CONTEXT_REF_SCHEMA = {
+    "anyOf": [
+        {"type": "string", "pattern": r"^\s*[a-z_]+[:#][0-9]+\s*$"},
+        {
+            "type": "object",
+            "required": ["type", "id"],
+            "properties": {"type": {"type": "string"}, "id": {"anyOf": [{"type": "integer"}, {"type": "string"}]}},
+        },
+    ]
+}
+ContextRef = Annotated[Any, WithJsonSchema(_CONTEXT_REF_SCHEMA)]
 
 
 class PlanCreateIn(Schema):
     goal: str = Field(min_length=1, max_length=2000)
     constraints: dict[str, Any] = Field(default_factory=dict)
     done_when: str = ""
-    context_refs: list[Any] = Field(default_factory=list)
+    context_refs: list[ContextRef] = Field(default_factory=list, max_length=50)
     autonomy: Literal["ask_all", "ask_mutations", "auto"] = "ask_mutations"
     planner: Literal["heuristic", "model"] = "heuristic"
 

@@ -7,6 +7,7 @@ from ninja import Query, Router
 
 from core.access import APPROVER, OPERATOR, require_any_scope, require_scopes
 from core.models import AgentRun
+from core.request_limits import MAX_PAGE_OFFSET
 from sentinel.models import Cell
 from workorders import kpis, selectors
 from workorders.choices import allowed_transitions
@@ -116,7 +117,7 @@ def list_work_orders(
     cell: str | None = Query(None, description="Cell tag, e.g. P-02."),
     priority: PriorityName | None = None,
     limit: int = Query(50, ge=1, le=200),
-    offset: int = Query(0, ge=0),
+    offset: int = Query(0, ge=0, le=MAX_PAGE_OFFSET),
 ) -> dict[str, Any]:
     require_any_scope(request.user, OPERATOR, APPROVER)  # approvers watch the Control Room
     qs = selectors.work_orders_qs()

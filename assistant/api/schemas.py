@@ -43,7 +43,7 @@ class MessageOut(Schema):
     created: datetime
 
 
-class TurnIn(Schema):
+class SessionTurnIn(Schema):
     content: str = Field(min_length=1, max_length=20_000)
     mode: ModeName | None = None
 

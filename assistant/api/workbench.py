@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from django.http import HttpRequest
 from ninja import Router, Schema, Status
 from pydantic import Field
 
 from assistant import selectors
+from assistant.intents import INTENTS
 from assistant.models import Operation
 from assistant.services.operations import intent_resolve, operation_execute, operation_plan
 from core.access import OPERATOR, get_owned_or_404, require_scopes
@@ -22,8 +23,11 @@ class ResolveIn(Schema):
     text: str = Field(min_length=1, max_length=5000)
 
 
+IntentName = Literal[tuple(INTENTS)]  # type: ignore[valid-type]  # documented as an enum in the schema
+
+
 class PlanIn(Schema):
-    intent: str
+    intent: IntentName
     slots: dict[str, Any] = Field(default_factory=dict)
     text: str = Field(default="", max_length=5000)
     session_id: int | None = None

@@ -1,0 +1,110 @@
+"""Bounds on what an API request body may be, checked before any view parses it.
+
+Every unsafe request under /api/ is refused with a JSON error before a parser sees it when its body
+is larger than `ARIA_API_MAX_BODY_BYTES` (413 `payload_too_large`; multipart uploads have their own,
+larger cap `ARIA_API_MAX_UPLOAD_BYTES`) or when a JSON body nests deeper than `ARIA_API_MAX_JSON_DEPTH`
+(400 `too_deep`). The depth is measured without recursion and without parsing: strings are cut out
+with one regex and the running bracket depth is summed in C, so a 100,000-deep body costs one pass.
+"""
+
+from __future__ import annotations
+
+import re
+from array import array
+from collections.abc import Awaitable, Callable
+from itertools import accumulate
+
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpRequest, HttpResponse, JsonResponse
+
+from core.errors import DomainError, PayloadTooLarge, TooDeep
+
+API_PREFIX = "/api/"
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+DEFAULT_MAX_BODY_BYTES = 2 * 1024 * 1024
+DEFAULT_MAX_UPLOAD_BYTES = 64 * 1024 * 1024
+DEFAULT_MAX_JSON_DEPTH = 64
+# The furthest a list route pages in (`offset`'s `le`): beyond it a client should filter instead.
+MAX_PAGE_OFFSET = 100_000
+
+# A JSON string (escapes included), written so the regex engine never backtracks.
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKET = re.compile(rb"[^\[\]{}]+")
+# Opening brackets become +1, closing ones -1 (0xFF read as a signed byte).
+_BRACKET_STEPS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
+
+
+def json_nesting_depth(body: bytes) -> int:
+    """The deepest array/object nesting of a JSON text (0 for a scalar), brackets inside strings
+    ignored. Malformed JSON gets a best-effort figure; the parser rejects it afterwards anyway."""
+    brackets = _NOT_BRACKET.sub(b"", _JSON_STRING.sub(b"", body))
+    if not brackets:
+        return 0
+    return max(0, max(accumulate(array("b", brackets.translate(_BRACKET_STEPS)))))
+
+
+def error_response(error: DomainError) -> JsonResponse:
+    return JsonResponse(error.as_body(), status=error.status_code)
+
+
+def payload_too_large(limit: int) -> JsonResponse:
+    return error_response(PayloadTooLarge(f"The request body is larger than {limit} bytes.", limit=limit))
+
+
+def _is_form(request: HttpRequest) -> bool:
+    return request.content_type in ("multipart/form-data", "application/x-www-form-urlencoded")
+
+
+def api_body_refusal(request: HttpRequest) -> HttpResponse | None:
+    """The 4xx JSON response for a body this API will not read, or None when it is within bounds."""
+    if not request.path.startswith(API_PREFIX) or request.method not in BODY_METHODS:
+        return None
+    multipart = request.content_type == "multipart/form-data"
+    limit = (
+        getattr(settings, "ARIA_API_MAX_UPLOAD_BYTES", DEFAULT_MAX_UPLOAD_BYTES)
+        if multipart
+        else getattr(settings, "ARIA_API_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES)
+    )
+    try:
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return error_response(DomainError("The Content-Length header is not a number.", field="Content-Length"))
+    if declared > limit:  # refused before a byte of it is read
+        return payload_too_large(limit)
+    if _is_form(request):
+        return None  # Django's form and upload parsing apply their own limits
+    try:
+        body = request.body
+    except RequestDataTooBig:
+        return payload_too_large(limit)
+    if len(body) > limit:  # a body sent without (or with a wrong) Content-Length
+        return payload_too_large(limit)
+    if body.lstrip()[:1] in (b"{", b"["):
+        max_depth = getattr(settings, "ARIA_API_MAX_JSON_DEPTH", DEFAULT_MAX_JSON_DEPTH)
+        if json_nesting_depth(body) > max_depth:
+            return error_response(TooDeep(f"The JSON body nests deeper than {max_depth} levels.", limit=max_depth))
+    return None
+
+
+class ApiRequestLimitsMiddleware:
+    """Applies `api_body_refusal` to every request; other requests pass through untouched."""
+
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse | Awaitable[HttpResponse]]) -> None:
+        self.get_response = get_response
+        self.is_async = iscoroutinefunction(get_response)
+        if self.is_async:
+            markcoroutinefunction(self)
+
+    def __call__(self, request: HttpRequest) -> HttpResponse | Awaitable[HttpResponse]:
+        if self.is_async:
+            return self.__acall__(request)
+        return api_body_refusal(request) or self.get_response(request)  # type: ignore[return-value]
+
+    async def __acall__(self, request: HttpRequest) -> HttpResponse:
+        # The ASGI handler has already spooled the body, so reading it here does no network I/O.
+        return api_body_refusal(request) or await self.get_response(request)  # type: ignore[misc]
