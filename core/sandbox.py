@@ -2,7 +2,7 @@
 
 Isolation is Debian's bubblewrap (`bwrap`): new mount, pid, network, ipc, uts and cgroup
 namespaces; a filesystem view holding only /usr, the Python installation (read-only), a fresh
-/proc of its own pid namespace, a minimal /dev, a tmpfs /tmp and one private writable work dir;
+/proc of its own pid namespace, a minimal /dev, and a size-capped tmpfs for /tmp and the work dir;
 an empty environment; an unprivileged uid (65534); rlimits (`prlimit`) on the untrusted process;
 the process group killed at the end. When the server runs as root, bwrap runs without a user
 namespace and the command drops to uid/gid 65534 on the host with `setpriv` (no capabilities,
@@ -179,13 +179,14 @@ def _isolated_argv(
     else:
         args += ["--unshare-all", "--uid", str(NOBODY), "--gid", str(NOBODY)]
     args += _system_binds()
-    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
+    # /tmp and the work dir are size-capped tmpfs of the sandbox's own: nothing it writes reaches the host
+    tmpfs_size = str(limits.fsize_mb * 4 * 1024 * 1024)
+    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", tmpfs_size, "--tmpfs", "/tmp"]
     prefixes = {os.path.realpath(sys.base_prefix), *(os.path.realpath(p) for p in read_only)}
-    binds = [*((path, path) for path in sorted(prefixes)), *mounts]
     made: set[str] = {"/", "/tmp", "/usr"}
-    for host_path, inner_path in [*binds, (workdir, workdir)]:
-        args += _parent_dirs(inner_path, made)
-        args += ["--ro-bind" if host_path != workdir else "--bind", host_path, inner_path]
+    for host_path, inner_path in [*((path, path) for path in sorted(prefixes)), *mounts]:
+        args += [*_parent_dirs(inner_path, made), "--ro-bind", host_path, inner_path]
+    args += [*_parent_dirs(workdir, made), "--perms", "1777", "--size", tmpfs_size, "--tmpfs", workdir]
     args += ["--chdir", workdir, "--remount-ro", "/"]
     for key, value in (env or {}).items():
         args += ["--setenv", key, value]
@@ -248,10 +249,9 @@ def unisolated_allowed() -> bool:
 
 @contextlib.contextmanager
 def sandbox_workdir() -> Iterator[str]:
-    """A private temporary directory, writable by the sandbox's uid, removed afterwards."""
+    """A unique work dir path: isolated, the sandbox mounts a tmpfs of its own there (the host's
+    directory stays empty); unisolated, the code runs in the host directory itself."""
     with tempfile.TemporaryDirectory(prefix="aria-sandbox-") as workdir:
-        if _root_mode():
-            os.chown(workdir, NOBODY, NOBODY)
         yield workdir
 
 

@@ -42,7 +42,8 @@ except MemoryError:
     result = {"ok": False, "error": "MemoryError", "reason": "memory limit exceeded"}
 except OSError as exc:
     reason = {27: "file size limit exceeded", 24: "too many open files", 2: "no such file in the sandbox",
-              13: "permission denied", 30: "read-only file system"}.get(exc.errno, "OSError")
+              13: "permission denied", 30: "read-only file system",
+              28: "no space left in the sandbox"}.get(exc.errno, "OSError")
     result = {"ok": False, "error": f"OSError: {exc}", "reason": reason}
 except BaseException as exc:
     result = {"ok": False, "error": f"{type(exc).__name__}: {exc}", "reason": "error",

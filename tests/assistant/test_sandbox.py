@@ -129,6 +129,18 @@ def _cwd(pid: int) -> str:
         return ""
 
 
+def test_the_work_dir_is_a_capped_tmpfs_not_the_hosts_disk():
+    # fsize 4 MB per file, 16 MB for the whole work dir: many files just under the limit run out of space
+    source = (
+        "def run(p):\n"
+        "    for i in range(10):\n"
+        "        with open('f%d' % i, 'wb') as f:\n"
+        "            f.write(b'x' * (4 * 1024 * 1024 - 1))\n"
+    )
+    result = run_tool(source, "run", {}, limits=LIMITS)
+    assert not result.ok and result.reason == "no space left in the sandbox", result.as_dict()
+
+
 def test_too_many_open_files():
     source = "def run(p):\n    return [open('f%d' % i, 'w') for i in range(100)] and 1"
     result = run_tool(source, "run", {}, limits=LIMITS)
