@@ -233,10 +233,10 @@ def _decide(
         alarm = open_alarms.get(signal_id)
         if signal_id in stale:
             # No fresh value: the signal's own alarm neither clears nor escalates on it (its
-            # siblings are judged on their own values). A breach it showed while fresh still
-            # becomes an alarm once its on-delay has run.
+            # siblings are judged on their own values). A breach it showed while fresh (its clock
+            # started then) still becomes an alarm once its on-delay has run.
             due = None
-            if alarm is None and breach.breached:
+            if alarm is None and breach.breached and breach_since is not None:
                 due = _due(signal_id, breach, value, time, breach_since or time, on_delay, now)
             if due is not None:
                 plan.raises.append(due)
