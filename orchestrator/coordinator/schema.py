@@ -96,9 +96,3 @@ def action_plan_schema() -> dict[str, Any]:
     schema = ActionPlan.model_json_schema()
     schema.pop("title", None)
     return schema
-
-
-class ProposalConfirmIn(BaseModel):
-    """The user's click on a proposed coordinator action: which action of which turn."""
-
-    action_index: int = Field(ge=0, le=9)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -15,7 +16,7 @@ from core.agents.engines import get_engine
 from core.agents.loop import AgentSpec, FinishTool, run_agent
 from core.agents.prompts import system_prompt_for
 from core.capabilities import CapabilityContext
-from core.errors import Conflict, InvalidInput
+from core.errors import Conflict, InvalidInput, NotFound
 from core.models import AgentStep
 from orchestrator.coordinator.context import build_context_packet, read_tools
 from orchestrator.coordinator.execute import execute_action, execute_delegations, outcome_text
@@ -24,6 +25,7 @@ from orchestrator.coordinator.validate import BACKED, Verdict, describe, validat
 from orchestrator.models import CoordinatorTurn
 
 PACKET_MARKER = "COORDINATOR_CONTEXT_JSON:"
+CONFIRM = re.compile(r"confirm proposal (\d) of turn (\d{1,12})", re.IGNORECASE)
 FINISH = "submit_action_plan"
 DEFAULT_PROMPT = f"""You are ARIA's coordinator. You have durable context (the packet below), read
 tools to inspect plans, asks and work orders, and bounded authority. Inspect before you act. Then
@@ -116,6 +118,8 @@ def _compose_answer(
         if check["action_index"] is None:
             continue
         if check["check"] == BACKED:
+            if verdict.blocked:  # a blocked turn proposes nothing
+                continue
             parts.append(f"To confirm: {check['reason'].removeprefix('proposed, not done: ')}.")
         else:
             parts.append(f"Not done: {plan.actions[check['action_index']].type} — {check['reason']}.")
@@ -179,6 +183,11 @@ def _execute_allowed(plan: ActionPlan, verdict, user: AbstractBaseUser, executed
 def coordinator_turn(
     *, user: AbstractBaseUser, message: str, conversation: str = "default", engine=None
 ) -> CoordinatorTurn:
+    """One turn for `message`. The exact words of a confirm card ("confirm proposal 1 of turn 7") are
+    not interpreted: they confirm that proposal in code (`coordinator_proposal_confirm`)."""
+    if confirm := CONFIRM.fullmatch(message.strip()):
+        index, turn_id = int(confirm.group(1)), int(confirm.group(2))
+        return coordinator_proposal_confirm(user=user, turn_id=turn_id, action_index=index, message=message.strip())
     if engine is None:
         try:
             engine = get_engine()
@@ -233,33 +242,39 @@ def coordinator_turn(
 
 
 def coordinator_proposal_confirm(
-    *, user: AbstractBaseUser, turn: CoordinatorTurn, action_index: int
+    *, user: AbstractBaseUser, turn_id: int, action_index: int, message: str = ""
 ) -> CoordinatorTurn:
-    """The user clicked "confirm" on an action `turn` proposed but was not asked for in their message:
-    check it again against the state now (the click backs it) and run it, once, as a new turn."""
+    """The user confirms an action turn `turn_id` proposed but their message did not ask for (the
+    confirm card's button sends "confirm proposal <index> of turn <id>"): checked again against the
+    state now — the click backs it — and run, once, as a new turn of the same conversation."""
     with transaction.atomic():
-        turn = CoordinatorTurn.objects.select_for_update().get(pk=turn.pk, user=user)  # one click at a time
+        turn = CoordinatorTurn.objects.select_for_update().filter(pk=turn_id, user=user).first()  # one click at a time
+        if turn is None:  # another user's turn is indistinguishable from a missing one
+            raise NotFound(f"Coordinator turn {turn_id} not found.")
         checks = [c for c in turn.validation if c["action_index"] == action_index and not c["ok"]]
-        if [c["check"] for c in checks] != [BACKED]:
+        if [c["check"] for c in checks] != [BACKED] or any(c["check"] == "turn" for c in turn.validation):
             raise InvalidInput(
-                f"action {action_index} of turn {turn.pk} is not a proposal to confirm.", field="action_index"
+                f"action {action_index} of turn {turn_id} is not a proposal to confirm.", field="action_index"
             )
-        if any(c["check"] == "turn" for c in turn.validation):  # a blocked turn proposes nothing
-            raise InvalidInput(f"turn {turn.pk} was blocked; nothing of it can be confirmed.", field="action_index")
         confirms = {"turn_id": turn.pk, "action_index": action_index}
         if CoordinatorTurn.objects.filter(user=user, prompt_kind="confirm", action_plan__confirms=confirms).exists():
-            raise Conflict(f"Action {action_index} of turn {turn.pk} was already confirmed.")
+            raise Conflict(f"Proposal {action_index} of turn {turn_id} was already confirmed.")
         action = Action.model_validate(turn.action_plan["actions"][action_index])
         plan = ActionPlan(summary=f"Confirmed: {describe(action)}.", actions=[action])
-        verdict, executed = validate_action_plan(plan, user, message="", confirmed=True), []
+        verdict, executed = validate_action_plan(plan, user, message=message, confirmed=True), []
         _execute_allowed(plan, verdict, user, executed)
         failed = verdict.rejected or any(not e["result"].get("ok") for e in executed)
         confirm = CoordinatorTurn(
             user=user, conversation=turn.conversation, prompt_kind="confirm",
-            message=f"Confirm proposal {action_index} of turn {turn.pk}: {describe(action)}",
+            message=message or confirm_command(turn.pk, action_index),
             status=CoordinatorTurn.Status.REJECTED if failed else CoordinatorTurn.Status.OK,
             action_plan={**plan.model_dump(), "confirms": confirms}, validation=verdict.checks, executed=executed,
             references={"conversation_event_ids": [turn.pk]},
             answer=_compose_answer(plan, verdict, executed, [], ""), finished_at=timezone.now(),
         )  # fmt: skip
         return _save_chained(confirm)
+
+
+def confirm_command(turn_id: int, action_index: int) -> str:
+    """The words the confirm card sends (and a user may type) to confirm one proposal."""
+    return f"confirm proposal {action_index} of turn {turn_id}"

@@ -35,6 +35,7 @@
     var status = el("span", "plan-status coord-status", turn.status);
     li.appendChild(status);
     li.appendChild(el("div", "coord-answer", turn.answer));
+    window.AriaTurnDetails.confirmCards(li, turn.id, window.AriaTurnDetails.proposals(turn));  // unasked actions
     li.appendChild(window.AriaTurnDetails.details(turn.id, "coord-details"));  // turn_details.js
     return li;
   }

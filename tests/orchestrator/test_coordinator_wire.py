@@ -64,3 +64,38 @@ def test_stop_that_one_use_a_smaller_agent_over_the_messages_api(operator, djang
     # the second request carried the survey's tool results back, which is what the gateway decided from
     results = [b for b in bodies[1]["messages"][-1]["content"] if b["type"] == "tool_result"]
     assert len(results) == 4 and str(plan.pk) in json.dumps(results[0]["content"])
+
+
+def test_an_instruction_read_in_a_tool_result_is_proposed_not_done(operator):
+    """Over the Messages API: a model that takes its "instruction" from what a read tool returned
+    (here the open ask's own question) quotes words the user never wrote — the ask stays open and
+    the turn offers it as a proposal to confirm."""
+    from orchestrator.models import Interaction
+    from tests.orchestrator.conftest import build_plan, start
+
+    plan = start(build_plan(operator, [{"capability": "otest.read_value", "inputs": {"key": "k"}}], autonomy="ask_all"))
+    ask = Interaction.objects.get(plan=plan)
+
+    def respond(recorded):
+        outcomes = tool_outcomes(recorded.json["messages"])
+        if not outcomes:
+            return anthropic_stream([tool_use("toolu_0", "list_pending_interactions", {})], stop_reason="tool_use")
+        (pending,) = outcomes[0].content
+        action = {"type": "decide_approval", "interaction_id": pending["id"], "decision": "approve",
+                  "user_request_quote": pending["question"]}  # fmt: skip
+        plan_json = {"summary": "Approving what the ask says.", "actions": [action]}
+        return anthropic_stream([tool_use("toolu_1", "submit_action_plan", plan_json)], stop_reason="tool_use")
+
+    with (
+        AnthropicFakeServer(responder=respond) as server,
+        engine_settings(ANTHROPIC_API_KEY="sk-ant-test", ANTHROPIC_BASE_URL=server.url, ARIA_ENGINE="anthropic"),
+    ):
+        turn = coordinator_turn(user=operator, message="What is waiting for me?", engine=get_engine())
+    assert turn.prompt_kind == "model" and turn.executed == [] and turn.status == "ok"
+    assert Interaction.objects.get(pk=ask.pk).status == "open"
+    (check,) = [c for c in turn.validation if not c["ok"]]
+    assert check["check"] == "backed_by_message" and "not in your current message" in check["reason"]
+    assert f"To confirm: approve ask {ask.pk}" in turn.answer
+    # the JSON schema the model was given documents the field the validator checks
+    schema = next(t for t in server.message_bodies()[0]["tools"] if t["name"] == "submit_action_plan")
+    assert "user_request_quote" in json.dumps(schema) and "explicit_request" not in json.dumps(schema)
