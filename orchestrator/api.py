@@ -50,6 +50,8 @@ def list_plans(
 @router.post("/plans", response={201: dict}, throttle=UserRateLimit(PLAN_CREATE))
 def create_plan(request: HttpRequest, payload: PlanCreateIn) -> Status:
     require_scopes(request.user, OPERATOR)
+    if payload.planner == "model":  # the heuristic planner calls no model
+        token_budget_check(request.user, provider=get_engine().provider)
     plan = plan_create(owner=request.user, **payload.dict())
     return Status(201, plan_out(plan_get(request.user, plan.pk), with_interactions=True))
 

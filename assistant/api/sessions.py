@@ -99,9 +99,10 @@ def post_message(request: HttpRequest, session_id: int, payload: SessionTurnIn) 
     }
 
 
-@router.post("/prompt-draft")
+@router.post("/prompt-draft", throttle=UserRateLimit(CHAT))
 def post_prompt_draft(request: HttpRequest, payload: PromptDraftIn) -> dict:
     require_scopes(request.user, OPERATOR)
+    token_budget_check(request.user, provider=author_engine().provider)
     return prompt_draft(user=request.user, content=payload.content, mode=payload.mode)
 
 

@@ -109,6 +109,15 @@ def test_session_turns_count_as_chat_turns(operator):
 
 
 @pytest.mark.django_db
+@override_settings(ARIA_RATES={**PRODUCTION_RATES, "chat": "1/m"})
+def test_the_one_shot_prompt_draft_counts_as_a_chat_turn(operator):
+    client = _client(operator)
+    assert _chat(client).status_code == 200
+    response = client.post("/api/v1/assistant/prompt-draft", {"content": "a greeting"}, content_type="application/json")
+    _assert_throttled(response)
+
+
+@pytest.mark.django_db
 @override_settings(ARIA_RATES={**PRODUCTION_RATES, "chat": "off"})
 def test_a_scope_set_off_is_not_limited(operator):
     client = _client(operator)
@@ -289,6 +298,14 @@ def test_an_exhausted_budget_refuses_chat_and_coordinator_turns_before_any_model
                       code="token_budget")  # fmt: skip
     response = _session_turn(client, _new_session(client, "chat"), "hi")
     _assert_throttled(response, code="token_budget")
+    response = client.post("/api/v1/assistant/prompt-draft", {"content": "a greeting"}, content_type="application/json")
+    _assert_throttled(response, code="token_budget")
+    response = client.post(
+        "/api/v1/aria/plans", {"goal": "check P-02", "planner": "model"}, content_type="application/json"
+    )
+    _assert_throttled(response, code="token_budget")
+    heuristic = client.post("/api/v1/aria/plans", {"goal": "check P-02"}, content_type="application/json")
+    assert heuristic.status_code == 201  # the heuristic planner costs no tokens
 
     assert (Run.objects.count(), AgentRun.objects.count(), CoordinatorTurn.objects.count()) == (runs, agent_runs, turns)
 
