@@ -16,9 +16,11 @@ AUDIT_TARGET = "sentinel.alarm"
 
 
 def lock_alarm(alarm: Alarm | int) -> Alarm:
-    """Re-read the alarm under a row lock (the caller holds a transaction)."""
+    """Re-read the alarm under a row lock (the caller holds a transaction). `of=self`: the alarm
+    row only — a plain FOR UPDATE over the join would also lock the signal and the cell (the
+    work-order intake lock), out of the lock order in docs/KERNEL.md."""
     pk = alarm.pk if isinstance(alarm, Alarm) else int(alarm)
-    return Alarm.objects.select_for_update().select_related("signal__cell").get(pk=pk)
+    return Alarm.objects.select_for_update(of=("self",)).select_related("signal__cell").get(pk=pk)
 
 
 def illegal_transition(alarm: Alarm, *, verb: str) -> Conflict:
