@@ -133,8 +133,10 @@ if REDIS_URL:
     # after visibility_timeout, so it must outlast the longest task (kombu's default is 3600 s,
     # an hour of "investigating"); the sweeper (core.sweep) re-drives sooner via leases.
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": ARIA_LONGEST_TASK_SECONDS + 300}
-    # One beat publishes: the others stand by on a Redis leader lease (core/beat.py).
+    # One beat publishes: the others stand by on a Redis leader lease (core/beat.py) and take
+    # over within its TTL when the leader dies.
     CELERY_BEAT_SCHEDULER = "core.beat:LeaderScheduler"
+    ARIA_BEAT_LOCK_TTL_SECONDS = env.float("ARIA_BEAT_LOCK_TTL_SECONDS", default=30.0)
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": 5000}}}
     CELERY_BROKER_URL = "memory://localhost/"

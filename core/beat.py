@@ -24,10 +24,11 @@ STANDBY_POLL_SECONDS = 5.0
 class LeaderScheduler(PersistentScheduler):
     """PersistentScheduler that sends due tasks only while it leads (Redis lock, renewed each tick)."""
 
-    lock_ttl = LOCK_TTL_SECONDS
-    standby_poll = STANDBY_POLL_SECONDS
-
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        from django.conf import settings
+
+        self.lock_ttl = float(getattr(settings, "ARIA_BEAT_LOCK_TTL_SECONDS", LOCK_TTL_SECONDS))
+        self.standby_poll = min(STANDBY_POLL_SECONDS, self.lock_ttl / 2)
         self._lock = None
         self.leading = False
         self._standby_logged = False

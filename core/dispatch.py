@@ -42,6 +42,12 @@ _local_consumer = threading.Event()
 _fast_path_paused_until = 0.0
 
 
+def fast_path_resume() -> None:
+    """The broker answers again: commits try to send at once again (the relay calls this)."""
+    global _fast_path_paused_until
+    _fast_path_paused_until = 0.0
+
+
 def local_consumer_started() -> None:
     """The embedded worker consumes this process's in-memory broker: sending to it is delivery."""
     _local_consumer.set()
@@ -170,6 +176,7 @@ def _deliver(intent: DispatchIntent, app: Celery) -> str:
         )  # fmt: skip
         return "failed"
     DispatchIntent.objects.filter(pk=intent.pk).update(sent_at=timezone.now(), last_error="")
+    fast_path_resume()
     return "sent"
 
 

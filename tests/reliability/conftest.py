@@ -1,4 +1,6 @@
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 
 import pytest
@@ -33,3 +35,22 @@ def lease_of_killed_worker(key: str) -> WorkLease:
     return WorkLease.objects.create(
         key=key, holder=f"{HOST}:{dead_pid()}", token="killed", acquired_at=now, expires_at=now + timedelta(minutes=3)
     )
+
+
+@contextmanager
+def messages_lost() -> Iterator[None]:
+    """Dispatches made inside go nowhere: this process's broker is an in-memory one with no worker
+    (what a lost message looks like from the database: an intent nobody delivered)."""
+    from celery import Celery
+
+    from aria_project.celery import app as aria_app
+
+    nowhere = Celery("aria-messages-lost", set_as_current=False)
+    nowhere.config_from_object("django.conf:settings", namespace="CELERY")
+    nowhere.conf.broker_url = "memory://localhost/"
+    nowhere.conf.task_always_eager = False
+    nowhere.set_current()
+    try:
+        yield
+    finally:
+        aria_app.set_current()

@@ -8,12 +8,11 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
-from core.audit import audit_record  # noqa: F401  (the audit chain the sweeper writes to)
 from core.models import AgentRun, AuditRecord, DispatchIntent, Event, WorkLease
 from core.sweep import sweep
 from sentinel.models import Alarm
 from sentinel.signals import alarm_raised
-from tests.reliability.conftest import lease_of_killed_worker
+from tests.reliability.conftest import lease_of_killed_worker, messages_lost
 from tests.workorders import factories as f
 from workorders.models import FailureHistory, WorkOrder
 from workorders.reapers import MAX_REDRIVES, stranded_investigations
@@ -26,7 +25,7 @@ LONG_AGO = timedelta(minutes=20)
 def open_order_whose_investigation_was_lost(plant) -> WorkOrder:
     """An alarm opens an order; its investigate message is sent and then lost with the worker."""
     vibration = plant.signals.get(key="vibration_mm_s")
-    with transaction.atomic():  # the on-commit fast path is not run: the message never arrives
+    with messages_lost(), transaction.atomic():
         alarm = f.make_alarm(vibration, value=5.0)
         alarm_raised.send(sender=Alarm, alarm=alarm)
     work_order = WorkOrder.objects.get(triggered_by_alarm=alarm)
