@@ -10,9 +10,11 @@ The stand-in also names the words that ask for a mutation (`quote`, what a model
 from dataclasses import replace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from orchestrator.coordinator.profiles import PROFILES
-from orchestrator.coordinator.reading import Reading, keyword_reading
+from orchestrator.coordinator.reading import ACTS, Reading, keyword_reading
 from tests.orchestrator.test_coordinator_scenarios import (
     APPLY,
     EXPLAIN_ONLY,
@@ -84,3 +86,13 @@ def test_equipment_tags_are_read_whatever_their_case():
 
     assert equipment_tags("is p-02 worse than P-02 or cv-03? (see WO 12)") == ["P-02", "CV-03"]
     assert keyword_reading("what happened on p-02", SPECIALISTS).equipment == ("P-02",)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=200), st.text(max_size=40))
+def test_any_text_reads_without_error(message, quote):
+    """Whatever a user types (any unicode, stray quote marks), the reader and the quote check answer."""
+    from orchestrator.coordinator.wording import quote_backing
+
+    assert keyword_reading(message, SPECIALISTS).act in ACTS
+    assert isinstance(quote_backing(quote, message), str)
