@@ -1,6 +1,9 @@
 """Work orders' reapers (registered with core.sweep): orders stranded in `detected` (their
 investigation message or worker was lost) and in `analyzed` (the Generator's), re-driven through
-the dispatch outbox, at most MAX_REDRIVES times, then ended with a recorded reason."""
+the dispatch outbox. Re-drives back off (window × 2^n): a message merely queued behind a backlog
+is re-sent rarely, and a duplicate is a no-op. An order whose investigation was started and lost
+MAX_REDRIVES times (its runs ended `abandoned`: it kills its worker) gets a fallback RCA naming
+the reason and waits for a person."""
 
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ from core.dispatch import dispatch_pending
 from core.leases import lease_held
 from core.models import AgentRun, DispatchIntent
 from core.sweep import register_reaper
-from workorders.agents import generator
+from workorders.agents import generator, investigator
 from workorders.choices import WorkOrderStatus
 from workorders.models import WorkOrder
 from workorders.services.agent_results import work_order_apply_rca
@@ -36,8 +39,9 @@ def _window() -> float:
     return float(getattr(settings, "ARIA_STRANDED_AFTER_SECONDS", 60.0))
 
 
-def _stranded(work_order: WorkOrder, lease_key: str, cutoff) -> bool:
-    """No live worker holds its lease, no intent is waiting to be sent, none was sent recently."""
+def _stranded(work_order: WorkOrder, lease_key: str, window: float) -> bool:
+    """No live worker holds its lease, no intent is waiting to be sent, and none was sent within
+    the back-off (window × 2^re-drives so far, at most 32 windows)."""
     if lease_held(lease_key):
         return False
     prefix = f"{lease_key}:"
@@ -49,7 +53,14 @@ def _stranded(work_order: WorkOrder, lease_key: str, cutoff) -> bool:
         .values_list("created_at", flat=True)
         .first()
     )
-    return last_sent is None or last_sent <= cutoff
+    backoff = timedelta(seconds=window * 2 ** min(_redrives(lease_key), 5))
+    return last_sent is None or last_sent <= timezone.now() - backoff
+
+
+def _abandoned_runs(work_order: WorkOrder, agent: str) -> int:
+    return AgentRun.objects.filter(
+        agent=agent, subject_type="work_order", subject_id=str(work_order.pk), status=AgentRun.Status.ABANDONED
+    ).count()
 
 
 def _redrives(lease_key: str) -> int:
@@ -76,11 +87,11 @@ def stranded_investigations(limit: int) -> int:
         :limit
     ]:
         key = investigation_key(work_order.pk)
-        if not _stranded(work_order, key, cutoff):
+        if not _stranded(work_order, key, window):
             continue
         attempt = _redrives(key) + 1
-        if attempt > MAX_REDRIVES:
-            reason = f"no investigation completed after {MAX_REDRIVES} re-drives"
+        if _abandoned_runs(work_order, investigator.NAME) >= MAX_REDRIVES:
+            reason = f"its investigation was started and lost {MAX_REDRIVES} times (worker killed or hung)"
             if work_order_apply_rca(
                 work_order=work_order.pk,
                 rca=fallback_rca("abandoned", reason),
@@ -110,11 +121,11 @@ def stranded_generations(limit: int) -> int:
         ended = AgentRun.objects.filter(
             agent=generator.NAME, subject_type="work_order", subject_id=str(work_order.pk)
         ).exclude(status__in=(AgentRun.Status.RUNNING, AgentRun.Status.ABANDONED))
-        if ended.exists() or not _stranded(work_order, key, cutoff):
+        if ended.exists() or not _stranded(work_order, key, window):
             continue  # the Generator ran (a failure waits for a person), or it is on its way
         attempt = _redrives(key) + 1
-        if attempt > MAX_REDRIVES:
-            continue
+        if _abandoned_runs(work_order, generator.NAME) >= MAX_REDRIVES:
+            continue  # it keeps dying: the order stays analyzed for a person
         _record(work_order, "work_order.generation_redriven", "stranded in analyzed: the Generator never ran", attempt)
         generation_dispatch(work_order.pk, reason=f"redrive-{bucket}")
         touched += 1

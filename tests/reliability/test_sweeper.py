@@ -136,20 +136,45 @@ def test_two_sweeps_while_the_broker_is_down_record_one_intent(plant, django_cap
 def test_an_order_that_never_completes_an_investigation_ends_with_a_recorded_reason(
     plant, django_capture_on_commit_callbacks
 ):
+    """Its investigation kills its worker every time: after MAX_REDRIVES lost runs it gets a
+    fallback RCA naming why, instead of being re-driven forever."""
     work_order = open_order_whose_investigation_was_lost(plant)
-    for attempt in range(MAX_REDRIVES):  # earlier re-drives whose messages were lost too
+    for attempt in range(MAX_REDRIVES):  # each re-drive started a run that died with its worker
         DispatchIntent.objects.create(
             task_name="workorders.investigate", args=[work_order.pk], scheduled_for=timezone.now(),
             dedupe_key=f"{investigation_key(work_order.pk)}:redrive-{attempt}", sent_at=timezone.now() - LONG_AGO,
         )  # fmt: skip
-    DispatchIntent.objects.update(created_at=timezone.now() - LONG_AGO)
+        AgentRun.objects.filter(pk=orphaned_run(work_order).pk).update(status=AgentRun.Status.ABANDONED)
+    DispatchIntent.objects.update(created_at=timezone.now() - timedelta(days=1))
     with django_capture_on_commit_callbacks(execute=True):
         assert stranded_investigations(10) == 1
     work_order.refresh_from_db()
     assert work_order.status == "analyzed" and work_order.rca_details["fallback"] is True
-    assert "re-drives" in work_order.rca_summary
+    assert "lost 3 times" in work_order.rca_summary
     audit = AuditRecord.objects.get(action="work_order.investigation_abandoned", target_id=str(work_order.pk))
     assert audit.details["attempt"] == MAX_REDRIVES + 1
+
+
+def test_an_order_merely_queued_behind_a_backlog_is_redriven_rarely_and_never_given_up(
+    plant, django_capture_on_commit_callbacks
+):
+    """Re-drives whose messages wait in a long queue (no run ever started): each further re-drive
+    waits twice as long, and the order is never ended for it."""
+    work_order = open_order_whose_investigation_was_lost(plant)
+    for attempt in range(MAX_REDRIVES + 1):
+        DispatchIntent.objects.create(
+            task_name="workorders.investigate", args=[work_order.pk], scheduled_for=timezone.now(),
+            dedupe_key=f"{investigation_key(work_order.pk)}:redrive-{attempt}", sent_at=timezone.now(),
+        )  # fmt: skip
+    # The last re-drive went out 10 minutes ago: under the back-off of 4 earlier ones (16 windows).
+    DispatchIntent.objects.update(created_at=timezone.now() - timedelta(minutes=10))
+    with django_capture_on_commit_callbacks(execute=False):
+        assert stranded_investigations(10) == 0
+    DispatchIntent.objects.update(created_at=timezone.now() - timedelta(minutes=17))
+    with django_capture_on_commit_callbacks(execute=True):
+        assert stranded_investigations(10) == 1
+    work_order.refresh_from_db()
+    assert work_order.status == "open" and not work_order.rca_details.get("fallback")
 
 
 def test_an_order_being_investigated_recently_is_left_alone(plant, django_capture_on_commit_callbacks):
