@@ -30,6 +30,9 @@
       form.model.value = cfg.settings.model || "";
       form.reasoning.checked = !!cfg.reasoning;
       form.disabled_intents.value = (cfg.disabled_intents || []).join(", ");
+      // Governance settings are the admin's: everyone else reads them (the server refuses a save too).
+      $("aria-settings-fields").disabled = !cfg.editable;
+      $("aria-settings-status").textContent = cfg.editable ? "" : "Read-only: only an admin can change these settings.";
       const dl = $("aria-readiness");
       dl.replaceChildren();
       [["engine", `${cfg.engine} (${cfg.provider})`], ["model", cfg.model],
