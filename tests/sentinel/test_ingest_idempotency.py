@@ -21,7 +21,11 @@ def post(client, samples, key=None):
 
 
 def sample(signal, value, *, seconds_ago=0.0):
-    return {"signal_id": signal.pk, "time": (timezone.now() - timedelta(seconds=seconds_ago)).isoformat(), "value": value}
+    return {
+        "signal_id": signal.pk,
+        "time": (timezone.now() - timedelta(seconds=seconds_ago)).isoformat(),
+        "value": value,
+    }
 
 
 def test_a_retried_batch_with_the_same_key_is_stored_once_and_answered_with_the_first_result(api_client, vibration):
