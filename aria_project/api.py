@@ -21,12 +21,12 @@ logger = logging.getLogger("aria.api")
 
 
 class JsonObjectParser(Parser):
-    """Every JSON body this API takes is an object (or `null` where the body is optional); ninja's
-    schemas read attributes, so a list or a number would otherwise pass as "all defaults"."""
+    """Every JSON body this API takes is an object (an optional one is left out, not sent as `null`);
+    ninja's schemas read attributes, so a list, a number or null would otherwise pass as "all defaults"."""
 
     def parse_body(self, request: HttpRequest) -> Any:
         data = super().parse_body(request)
-        if data is not None and not isinstance(data, dict):
+        if not isinstance(data, dict):
             raise InvalidInput("The request body must be a JSON object.", field="body")
         return data
 

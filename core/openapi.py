@@ -26,7 +26,8 @@ ERROR_SCHEMA: dict[str, Any] = {
 _ANY_OPERATION = {
     401: "Not authenticated (no session and no valid bearer token).",
     403: "Authenticated but not allowed (missing scope, or a session request without its CSRF token).",
-    422: "A parameter or body field is invalid; `field` names it.",
+    404: "What the request names (in the path, query or body) does not exist or is not yours.",
+    422: "A parameter or body field is invalid (text with a NUL character included); `field` names it.",
     429: "Rate limited; `Retry-After` says when to try again.",
     500: "Internal error, logged under `error_id`.",
 }
@@ -35,7 +36,6 @@ _WITH_BODY = {
     409: "The object's state does not allow this now.",
     413: "The body is larger than the API reads.",
 }
-_WITH_REFERENCES = {404: "An object the request names (in the path, query or body) does not exist, or is not yours."}
 BODY_METHODS = ("post", "put", "patch", "delete")
 
 
@@ -44,9 +44,20 @@ def error_responses_for(method: str, operation: dict[str, Any]) -> dict[int, str
     codes = dict(_ANY_OPERATION)
     if method in BODY_METHODS:
         codes |= _WITH_BODY
-    if operation.get("parameters") or operation.get("requestBody"):
-        codes |= _WITH_REFERENCES
     return dict(sorted(codes.items()))
+
+
+def _optional_body_is_left_out(operation: dict[str, Any]) -> None:
+    """An optional body (`payload: X | None = None`) is sent as an object or not at all: the API
+    refuses a `null` body (aria_project.api.JsonObjectParser), so the schema does not offer it."""
+    body = operation.get("requestBody")
+    if not body or body.get("required"):
+        return
+    for media in body.get("content", {}).values():
+        branches = media.get("schema", {}).get("anyOf")
+        if branches and {"type": "null"} in branches:
+            rest = [b for b in branches if b != {"type": "null"}]
+            media["schema"] = rest[0] if len(rest) == 1 else {"anyOf": rest}
 
 
 def document_error_responses(schema: dict[str, Any]) -> dict[str, Any]:
@@ -55,6 +66,7 @@ def document_error_responses(schema: dict[str, Any]) -> dict[str, Any]:
     content = {"application/json": {"schema": {"$ref": f"#/components/schemas/{ERROR_SCHEMA_NAME}"}}}
     for operations in schema.get("paths", {}).values():
         for method, operation in operations.items():
+            _optional_body_is_left_out(operation)
             responses = operation.setdefault("responses", {})
             declared = {str(status) for status in responses}  # ninja keys them by int
             for status, description in error_responses_for(method, operation).items():

@@ -5,6 +5,10 @@ is larger than `ARIA_API_MAX_BODY_BYTES` (413 `payload_too_large`; multipart upl
 larger cap `ARIA_API_MAX_UPLOAD_BYTES`) or when a JSON body nests deeper than `ARIA_API_MAX_JSON_DEPTH`
 (400 `too_deep`). The depth is measured without recursion and without parsing: strings are cut out
 with one regex and the running bracket depth is summed in C, so a 100,000-deep body costs one pass.
+
+Text carrying a NUL character (`\u0000` in a JSON string, `%00` in the path or query) is refused with
+422 `invalid`: PostgreSQL can store it neither in text nor in jsonb, so it would fail deep inside a
+write instead of at the door.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from core.errors import DomainError, PayloadTooLarge, TooDeep
+from core.errors import DomainError, InvalidInput, PayloadTooLarge, TooDeep
 
 API_PREFIX = "/api/"
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -34,6 +38,8 @@ _JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_BRACKET = re.compile(rb"[^\[\]{}]+")
 # Opening brackets become +1, closing ones -1 (0xFF read as a signed byte).
 _BRACKET_STEPS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
+# `\u0000` preceded by an even number of backslashes (an odd number would escape the first one).
+_JSON_NUL = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000")
 
 
 def json_nesting_depth(body: bytes) -> int:
@@ -43,6 +49,16 @@ def json_nesting_depth(body: bytes) -> int:
     if not brackets:
         return 0
     return max(0, max(accumulate(array("b", brackets.translate(_BRACKET_STEPS)))))
+
+
+def nul_in_request_text(request: HttpRequest) -> str | None:
+    """Where a NUL character arrives in the path or the query string ("path" or the parameter), or None."""
+    if "\x00" in request.path:
+        return "path"
+    for name, values in request.GET.lists():
+        if "\x00" in name or any("\x00" in value for value in values):
+            return name.replace("\x00", "") or "query"
+    return None
 
 
 def error_response(error: DomainError) -> JsonResponse:
@@ -59,7 +75,11 @@ def _is_form(request: HttpRequest) -> bool:
 
 def api_body_refusal(request: HttpRequest) -> HttpResponse | None:
     """The 4xx JSON response for a body this API will not read, or None when it is within bounds."""
-    if not request.path.startswith(API_PREFIX) or request.method not in BODY_METHODS:
+    if not request.path.startswith(API_PREFIX):
+        return None
+    if (where := nul_in_request_text(request)) is not None:
+        return error_response(InvalidInput("Text must not contain NUL characters.", field=where))
+    if request.method not in BODY_METHODS:
         return None
     multipart = request.content_type == "multipart/form-data"
     limit = (
@@ -81,6 +101,8 @@ def api_body_refusal(request: HttpRequest) -> HttpResponse | None:
         return payload_too_large(limit)
     if len(body) > limit:  # a body sent without (or with a wrong) Content-Length
         return payload_too_large(limit)
+    if _JSON_NUL.search(body):
+        return error_response(InvalidInput("Text must not contain NUL characters (\\u0000).", field="body"))
     if body.lstrip()[:1] in (b"{", b"["):
         max_depth = getattr(settings, "ARIA_API_MAX_JSON_DEPTH", DEFAULT_MAX_JSON_DEPTH)
         if json_nesting_depth(body) > max_depth:

@@ -13,6 +13,7 @@ from pydantic import Field
 from core.access import APPROVER, OPERATOR, has_scopes, is_service_account, require_any_scope, require_scopes
 from core.errors import InvalidInput, InvalidJson
 from sentinel import selectors
+from sentinel.choices import AlarmState, Severity
 from sentinel.schemas import (
     AlarmDetailOut,
     AlarmOut,
@@ -102,6 +103,8 @@ def ingest_samples(request: HttpRequest) -> dict[str, Any]:
         raise InvalidJson("The request body is not valid JSON.") from None
     if not isinstance(body, dict) or "samples" not in body:
         raise InvalidInput("samples: is required", field="samples")
+    if not isinstance(body["samples"], list):
+        raise InvalidInput("samples: must be a list", field="samples")
     if key is None:
         return _ingest_response(body["samples"], request.user)
     response, replayed = samples_ingest_once(
@@ -173,11 +176,19 @@ def signal_trends(request: HttpRequest, signal_id: int, params: Query[TrendQuery
     )
 
 
+_STATE = f"(?:{'|'.join(AlarmState.values)})"
+
+
 class AlarmFilter(Schema):
-    state: str | None = Field(None, description="A state, a comma list, or `open`.")
+    # Documented as a pattern/enum; the selector checks them and names the allowed values on a 422.
+    state: str | None = Field(
+        None,
+        description="A state, a comma list, or `open`.",
+        json_schema_extra={"pattern": f"^(?:open|(?: *{_STATE}? *)(?:, *{_STATE}? *)*)$"},
+    )
     cell_id: int | None = None
     cell: str | None = Field(None, description="Cell tag, e.g. P-02 (alternative to cell_id).")
-    severity: str | None = None
+    severity: str | None = Field(None, json_schema_extra={"enum": list(Severity.values)})
     limit: int = Field(100, ge=1, le=500)
 
 

@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from ninja import Schema
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, StrictInt
 
 ModeName = Literal["chat", "build", "plan", "coordinate"]
 AuthorModeName = Literal["chat", "build", "plan"]  # the one-shot prompt draft runs the authoring agent
@@ -131,7 +131,7 @@ class DraftIn(Schema):
     type: Literal["tool", "skill", "prompt", "workflow", "mcp_server"]
     name: str = Field(min_length=1, max_length=100)
     spec: dict[str, Any] = Field(default_factory=dict)
-    session_id: int | None = None
+    session_id: StrictInt | None = None  # JSON true/false or "7" is not a session id
 
 
 class DraftPatch(Schema):

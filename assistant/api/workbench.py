@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from django.http import HttpRequest
 from ninja import Router, Schema, Status
-from pydantic import Field
+from pydantic import Field, StrictInt
 
 from assistant import selectors
 from assistant.intents import INTENTS
@@ -30,11 +30,11 @@ class PlanIn(Schema):
     intent: IntentName
     slots: dict[str, Any] = Field(default_factory=dict)
     text: str = Field(default="", max_length=5000)
-    session_id: int | None = None
+    session_id: StrictInt | None = None  # JSON true/false or "7" is not a session id
 
 
 class ExecuteIn(Schema):
-    plan_id: int
+    plan_id: StrictInt
     confirm: bool = False
 
 

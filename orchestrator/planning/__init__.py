@@ -48,7 +48,12 @@ def normalize_refs(raw: list[Any]) -> list[dict[str, Any]]:
     for index, item in enumerate(raw or []):
         if isinstance(item, str) and (m := _REF.match(item.strip())):
             refs.append({"type": m.group(1), "id": int(m.group(2))})
-        elif isinstance(item, dict) and isinstance(item.get("type"), str) and isinstance(item.get("id"), int | str):
+        elif (
+            isinstance(item, dict)
+            and isinstance(item.get("type"), str)
+            and isinstance(item.get("id"), int | str)
+            and not isinstance(item.get("id"), bool)  # JSON true/false is not an id
+        ):
             ref_id = item["id"]
             refs.append({"type": item["type"], "id": int(ref_id) if str(ref_id).isdigit() else ref_id})
         else:

@@ -103,7 +103,7 @@ def test_brackets_inside_strings_are_not_nesting(token_client: Client) -> None:
 
 
 def test_a_body_that_is_not_an_object_is_422_naming_the_body(token_client: Client) -> None:
-    for raw in ("[null, null]", "7", '"title"'):
+    for raw in ("[null, null]", "7", '"title"', "null"):
         response = post_json(token_client, "/api/v1/assistant/sessions", raw)
         assert response.status_code == 422, raw
         assert response.json() == {
@@ -112,6 +112,27 @@ def test_a_body_that_is_not_an_object_is_422_naming_the_body(token_client: Clien
             "field": "body",
         }
     assert not Session.objects.exists()
+
+
+def test_nul_characters_are_refused_at_the_door(token_client: Client) -> None:
+    # PostgreSQL stores NUL in neither text nor jsonb: refused before any write, on every database.
+    response = post_json(token_client, "/api/v1/assistant/sessions", '{"title": "a\\u0000b"}')
+    assert response.status_code == 422
+    assert response.json() == {
+        "detail": "Text must not contain NUL characters (\\u0000).",
+        "code": "invalid",
+        "field": "body",
+    }
+    assert not Session.objects.exists()
+    # an escaped backslash followed by "u0000" is plain text
+    response = post_json(token_client, "/api/v1/assistant/sessions", '{"title": "a\\\\u0000b"}')
+    assert response.status_code == 201
+    assert Session.objects.get().title == "a\\u0000b"
+
+    response = token_client.get("/api/v1/alarms?cell=P%0002")
+    assert (response.status_code, response.json()["field"]) == (422, "cell")
+    response = token_client.get("/api/v1/assistant/prompts/a%00b/versions")
+    assert (response.status_code, response.json()["field"]) == (422, "path")
 
 
 # --- pagination ----------------------------------------------------------------------------------
