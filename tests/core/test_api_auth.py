@@ -109,12 +109,25 @@ def test_session_post_needs_csrf(operator) -> None:
 
     response = client.post("/probe/notes")
     assert response.status_code == 403
+    assert response.json()["code"] == "csrf_failed"
 
     client.get("/login/")  # sets the csrftoken cookie
     csrf = client.cookies["csrftoken"].value
     response = client.post("/probe/notes", HTTP_X_CSRFTOKEN=csrf)
     assert response.status_code == 200
     assert response.json() == {"ok": True, "by": "olga"}
+
+
+@URLS
+@pytest.mark.django_db
+def test_a_post_without_any_credentials_is_401_not_a_csrf_403(operator) -> None:
+    anonymous = Client(enforce_csrf_checks=True)
+    response = anonymous.post("/probe/notes")
+    assert response.status_code == 401  # (the real API's body: tests/security/test_bad_input.py)
+
+    # A session cookie that no longer names a session is no credential either.
+    anonymous.cookies["sessionid"] = "expired-or-forged"
+    assert anonymous.post("/probe/notes").status_code == 401
 
 
 @URLS

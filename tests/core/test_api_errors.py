@@ -1,7 +1,10 @@
-"""The one NinjaAPI's error shape for what no route decides: bad JSON bodies, unknown paths."""
+"""The one NinjaAPI's error shape for what no route decides: bad JSON bodies, unknown paths, body limits."""
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
+
+from core.request_limits import json_nesting_depth
 
 pytestmark = pytest.mark.django_db
 
@@ -36,3 +39,44 @@ def test_known_paths_still_answer(client: Client, operator) -> None:
     client.force_login(operator)
     assert client.get("/api/v1/me").status_code == 200
     assert client.get("/api/docs").status_code == 302
+
+
+@pytest.mark.parametrize(
+    ("body", "depth"),
+    [
+        (b"1", 0),
+        (b'"[[["', 0),
+        (b"[]", 1),
+        (b'{"a": [1, {"b": "]]]{{"}]}', 3),
+        (b'["\\"", [[]]]', 3),  # an escaped backslash ends the string before the brackets
+        (b'["\\"[[["]', 1),  # an escaped quote keeps the brackets inside the string
+        (b"[" * 100_000 + b"]" * 100_000, 100_000),
+        (b"]]][", 0),  # malformed: a best-effort figure, never negative
+    ],
+)
+def test_json_nesting_depth_is_measured_without_parsing(body: bytes, depth: int) -> None:
+    assert json_nesting_depth(body) == depth
+
+
+def test_a_multipart_upload_has_its_own_larger_cap(client: Client, operator, settings) -> None:
+    client.force_login(operator)
+    settings.ARIA_API_MAX_UPLOAD_BYTES = 10_000
+    big = SimpleUploadedFile("big.txt", b"x" * 20_000, content_type="text/plain")
+    response = client.post("/api/v1/assistant/sessions/1/attachments/upload", {"file": big})
+    assert (response.status_code, response.json()["code"]) == (413, "payload_too_large")
+    assert response.json()["limit"] == 10_000
+
+
+def test_a_content_length_that_is_not_a_number_is_400(client: Client, operator) -> None:
+    client.force_login(operator)
+    response = client.generic(
+        "POST", "/api/v1/assistant/sessions", b"{}", content_type="application/json", CONTENT_LENGTH="many"
+    )
+    assert response.status_code == 400
+    assert response.json()["field"] == "Content-Length"
+
+
+def test_pages_outside_the_api_keep_djangos_behaviour(client: Client) -> None:
+    # The limits guard /api/ only: the login form still reads its own body.
+    response = client.post("/login/", {"username": "x" * 10, "password": "y"})
+    assert response.status_code == 200
