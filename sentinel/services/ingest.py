@@ -220,6 +220,11 @@ def _upsert_latest_postgresql(table: str, ids: list[int], times: list[datetime],
     signals = connection.ops.quote_name(SignalDefinition._meta.db_table)
     params = (ids, times, values)
     with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
+        # Latest rows are locked in signal order first: an UPDATE … FROM join locks in whatever order
+        # the planner picks, and two overlapping batches could then deadlock (lock order: docs/KERNEL.md).
+        cursor.execute(
+            f"SELECT 1 FROM {table} WHERE signal_id = ANY(%b::bigint[]) ORDER BY signal_id FOR UPDATE", (ids,)
+        )
         cursor.execute(
             f"WITH upd AS (UPDATE {table} AS l SET time = u.t, value = u.v, stale = false FROM {source} "
             "WHERE l.signal_id = u.s AND l.time < u.t RETURNING l.signal_id, l.value, l.breach_since) "
