@@ -13,6 +13,7 @@ write instead of at the door.
 
 from __future__ import annotations
 
+import json
 import re
 from array import array
 from collections.abc import Awaitable, Callable
@@ -101,13 +102,39 @@ def api_body_refusal(request: HttpRequest) -> HttpResponse | None:
         return payload_too_large(limit)
     if len(body) > limit:  # a body sent without (or with a wrong) Content-Length
         return payload_too_large(limit)
-    if _JSON_NUL.search(body):
-        return error_response(InvalidInput("Text must not contain NUL characters (\\u0000).", field="body"))
     if body.lstrip()[:1] in (b"{", b"["):
         max_depth = getattr(settings, "ARIA_API_MAX_JSON_DEPTH", DEFAULT_MAX_JSON_DEPTH)
         if json_nesting_depth(body) > max_depth:
             return error_response(TooDeep(f"The JSON body nests deeper than {max_depth} levels.", limit=max_depth))
+    if _JSON_NUL.search(body):  # after the depth check: parsing it to name the field is safe now
+        field = json_nul_field(body)
+        return error_response(InvalidInput(f"{field}: text must not contain NUL characters (\\u0000).", field=field))
     return None
+
+
+def json_nul_field(body: bytes) -> str:
+    """The dotted path of the first string (or object key) holding a NUL, e.g. `samples.3.name`;
+    `body` when the body is not JSON or is the string itself."""
+    try:
+        document = json.loads(body)
+    except ValueError:
+        return "body"
+    pending: list[tuple[str, object]] = [("", document)]
+    while pending:  # iterative: no recursion whatever the shape
+        path, value = pending.pop()
+        if isinstance(value, str) and "\x00" in value:
+            return path or "body"
+        if isinstance(value, dict):
+            for key, item in reversed(value.items()):
+                child = f"{path}.{key}" if path else str(key)
+                if "\x00" in key:
+                    return child.replace("\x00", "\\u0000")
+                pending.append((child, item))
+        elif isinstance(value, list):
+            pending.extend(
+                (f"{path}.{index}" if path else str(index), item) for index, item in reversed(list(enumerate(value)))
+            )
+    return "body"
 
 
 class ApiRequestLimitsMiddleware:

@@ -119,15 +119,21 @@ def test_nul_characters_are_refused_at_the_door(token_client: Client) -> None:
     response = post_json(token_client, "/api/v1/assistant/sessions", '{"title": "a\\u0000b"}')
     assert response.status_code == 422
     assert response.json() == {
-        "detail": "Text must not contain NUL characters (\\u0000).",
+        "detail": "title: text must not contain NUL characters (\\u0000).",
         "code": "invalid",
-        "field": "body",
+        "field": "title",
     }
     assert not Session.objects.exists()
     # an escaped backslash followed by "u0000" is plain text
     response = post_json(token_client, "/api/v1/assistant/sessions", '{"title": "a\\\\u0000b"}')
     assert response.status_code == 201
     assert Session.objects.get().title == "a\\u0000b"
+
+    signal = make_signal()
+    body = json.dumps({"samples": [{"signal_id": signal.pk, "time": "2026-01-01T00:00:00Z\x00", "value": 1}]})
+    response = post_json(token_client, "/api/v1/signals/samples", body)
+    assert (response.status_code, response.json()["field"]) == (422, "samples.0.time")
+    assert SignalSample.objects.count() == 0
 
     response = token_client.get("/api/v1/alarms?cell=P%0002")
     assert (response.status_code, response.json()["field"]) == (422, "cell")
