@@ -60,8 +60,9 @@ def _signal_row(signal: SignalDefinition, now: datetime) -> dict[str, Any]:
     }
 
 
-def _alarm_row(alarm: Alarm) -> dict[str, Any]:
+def _alarm_row(alarm: Alarm, now: datetime) -> dict[str, Any]:
     signal = alarm.signal
+    latest = getattr(signal, "latest", None)
     return {
         "id": alarm.pk,
         "signal_id": signal.pk,
@@ -78,6 +79,9 @@ def _alarm_row(alarm: Alarm) -> dict[str, Any]:
         "raised_at": alarm.raised_at.isoformat(),
         "acknowledged_by": alarm.acknowledged_by.get_username() if alarm.acknowledged_by else None,
         "shelved_until": alarm.shelved_until.isoformat() if alarm.shelved_until else None,
+        "chattering": alarm.chattering,
+        # A stale transmitter holds its own alarm (it can neither clear nor escalate): say so on the row.
+        "signal_stale": bool(latest is not None and (latest.stale or now - latest.time > stale_window())),
     }
 
 
@@ -105,7 +109,7 @@ def control_room_snapshot(*, can_operate: bool = True) -> dict[str, Any]:
         by_cell.setdefault(signal.cell_id, []).append(_signal_row(signal, now))
     alarms = (
         Alarm.objects.filter(state__in=SHOWN_ALARM_STATES)
-        .select_related("signal__cell", "acknowledged_by")
+        .select_related("signal__cell", "signal__latest", "acknowledged_by")
         .order_by("-raised_at")[:50]
     )
     newest = selectors.work_orders_qs().order_by("-created_at", "-pk")
@@ -127,7 +131,7 @@ def control_room_snapshot(*, can_operate: bool = True) -> dict[str, Any]:
             for c in cells
             if by_cell.get(c.pk)
         ],
-        "alarms": [_alarm_row(a) for a in alarms],
+        "alarms": [_alarm_row(a, now) for a in alarms],
         "work_orders": [selectors.work_order_as_dict(wo, full=True) for wo in work_orders],
     }
 

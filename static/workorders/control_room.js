@@ -136,6 +136,12 @@
         fmt(alarm.threshold_value) + ", peak " + fmt(alarm.peak_value) + ") · raised " + timeOf(alarm.raised_at) +
         " · " + (STATE_LABEL[alarm.state] || alarm.state) +
         (alarm.acknowledged_by ? " by " + alarm.acknowledged_by : "")));
+      if (alarm.signal_stale) {
+        var staleFlag = node("span", "trend-flag flag-stale", "signal stale: held until fresh data");
+        staleFlag.title = "The transmitter sends no fresh samples: this alarm can neither clear nor escalate.";
+        what.appendChild(staleFlag);
+      }
+      if (alarm.chattering) what.appendChild(node("span", "trend-flag flag-chatter", "chattering"));
       item.appendChild(what);
       if (state.can_operate) {
         var actions = node("div", "cr-alarm-actions");

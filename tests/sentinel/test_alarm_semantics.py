@@ -17,6 +17,7 @@ from sentinel.services.chatter import CHATTER_RAISES
 from sentinel.services.ingest import stale_window
 from tests.sentinel.factories import make_cell, make_signal, set_latest
 from workorders.models import WorkOrder
+from workorders.views import control_room_snapshot
 
 pytestmark = pytest.mark.django_db
 
@@ -94,6 +95,9 @@ def test_a_stale_signal_keeps_its_own_alarm_as_it_was_and_shows_it(pump, client,
     assert listed[alarm.pk]["signal_stale"] is True
     cell = next(c for c in client.get("/api/v1/cells").json() if c["tag"] == "P-07")
     assert {s["key"]: s["stale"] for s in cell["signals"]}["vibration_mm_s"] is True
+    # ...and the Control Room's alarm row says so too.
+    rows = {row["id"]: row for row in control_room_snapshot()["alarms"]}
+    assert rows[alarm.pk]["signal_stale"] is True
     # When samples return in band, the stale condition ends and the alarm clears on the fresh value.
     back = t0 + timedelta(minutes=5, seconds=5)
     _ingest(pump["vibration"], 3.0, back)
