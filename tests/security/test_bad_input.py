@@ -9,7 +9,7 @@ import logging
 from typing import Any
 
 import pytest
-from django.test import Client
+from django.test import AsyncClient, Client
 from pydantic import BaseModel
 
 from aria_project.api import api
@@ -306,3 +306,16 @@ def test_every_operation_documents_its_error_answers() -> None:
             assert {"401", "403", "422", "500"} <= codes, f"{method} {path}"
             if method in ("post", "put", "patch", "delete"):
                 assert {"400", "413"} <= codes, f"{method} {path}"
+
+
+# --- the same limits on the ASGI path (daphne in production) ---------------------------------------
+
+
+async def test_the_body_limits_hold_under_asgi() -> None:
+    # Refused in the middleware's async path, before authentication or any database read.
+    client = AsyncClient()
+    response = await client.post("/api/v1/signals/samples", "x" * (3 * MB), content_type="application/json")
+    assert (response.status_code, response.json()["code"]) == (413, "payload_too_large")
+    deep = "[" * 100_000 + "]" * 100_000
+    response = await client.post("/api/v1/signals/samples", deep, content_type="application/json")
+    assert (response.status_code, response.json()["code"]) == (400, "too_deep")
