@@ -403,7 +403,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--worker-host",
         default="",
-        help="Run the worker under another hostname (unshare --uts, root): a worker on another machine.",
+        help="Run each worker start under hostname NAME-<n> (unshare --uts, root): a dead worker's "
+        "replacement runs on another machine, so its leases cannot be checked by pid.",
     )
     parser.add_argument("--keep-db", action="store_true", help="Keep the database and the process logs afterwards.")
     args = parser.parse_args()

@@ -145,11 +145,12 @@ class Proc:
 
     def start(self) -> Proc:
         self.starts += 1
+        cmd = [part.replace("{start}", str(self.starts)) for part in self.cmd]
         handle = self.log.open("a")
-        handle.write(f"\n==== start #{self.starts} at {time.strftime('%H:%M:%S')}: {' '.join(self.cmd)}\n")
+        handle.write(f"\n==== start #{self.starts} at {time.strftime('%H:%M:%S')}: {' '.join(cmd)}\n")
         handle.flush()
         self.popen = subprocess.Popen(
-            self.cmd, cwd=ROOT, env=self.env, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True
+            cmd, cwd=ROOT, env=self.env, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True
         )
         handle.close()
         return self
@@ -193,7 +194,7 @@ class Topology:
     web_port: int = field(default_factory=free_port)
     procs: list[Proc] = field(default_factory=list)
     proxy: BrokerProxy | None = None
-    worker_host: str = ""  # run workers under this hostname (needs unshare and root)
+    worker_host: str = ""  # run workers under <this>-<start #> (needs unshare and root)
 
     def manage(self, *args: str) -> str:
         result = subprocess.run(
@@ -219,8 +220,9 @@ class Topology:
 
     def worker(self, name: str = "worker-1") -> Proc:
         cmd = [str(BIN / "celery"), "-A", "aria_project", "worker", "-l", "info", "-n", f"faults-{name}@localhost"]
-        if self.worker_host:  # a UTS namespace of its own: to the others the worker runs on another machine
-            cmd = ["unshare", "--uts", "sh", "-c", f'hostname {self.worker_host} && exec "$@"', "sh", *cmd]
+        if self.worker_host:  # a UTS namespace of its own, a new hostname per start: a replacement machine
+            host = f"{self.worker_host}-{{start}}"
+            cmd = ["unshare", "--uts", "sh", "-c", f'hostname {host} && exec "$@"', "sh", *cmd]
         return self._proc("worker", name, cmd).start()
 
     def beat(self, name: str = "beat-1") -> Proc:
