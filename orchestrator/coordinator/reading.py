@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from orchestrator.coordinator.wording import own_words, sentences
+from orchestrator.coordinator.wording import SENTENCE, Sentence, follows_label, own_words, sentences
 from orchestrator.planning.cells import equipment_tags
 
 Act = Literal["question", "explain", "unclear", "stop", "proceed", "guide", "revise", "delegate", "plan"]
@@ -72,10 +72,19 @@ CLAUSE = re.compile(r"[^,;:.!?\n]+")
 FILLER = re.compile(
     r"^(?:(?:yes|yeah|yep|ok|okay|sure|alright|please|then|now|so|and|also|fine|just|kindly)\b\s*)+", re.I
 )
-APPROVE = re.compile(
-    r"^(?:i\s+)?(?:approve|apply|accept|confirm|proceed|allow)\b|^go\s+ahead\b|^(?:do|run)\s+it\b", re.I
+# A decision is the whole clause: the verb and, at most, what it is about ("approve step 2 of plan 6",
+# "stop that one and …") — not "I approve of your analysis", "accept that I am busy", "stop worrying".
+_TARGET = (
+    r"(?:it|this|that|them|everything|(?:this|that)\s+one|(?:the|this|that|my)\s+(?:checkpoint|step|ask|change"
+    r"|request|interaction|plan|run|work)|(?:step|ask|checkpoint|interaction|plan)\s*#?\s*\d+"
+    r"(?:\s+(?:of|on|in|for)\s+plan\s*#?\s*\d+)?)"
 )
-HALT = re.compile(r"^(?:stop|cancel|abort|halt)\b", re.I)
+APPROVE = re.compile(
+    rf"^(?:(?:i\s+)?(?:approve|apply|accept|confirm|proceed|allow)(?:\s+{_TARGET})?"
+    rf"|go\s+ahead(?:\s+and\s+(?:approve|apply)(?:\s+{_TARGET})?)?|(?:do|run)\s+it)(?:\s+(?:please|now))?$",
+    re.I,
+)
+HALT = re.compile(rf"^(?:stop|cancel|abort|halt)(?:\s+{_TARGET})?(?:\s+(?:please|now))?(?:\s+and\s+.+)?$", re.I)
 DIRECT = re.compile(
     r"^(?:research|investigate|write|draft|have|ask|let|get|check|review|build|create|delegate|hand)\b", re.I
 )
@@ -94,13 +103,21 @@ def _number(pattern: re.Pattern[str], text: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
-def _directives(text: str, original: str) -> list[tuple[str, str]]:
-    """(clause without its fillers, the clause as the user wrote it) for each clause of `text`."""
+def _directives(text: str, original: str, *, decisions: bool = False) -> list[tuple[str, str]]:
+    """(clause without its fillers, the clause as the user wrote it) for each clause of `text`. With
+    `decisions`, only clauses that can carry a decision: in a sentence that is not put off, hedged or
+    reported (`Sentence.decides`), and not after a label ("Boss: approve it")."""
     out = []
-    for clause in CLAUSE.finditer(text):
-        bare = FILLER.sub("", clause.group().strip())
-        if bare:
-            out.append((bare, original[clause.start() : clause.end()].strip()))
+    for sentence in SENTENCE.finditer(text):
+        if decisions and not Sentence(sentence.group()).decides:
+            continue
+        for clause in CLAUSE.finditer(sentence.group()):
+            if decisions and follows_label(sentence.group()[: clause.start()]):
+                continue
+            bare = FILLER.sub("", clause.group().strip())
+            if bare:
+                start, end = sentence.start() + clause.start(), sentence.start() + clause.end()
+                out.append((bare, original[start:end].strip()))
     return out
 
 
@@ -118,16 +135,17 @@ def keyword_reading(message: str, specialists: dict[str, Any]) -> Reading:
     if not all(s.instructs for s in parts):  # a negation, a supposition, "only describe"
         return Reading("explain", **common)
     clauses = _directives(own, message)
+    decisions = _directives(own, message, decisions=True)
     if planned := PLAN.match(text):  # "Plan: raise the P-02 alert …", "make a plan to …"
         goal = text[planned.end() :].strip()
         if not goal:
             return Reading("unclear", **common)
         return Reading("plan", text=goal[:1].upper() + goal[1:], quote=message.strip(), **common)
-    if halt := next((w for bare, w in clauses if HALT.match(bare)), None):
+    if halt := next((w for bare, w in decisions if HALT.match(bare)), None):
         return Reading("stop", smaller=bool(SMALLER.search(text)), quote=halt, plan_id=_number(PLAN_ID, text), **common)
     if ":" in text and GUIDE.search(text.split(":", 1)[0]):
         return Reading("guide", text=text.split(":", 1)[1].strip(), quote=message.strip(), **common)
-    if approve := next((w for bare, w in clauses if APPROVE.match(bare)), None):
+    if approve := next((w for bare, w in decisions if APPROVE.match(bare)), None):
         targets = {"step": _number(STEP, text), "ask_id": _number(ASK, text), "plan_id": _number(PLAN_ID, text)}
         return Reading("proceed", quote=approve, **targets, **common)
     if any(DIRECT.match(bare) for bare, _ in clauses):

@@ -55,6 +55,8 @@ CLAIM_BACKING = {
     "delegated": {"delegate"},
 }
 BACKED = "backed_by_message"
+# Decisions on work already there: their backing is read strictly (not put off, hedged or passed on).
+DECISIONS = frozenset({"decide_approval", "cancel_plan", "pause_plan", "resume_plan"})
 
 
 @dataclass
@@ -201,7 +203,7 @@ def describe(action: Action) -> str:
 def _backing(action: Action, message: str, confirmed: bool) -> str:
     if confirmed or action.type not in MUTATING:
         return ""
-    return quote_backing(action.user_request_quote, message)
+    return quote_backing(action.user_request_quote, message, decision=action.type in DECISIONS)
 
 
 def _references(plan: ActionPlan, user: AbstractBaseUser, verdict: Verdict) -> None:

@@ -47,6 +47,25 @@ SUPPOSITION = re.compile(
     r"|si|ser[ií]a|har[ií]a|espera|supposons|imaginons|attends)\b",
     re.IGNORECASE,
 )
+# Put off or left open: a time, a condition or a hedge ("approve it after I check", "maybe", "later").
+DEFERRAL = re.compile(
+    r"\b(?:after|afterwards|later|tomorrow|tonight|once|unless|until|till|before|when|whenever|maybe|perhaps"
+    r"|possibly|probably|eventually|whether|think|consider(?:ing)?|your\s+call|up\s+to\s+you"
+    r"|next\s+(?:week|shift|time|day))\b",
+    re.IGNORECASE,
+)
+# Someone's words passed on, whoever the speaker ("my colleague wrote", "approve it is what he said"),
+# or words the user wants repeated, replied or translated rather than acted on.
+REPORTING = re.compile(
+    r"\b(?:said|says|wrote|writes|typed|asked|asks|told|tells|texted|messaged|e-?mailed|posted|replied|replies"
+    r"|answered|mentioned|suggested|suggests|wants|wanted|quoted?|according\s+to|repeat|translate|reply\s+with"
+    r"|respond\s+with|answer\s+with|type)\b",
+    re.IGNORECASE,
+)
+# A label before a colon or a dash ("Boss: approve it", "From the logbook: …", "Ticket — approve it"):
+# what follows is someone else's text. Labels that are the user's own way of instructing are exempt.
+LABEL = re.compile(r"[:\u2014\u2013]|\s-\s")
+OWN_LABELS = re.compile(r"^(?:plan|goal|task|new\s+plan|guidance|constraints?)$", re.IGNORECASE)
 SENTENCE = re.compile(r"[^.!?;\n]+[.!?;]*")
 
 
@@ -85,18 +104,34 @@ class Sentence:
         return bool(SUPPOSITION.search(self.text))
 
     @property
+    def defers(self) -> bool:
+        return bool(DEFERRAL.search(self.text))
+
+    @property
+    def reports(self) -> bool:
+        return bool(REPORTING.search(self.text))
+
+    @property
     def instructs(self) -> bool:
         """An instruction as far as wording goes: not a question, a negation or a supposition."""
         return not (self.asks or self.negates or self.supposes)
+
+    @property
+    def decides(self) -> bool:
+        """An instruction that can carry a decision (approve, stop, pause, resume): also not put off or
+        hedged, and not someone else's words passed on. (A plan's goal may well say "after" or "said".)"""
+        return self.instructs and not (self.defers or self.reports)
 
 
 def sentences(text: str) -> list[Sentence]:
     return [Sentence(s.group().strip()) for s in SENTENCE.finditer(text) if s.group().strip(" .!?;")]
 
 
-def quote_backing(quote: str, message: str) -> str:
+def quote_backing(quote: str, message: str, *, decision: bool = False) -> str:
     """Why `quote` does not back a mutation asked for in `message`, or "" when it does: it must be the
-    user's own words in this message (not quoted or reported), in sentences that instruct."""
+    user's own words in this message (not quoted or reported), in sentences that instruct. A
+    `decision` (approve, stop, pause, resume) also needs a sentence that does not put it off, hedge it
+    or pass on someone else's words, and words that do not follow a label ("Boss: approve it")."""
     wanted = _plain(quote)
     if len(re.findall(r"\w", wanted)) < 2:
         return "it quotes no words of your current message (user_request_quote is empty)"
@@ -115,4 +150,18 @@ def quote_backing(quote: str, message: str) -> str:
         return "your message says not to (a negation) there"
     if around.supposes:
         return "your message supposes or asks for a description there, not for this"
+    if not decision:
+        return ""
+    if around.defers:
+        return "your message puts it off or leaves it open there (a time, a condition, a maybe), not now"
+    if around.reports:
+        return "your message passes on someone else's words there (reported speech), not your request"
+    if follows_label(own[start:at]):
+        return "the words follow a label (someone else's text after a colon or dash), not your request"
     return ""
+
+
+def follows_label(before: str) -> bool:
+    """Whether the text before some words in their sentence ends in a label ("Boss:", "From the log —")."""
+    parts = LABEL.split(before)
+    return len(parts) > 1 and any(p.strip() and not OWN_LABELS.match(p.strip()) for p in parts[:-1])
