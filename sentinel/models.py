@@ -157,7 +157,9 @@ class IngestBatch(models.Model):
     response instead of being stored again (one row per caller and key)."""
 
     key = models.CharField(max_length=200)
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
     fingerprint = models.CharField(max_length=64, help_text="SHA-256 of the request body.")
     response = models.JSONField()
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
