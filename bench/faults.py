@@ -56,7 +56,7 @@ NORMAL, BREACH = 2.0, 7.5  # mm/s; the bench cells' vibration alerts at 4.5 and 
 PROFILES = {
     "full": {"n": 9, "kills": 3, "plans": 4, "pause_seconds": 60, "outage_seconds": 60, "beats_seconds": 60,
              "wait": 180},
-    "short": {"n": 3, "kills": 1, "plans": 2, "pause_seconds": 10, "outage_seconds": 10, "beats_seconds": 20,
+    "short": {"n": 3, "kills": 1, "plans": 3, "pause_seconds": 10, "outage_seconds": 10, "beats_seconds": 20,
               "wait": 60},
 }  # fmt: skip
 # --sweep short (the --short default): the sweeper's interval and deadlines (aria_project/settings.py)
@@ -187,21 +187,34 @@ class Bench:
         self.breach(work)
         return work, time.monotonic(), {}
 
-    def kill_when_in_flight(self, work: Work, since: datetime, active: Callable[[], bool] | None = None) -> dict | None:
+    def kill_when_in_flight(
+        self,
+        work: Work,
+        since: datetime,
+        active: Callable[[], bool] | None = None,
+        second_run: float = 1.0,
+        timeout: float = 30.0,
+    ) -> dict | None:
         """kill -9 the worker once `active()` (default: an agent run on the work is running) holds,
-        giving a second run up to 1 s to join; then restart it. None if nothing came in flight."""
+        giving a second run up to `second_run` s to join; then restart it. None if nothing came
+        in flight within `timeout` s. Returns the items' states just after the kill."""
         active = active or (lambda: self.runs_running_since(work, since) > 0)
-        if not wait_for(active, 30, 0.02):
+        if not wait_for(active, timeout, 0.01):
             return None
-        wait_for(lambda: self.runs_running_since(work, since) >= 2, 1, 0.02)
-        state = work_state(work)
+        if second_run:
+            wait_for(lambda: self.runs_running_since(work, since) >= 2, second_run, 0.02)
         self.worker.kill()
+        state = work_state(work)
         time.sleep(1)
         self.restart_worker()
         return {
             "agent_runs": state["agent_runs"]["by_status"],
             "work_orders": state["work_orders"]["by_status"],
-            **({"plan_steps": state["plans"]["steps_by_status"]} if work.plans else {}),
+            **(
+                {"plans": state["plans"]["by_status"], "plan_steps": state["plans"]["steps_by_status"]}
+                if work.plans
+                else {}
+            ),
         }
 
     def fault_kill(self) -> tuple[Work, float, dict]:
@@ -324,13 +337,21 @@ class Bench:
             self.api_json("post", f"/api/v1/aria/plans/{plan['id']}/execute")
             work.plans.append(plan["id"])
         self.restart_worker()
-        killed = self.kill_when_in_flight(work, work.since, lambda: self._plan_steps_active(work))
+        # Best: a step running or waiting on its investigation; else any plan still executing.
+        killed = self.kill_when_in_flight(
+            work, work.since, lambda: self._plans_executing(work, steps=True), second_run=0, timeout=10
+        ) or self.kill_when_in_flight(work, work.since, lambda: self._plans_executing(work), second_run=0)
         return work, time.monotonic(), {"killed": killed is not None, "in_flight_at_kill": killed}
 
-    def _plan_steps_active(self, work: Work) -> bool:
-        from orchestrator.models import PlanStep
+    def _plans_executing(self, work: Work, steps: bool = False) -> bool:
+        """A plan `running` (executed, not finished); with `steps`, one of its steps is `running` or
+        `waiting_job` (its investigation)."""
+        from orchestrator.models import Plan, PlanStep
 
-        return PlanStep.objects.filter(plan_id__in=work.plans, status__in=("running", "waiting_job")).exists()
+        if steps:
+            active = ("running", "waiting_job")
+            return PlanStep.objects.filter(plan_id__in=work.plans, status__in=active).exists()
+        return Plan.objects.filter(pk__in=work.plans, status="running").exists()
 
     def api_json(self, method: str, path: str, body: dict | None = None) -> dict:
         response = self.api.request(method, path, json=body)
