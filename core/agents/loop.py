@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from core.agents.engines import Engine, get_engine
 from core.agents.engines.catalog import provider_model
+from core.agents.thinking import ThinkingStream
 from core.agents.types import EngineError, EngineRequest, EngineTurn
 from core.capabilities import (
     CapabilityContext,
@@ -32,6 +33,7 @@ from core.capabilities import (
 )
 from core.events import publish, turn_scope
 from core.events.bus import current_turn_id
+from core.events.render_props import validate_props
 from core.models import AgentRun, AgentStep
 
 logger = logging.getLogger(__name__)
@@ -41,11 +43,19 @@ FrameCallback = Callable[[dict[str, Any]], None]
 
 @dataclass(frozen=True)
 class FinishTool:
-    """The tool whose call ends the run; its input, validated, is the run's output."""
+    """The tool whose call ends the run; its input, validated, is the run's output.
+
+    `finish_reason` is what agent_end reports when it ends the run: the tool's name unless the
+    agent's contract names another (the KB agent's is "answered")."""
 
     name: str
     description: str
     input: type[BaseModel]
+    finish_reason: str = ""
+
+    @property
+    def reason(self) -> str:
+        return self.finish_reason or self.name
 
 
 @dataclass
@@ -77,10 +87,20 @@ class AgentResult:
     output: dict[str, Any] | None
     text: str
     messages: list[dict[str, Any]]
+    # What agent_end reports (and AgentRun.finish_reason records): the finish tool's reason
+    # (e.g. "submit_rca", "answered") when it ended the run, else `finish_reason`.
+    end_reason: str = ""
+    _end: Callable[[], None] | None = field(default=None, repr=False)
 
     @property
     def ok(self) -> bool:
         return self.finish_reason in ("finish_tool", "end_turn")
+
+    def publish_end(self) -> None:
+        """Publish the deferred agent_end (run_agent(..., defer_end=True)); once, idempotent."""
+        end, self._end = self._end, None
+        if end is not None:
+            end()
 
 
 class _Stop(Exception):
@@ -99,17 +119,24 @@ def run_agent(
     on_frame: FrameCallback | None = None,
     subject: tuple[str, Any] | None = None,
     parent: AgentRun | None = None,
+    parent_turn_id: str | None = None,
+    defer_end: bool = False,
 ) -> AgentResult:
-    """Run one agent to completion within its bounds. Never raises."""
+    """Run one agent to completion within its bounds. Never raises.
+
+    `parent_turn_id`: the turn of the agent that handed off to this one (its agent_start names it;
+    give the child its own `ctx.turn_id`). `defer_end`: agent_end is left to the caller's
+    `result.publish_end()`, for an agent whose result is applied after the run (the Investigator's
+    agent_end follows its rca_ready)."""
     engine = engine or get_engine()
     with turn_scope(ctx.turn_id or current_turn_id.get() or None) as turn_id:
         ctx.turn_id = turn_id
         ctx.agent = spec.name
-        return _Loop(spec, engine, ctx, on_frame, subject, parent).run(messages)
+        return _Loop(spec, engine, ctx, on_frame, subject, parent, parent_turn_id, defer_end).run(messages)
 
 
 class _Loop:
-    def __init__(self, spec, engine, ctx, on_frame, subject, parent) -> None:
+    def __init__(self, spec, engine, ctx, on_frame, subject, parent, parent_turn_id=None, defer_end=False) -> None:
         self.spec: AgentSpec = spec
         self.engine: Engine = engine
         self.ctx: CapabilityContext = ctx
@@ -120,6 +147,9 @@ class _Loop:
         self.tokens = 0
         self.output: dict[str, Any] | None = None
         self.text = ""
+        self.parent_turn_id = parent_turn_id or None
+        self.defer_end = defer_end
+        self.thinking = ThinkingStream(agent=spec.name, turn_id=ctx.turn_id, publish=publish)
         self.model = "fake" if engine.provider == "fake" else provider_model(engine.provider, spec.use_case)
         self.run_row = AgentRun.objects.create(
             agent=spec.name,
@@ -150,7 +180,10 @@ class _Loop:
     def run(self, messages: list[dict[str, Any]] | str) -> AgentResult:
         history = [{"role": "user", "content": messages}] if isinstance(messages, str) else list(messages)
         self.run_row.input_summary = _summarise_messages(history)
-        publish("agent_start", {"agent": self.spec.name, "turn_id": self.ctx.turn_id})
+        publish(
+            "agent_start",
+            {"agent": self.spec.name, "turn_id": self.ctx.turn_id, "parent_turn_id": self.parent_turn_id},
+        )
         reason, error = "end_turn", ""
         try:
             for turn_no in range(self.spec.max_turns):
@@ -189,11 +222,10 @@ class _Loop:
             max_tokens=self.spec.max_tokens,
             deadline_seconds=max(0.5, self.spec.timeout_seconds - (time.monotonic() - self.started)),
         )
-        thinking_buffer: list[str] = []
 
         def on_delta(kind: str, content: str) -> None:
             if kind == "thinking":
-                thinking_buffer.append(content)
+                self.thinking.add(content)  # on the bus while the model thinks, coalesced
                 self.on_frame({"type": "thinking_delta", "content": content})
             else:
                 self.on_frame({"type": "text_delta", "content": content})
@@ -204,12 +236,8 @@ class _Loop:
             if time.monotonic() - self.started >= self.spec.timeout_seconds:
                 raise _Stop("timeout", f"Wall timeout of {self.spec.timeout_seconds:.0f}s exceeded ({exc}).") from exc
             raise
-        if thinking_buffer:
-            # One bus event per thinking block keeps the outbox small; the chat gets every delta.
-            publish(
-                "thinking_delta",
-                {"agent": self.spec.name, "content": "".join(thinking_buffer), "turn_id": self.ctx.turn_id},
-            )
+        finally:
+            self.thinking.flush()
         self.tokens += turn.usage.total
         self.run_row.input_tokens += turn.usage.input_tokens
         self.run_row.output_tokens += turn.usage.output_tokens
@@ -253,6 +281,10 @@ class _Loop:
         else:
             self.ctx.extra["run_id"] = self.run_row.pk
             result = dispatch(cap.name, use.input, ctx=self.ctx)
+        render = self._render(use.name, result)
+        if isinstance(render, str):  # props that break the component's contract never reach a UI
+            result = CapabilityResult(use.name, is_error=True, message=render, duration_ms=result.duration_ms)
+            render = None
         publish(
             "tool_call_completed",
             {
@@ -264,9 +296,8 @@ class _Loop:
         )
         summary = result.summary()
         self.on_frame({"type": "tool_result", "name": use.name, "summary": summary})
-        if not result.is_error and use.name.startswith("render_") and isinstance(result.content, dict):
-            component = str(result.content.get("component", use.name.removeprefix("render_")))
-            props = result.content.get("props", {})
+        if render is not None:
+            component, props = render
             publish(
                 "ui_render",
                 {"agent": self.spec.name, "component": component, "props": props, "turn_id": self.ctx.turn_id},
@@ -282,6 +313,18 @@ class _Loop:
             duration_ms=result.duration_ms,
         )
         return {"type": "tool_result", "tool_use_id": use.id, "content": result.as_text(), "is_error": result.is_error}
+
+    @staticmethod
+    def _render(tool: str, result: CapabilityResult) -> tuple[str, dict[str, Any]] | str | None:
+        """(component, validated props) of a render tool's result, an error message when the props
+        break the component's schema (core/events/render_props.py), None for any other tool."""
+        if result.is_error or not tool.startswith("render_") or not isinstance(result.content, dict):
+            return None
+        component = str(result.content.get("component", tool.removeprefix("render_")))
+        try:
+            return component, validate_props(component, result.content.get("props", {}))
+        except ValueError as exc:
+            return f"ui_render refused: {exc}"
 
     def _pinned_target_refusal(self, cap, args: dict[str, Any]) -> str:
         if cap.tier < Tier.MUTATE:
@@ -319,7 +362,8 @@ class _Loop:
 
     def _finish(self, reason: str, error: str, history: list[dict[str, Any]]) -> AgentResult:
         run = self.run_row
-        run.finish_reason = reason
+        end_reason = self.spec.finish_tool.reason if reason == "finish_tool" and self.spec.finish_tool else reason
+        run.finish_reason = end_reason
         run.error = error
         run.status = AgentRun.Status.FINISHED if reason in ("finish_tool", "end_turn") else AgentRun.Status.FAILED
         run.result = self.output
@@ -328,8 +372,19 @@ class _Loop:
         run.finished_at = timezone.now()
         run.duration_ms = int((time.monotonic() - self.started) * 1000)
         run.save()
-        publish("agent_end", {"agent": self.spec.name, "turn_id": self.ctx.turn_id, "finish_reason": reason})
-        return AgentResult(run=run, finish_reason=reason, output=self.output, text=self.text, messages=history)
+        payload = {"agent": self.spec.name, "turn_id": self.ctx.turn_id, "finish_reason": end_reason}
+        result = AgentResult(
+            run=run,
+            finish_reason=reason,
+            output=self.output,
+            text=self.text,
+            messages=history,
+            end_reason=end_reason,
+            _end=lambda: publish("agent_end", payload),
+        )
+        if not self.defer_end:
+            result.publish_end()
+        return result
 
 
 def _summarise_messages(messages: list[dict[str, Any]], limit: int = 2000) -> str:

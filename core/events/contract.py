@@ -6,7 +6,9 @@ extra fields.
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
+
+from core.events.render_props import validate_props
 
 
 class _Payload(BaseModel):
@@ -63,15 +65,28 @@ class WorkOrderReady(_Payload):
 
 
 class UiRender(_Payload):
+    """`props` must match the schema of `component` (core/events/render_props.py)."""
+
     agent: str
     component: str
     props: dict[str, Any]
     turn_id: str
 
+    @field_validator("props")
+    @classmethod
+    def _props_match_component(cls, props: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        component = info.data.get("component")
+        if component is None:  # the component itself was refused; that error names it
+            return props
+        return validate_props(component, props)
+
 
 class AgentStart(_Payload):
     agent: str
     turn_id: str
+    # A handed-off agent runs under its own turn; this is the turn of the agent that handed off
+    # (null for a top-level run), so a consumer can nest it.
+    parent_turn_id: str | None = None
 
 
 class AgentEnd(_Payload):

@@ -118,9 +118,22 @@ def _caps(plant: FakePlant) -> list[Capability]:
             "workorders.render_signal_chart",
             lambda ctx, p: {
                 "component": "signal_chart",
-                "props": {
+                "props": {  # the signal_chart contract (core/events/render_props.py)
                     "cell_id": 2,
-                    "series": [{"signal_def_id": i, "points": [[0, 3.1], [1, 7.4]]} for i in p.signal_def_ids],
+                    "signal_def_ids": p.signal_def_ids,
+                    "minutes": 60,
+                    "title": "P-02 vibration",
+                    "series": [
+                        {
+                            "signal_def_id": i,
+                            "key": "vibration_mm_s",
+                            "points": [
+                                {"t": "2026-01-01T00:00:00Z", "avg": 3.1},
+                                {"t": "2026-01-01T01:00:00Z", "avg": 7.4},
+                            ],
+                        }
+                        for i in p.signal_def_ids
+                    ],
                 },
             },
             ChartIn,

@@ -6,6 +6,7 @@ from pydantic import BaseModel
 from core.agents.engines.fake import FakeEngine, FakeReply
 from core.agents.loop import AgentSpec, FinishTool, run_agent
 from core.capabilities import CapabilityContext, Tier, capability, registry
+from core.events.render_props import Props, register_ui_component, unregister_ui_component
 from core.models import AgentRun, Event
 
 
@@ -17,8 +18,14 @@ class Answer(BaseModel):
     answer: str
 
 
+class ThingProps(Props):
+    text: str
+
+
 @pytest.fixture(scope="module", autouse=True)
 def echo_capability():
+    register_ui_component("thing", ThingProps)
+
     @capability("testkit.echo", description="Echo text back.", input=EchoInput, tier=Tier.READ)
     def echo(ctx, params):
         return {"echo": params.text}
@@ -27,11 +34,14 @@ def echo_capability():
         "testkit.render_thing", description="Render.", input=EchoInput, tier=Tier.READ, tool_name="render_thing"
     )
     def render(ctx, params):
+        if params.text == "hostile":  # props that break the component's schema
+            return {"component": "thing", "props": {"cell_id": "one", "text": "x", "onclick": "alert(1)"}}
         return {"component": "thing", "props": {"cell_id": 1, "text": params.text}}
 
     yield
     registry.unregister("testkit.echo")
     registry.unregister("testkit.render_thing")
+    unregister_ui_component("thing")
 
 
 def spec(**kw):
@@ -58,10 +68,10 @@ def test_loop_runs_tools_then_finish_and_records_every_step(operator):
         spec(), messages="go", ctx=CapabilityContext(user=operator), engine=engine, on_frame=frames.append
     )
 
-    assert result.finish_reason == "finish_tool"
+    assert result.finish_reason == "finish_tool" and result.end_reason == "submit_answer"
     assert result.output == {"answer": "done"}
     run = AgentRun.objects.get(pk=result.run.pk)
-    assert run.status == "finished"
+    assert run.status == "finished" and run.finish_reason == "submit_answer"
     assert [s.tool for s in run.steps.all()] == ["echo", "render_thing", "submit_answer"]
     types = list(Event.objects.filter(turn_id=run.turn_id).values_list("type", flat=True))
     assert types == [
@@ -74,7 +84,91 @@ def test_loop_runs_tools_then_finish_and_records_every_step(operator):
         "ui_render",
         "agent_end",
     ]
+    start, end = (Event.objects.get(turn_id=run.turn_id, type=t).payload for t in ("agent_start", "agent_end"))
+    assert start == {"agent": "tester", "turn_id": run.turn_id, "parent_turn_id": None}
+    # agent_end names the finishing tool (the contract), not the loop's internal "finish_tool"
+    assert end == {"agent": "tester", "turn_id": run.turn_id, "finish_reason": "submit_answer"}
     assert {"type": "tool_result", "name": "echo", "summary": "1 field(s): echo"} in frames
+
+
+@pytest.mark.django_db
+def test_a_finish_tool_can_name_its_own_finish_reason_and_agent_end_can_be_deferred(operator):
+    engine = FakeEngine(script=[FakeReply(tool_calls=[("submit_answer", {"answer": "yes"})])])
+    answered = AgentSpec(
+        name="kb_like",
+        system_prompt="Answer.",
+        finish_tool=FinishTool("submit_answer", "Finish.", Answer, finish_reason="answered"),
+    )
+    result = run_agent(answered, messages="go", ctx=CapabilityContext(user=operator), engine=engine, defer_end=True)
+    assert result.end_reason == "answered" and result.ok
+    # Deferred: nothing ends the run on the bus until the caller has applied its result
+    assert not Event.objects.filter(type="agent_end").exists()
+    Event.objects.create(type="rca_ready", payload={}, turn_id=result.run.turn_id)  # the caller's own event
+    result.publish_end()
+    result.publish_end()  # once only
+    types = list(Event.objects.filter(turn_id=result.run.turn_id).order_by("id").values_list("type", flat=True))
+    assert types[-2:] == ["rca_ready", "agent_end"]
+    assert Event.objects.get(type="agent_end").payload["finish_reason"] == "answered"
+
+
+@pytest.mark.django_db
+def test_a_handed_off_run_names_its_parent_turn(operator):
+    engine = FakeEngine(script=[FakeReply(tool_calls=[("submit_answer", {"answer": "ok"})])])
+    result = run_agent(
+        spec(), messages="go", ctx=CapabilityContext(user=operator, turn_id="child-1"), engine=engine,
+        parent_turn_id="parent-1",
+    )  # fmt: skip
+    start = Event.objects.get(type="agent_start")
+    assert start.turn_id == result.run.turn_id == "child-1"
+    assert start.payload == {"agent": "tester", "turn_id": "child-1", "parent_turn_id": "parent-1"}
+
+
+@pytest.mark.django_db
+def test_render_props_that_break_the_component_schema_are_a_tool_error_not_an_event(operator):
+    engine = FakeEngine(
+        script=[
+            FakeReply(tool_calls=[("render_thing", {"text": "hostile"})]),
+            FakeReply(tool_calls=[("submit_answer", {"answer": "done"})]),
+        ]
+    )
+    frames = []
+    result = run_agent(
+        spec(), messages="go", ctx=CapabilityContext(user=operator), engine=engine, on_frame=frames.append
+    )
+    assert not Event.objects.filter(type="ui_render").exists()
+    assert not [f for f in frames if f["type"] == "ui_render"]
+    step = result.run.steps.get(index=0)
+    assert step.is_error and "thing props.cell_id" in step.error
+    assert result.messages[2]["content"][0]["is_error"] is True  # the model is told, and can repair
+
+
+@pytest.mark.django_db
+def test_thinking_is_on_the_bus_while_the_model_is_still_thinking(operator):
+    seen_during_turn = []
+
+    class Thinker(FakeEngine):
+        """Streams its thinking in pieces and looks at the bus between them."""
+
+        def complete(self, request, *, on_delta=None):
+            if not any(m["role"] == "assistant" for m in request.messages):
+                on_delta("thinking", "Check the ")
+                seen_during_turn.append(
+                    list(Event.objects.filter(type="thinking_delta").values_list("payload", flat=True))
+                )
+                on_delta("thinking", "bearing.")
+            return super().complete(request, on_delta=None)
+
+    engine = Thinker(script=[FakeReply(tool_calls=[("submit_answer", {"answer": "done"})])])
+    result = run_agent(spec(), messages="go", ctx=CapabilityContext(user=operator), engine=engine)
+    turn = result.run.turn_id
+    # the first delta was published before the model finished its turn, with the exact fields
+    assert seen_during_turn == [[{"agent": "tester", "content": "Check the ", "turn_id": turn}]]
+    thoughts = list(Event.objects.filter(type="thinking_delta").order_by("id").values_list("payload", flat=True))
+    assert "".join(t["content"] for t in thoughts) == "Check the bearing."
+    assert all(set(t) == {"agent", "content", "turn_id"} for t in thoughts)
+    # the rest was flushed at the end of the turn, before the run ended
+    types = list(Event.objects.filter(turn_id=turn).order_by("id").values_list("type", flat=True))
+    assert types.index("agent_end") > max(i for i, t in enumerate(types) if t == "thinking_delta")
 
 
 @pytest.mark.django_db

@@ -3,6 +3,7 @@ from django.utils import timezone
 
 from core.access import OPERATOR
 from core.capabilities import CapabilityContext, Tier, dispatch, job_status, project_tools, registry
+from core.events.render_props import validate_props
 from core.models import Event
 from tests.workorders import factories as f
 from workorders.models import LogbookEntry, ShiftAssignment
@@ -12,8 +13,8 @@ pytestmark = pytest.mark.django_db
 READ = [
     "get_current_signals", "get_signal_trends", "get_signal_anomalies", "get_equipment_kb", "get_failure_history",
     "get_logbook_entries", "get_shift_assignments", "get_work_orders", "get_work_order", "get_oee", "get_mtbf",
-    "get_mttr", "render_signal_chart", "render_diagnostic_card", "render_pattern_match", "render_bar_chart",
-    "render_equipment_kb_card", "render_work_order_card", "ask_kb_builder", "answer_kb_question",
+    "get_mttr", "render_signal_chart", "render_diagnosis_card", "render_pattern_match", "render_bar_chart",
+    "render_equipment_kb_card", "render_kb_progress", "render_work_order_card", "ask_kb_builder", "answer_kb_question",
 ]  # fmt: skip
 MUTATE = ["update_equipment_kb", "update_work_order"]
 
@@ -131,7 +132,7 @@ def test_render_tools_return_component_and_props_with_cell_id(plant, vibration, 
     wo = f.make_work_order(plant)
     renders = {
         "render_signal_chart": {"signal_def_ids": [vibration.pk], "minutes": 60},
-        "render_diagnostic_card": {"cell_id": plant.pk, "title": "Bearing", "findings": ["vibration up"]},
+        "render_diagnosis_card": {"cell_id": plant.pk, "title": "Bearing", "findings": ["vibration up"]},
         "render_pattern_match": {
             "cell_id": plant.pk,
             "failure_id": failure.pk,
@@ -139,13 +140,25 @@ def test_render_tools_return_component_and_props_with_cell_id(plant, vibration, 
         },
         "render_bar_chart": {"cell_id": plant.pk, "title": "Failures", "labels": ["a", "b"], "values": [1, 2]},
         "render_equipment_kb_card": {"cell_id": plant.pk},
-        "render_work_order_card": {"work_order_id": wo.pk},
+        "render_kb_progress": {"cell_id": plant.pk, "stage": "reading_kb", "message": "KB read", "done": 1, "total": 3},
+        "render_work_order_card": {"work_order_id": wo.pk, "printable": True},
     }
     for name, args in renders.items():
         content = call(operator, name, **args)
         assert set(content) >= {"component", "props"}, name
         assert content["component"] == name.removeprefix("render_")
         assert content["props"]["cell_id"] == plant.pk, name
+        # what the tool returns is exactly what the ui_render contract accepts for its component
+        assert validate_props(content["component"], content["props"]) == content["props"], name
+    card = call(operator, "render_work_order_card", work_order_id=wo.pk, printable=True)["props"]
+    assert card["printable"] is True and card["print_url"] == f"/workorders/{wo.pk}/print"
+    assert call(operator, "render_work_order_card", work_order_id=wo.pk)["props"]["print_url"] is None
+    too_far = dispatch(
+        "workorders.render_kb_progress",
+        {"cell_id": plant.pk, "stage": "x", "done": 4, "total": 3},
+        ctx=CapabilityContext(user=operator),
+    )
+    assert too_far.is_error and "done" in too_far.message
     chart = call(operator, "render_signal_chart", signal_def_ids=[vibration.pk])["props"]
     assert chart["series"][0]["key"] == "vibration_mm_s" and chart["series"][0]["points"]
     bad = dispatch(
@@ -172,6 +185,8 @@ def test_ask_kb_builder_runs_the_kb_agent_as_a_handoff(plant, operator):
     answer = call(operator, "ask_kb_builder", cell_id=plant.pk, question="How do we fix bearing wear?")
     assert answer["source"] == "kb:failure_modes.bearing_wear" and answer["confidence"] > 0.5
     assert list(Event.objects.filter(payload__agent="kb_builder").values_list("type", flat=True))[:1] == ["agent_start"]
+    end = Event.objects.get(type="agent_end", payload__agent="kb_builder")
+    assert end.payload["finish_reason"] == "answered"
 
 
 def test_answer_kb_question_capability(plant, operator):

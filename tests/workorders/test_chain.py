@@ -54,8 +54,10 @@ def test_alarm_to_open_work_order_with_rca_citing_past_bearing_failure(
             "tool_call_started",
             "tool_call_completed",
             "agent_handoff",  # investigator → kb_builder
-            "agent_end",
+            "agent_start",  # kb_builder, under its own turn
+            "agent_end",  # kb_builder: answered
             "rca_ready",
+            "agent_end",  # investigator: submit_rca, after its rca_ready
             "agent_start",  # work_order_generator
             "tool_call_started",
             "tool_call_completed",
@@ -68,15 +70,36 @@ def test_alarm_to_open_work_order_with_rca_citing_past_bearing_failure(
     assert events[1].payload["component"] == "alert_banner" and events[1].payload["agent"] == "sentinel"
     milestones = [t for t in types if t in ("anomaly_detected", "rca_ready", "work_order_ready")]
     assert milestones == ["anomaly_detected", "rca_ready", "work_order_ready"]
-    starts = {e.payload["agent"]: e.turn_id for e in events if e.type == "agent_start"}
+    starts = {e.payload["agent"]: e.payload for e in events if e.type == "agent_start"}
     assert set(starts) == {"investigator", "kb_builder", "work_order_generator"}
+    investigator_turn, kb_turn = starts["investigator"]["turn_id"], starts["kb_builder"]["turn_id"]
     rca = next(e for e in events if e.type == "rca_ready")
-    assert rca.turn_id == starts["investigator"] == starts["kb_builder"]
+    assert rca.turn_id == investigator_turn
     assert rca.payload["rca_summary"] == wo.rca_summary
+    # the handed-off KB agent runs under its own turn, nested under the Investigator's
+    assert kb_turn != investigator_turn
+    assert starts["kb_builder"] == {"agent": "kb_builder", "turn_id": kb_turn, "parent_turn_id": investigator_turn}
+    assert starts["investigator"]["parent_turn_id"] is None
+    handoff = next(e for e in events if e.type == "agent_handoff")
+    assert handoff.payload["turn_id"] == investigator_turn and handoff.payload["to_agent"] == "kb_builder"
+    assert {e.turn_id for e in events if e.payload.get("agent") == "kb_builder"} == {kb_turn}
+    # agent_end names how each run ended: the finishing tool, "answered" for the KB agent
+    ends = {e.payload["agent"]: e for e in events if e.type == "agent_end"}
+    assert ends["investigator"].payload == {
+        "agent": "investigator",
+        "turn_id": investigator_turn,
+        "finish_reason": "submit_rca",
+    }
+    assert ends["kb_builder"].payload["finish_reason"] == "answered"
+    assert ends["work_order_generator"].payload["finish_reason"] == "submit_work_order"
+    assert rca.id < ends["investigator"].id  # … rca_ready, agent_end(finish_reason="submit_rca")
+    investigator_events = [e.type for e in events if e.turn_id == investigator_turn]
+    assert investigator_events[-2:] == ["rca_ready", "agent_end"]
     renders = [e.payload for e in events if e.type == "ui_render"]
     assert {r["component"] for r in renders} >= {"alert_banner", "signal_chart", "pattern_match"}
     assert all(r["props"]["cell_id"] == plant.pk for r in renders)
-    assert "thinking_delta" in types
+    thoughts = [e.payload for e in events if e.type == "thinking_delta"]
+    assert thoughts and all(set(t) == {"agent", "content", "turn_id"} for t in thoughts)
 
 
 def is_subsequence(expected: list[str], actual: list[str]) -> bool:

@@ -20,9 +20,17 @@ repair order a technician can execute.
 A good repair order names the failure mode, lists ordered actions, the required parts with quantities (use the
 spare-part refs from the equipment KB), the required skills, an estimated duration in minutes, and a window
 that avoids production peaks and respects shifts (get_shift_assignments). Keep the title under 200 characters.
+You may show the order with render_work_order_card {work_order_id, printable: true}.
 Finish by calling submit_work_order once."""
 
-TOOLS = ["get_work_order", "get_equipment_kb", "get_failure_history", "get_shift_assignments", "get_oee"]
+TOOLS = [
+    "get_work_order",
+    "get_equipment_kb",
+    "get_failure_history",
+    "get_shift_assignments",
+    "get_oee",
+    "render_work_order_card",  # {work_order_id, printable: true}: the card links the printable order
+]
 
 
 class SubmitWorkOrder(BaseModel):

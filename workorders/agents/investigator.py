@@ -17,28 +17,34 @@ DEFAULT_PROMPT = """You are the Investigator of ARIA, a maintenance-operations p
 A sentinel alarm opened a work order. Find the most likely root cause.
 
 Method:
-1. Look at the signal trends around the anomaly (get_signal_trends) and the current values.
+1. Look at the signal trends around the anomaly (get_signal_trends) and the current values; read the raw
+   samples' features (signal_features: shift, slope, noise growth, one-sample jumps, flatlines, 1×/2×/
+   high-frequency vibration bands, correlations) — a lone signal moving against its coupled peers, a
+   flatline or an impossible jump points at the instrument, not the machine.
 2. Read the equipment KB (failure modes and their signatures) and the cell's failure history.
 3. Compare the current signal pattern (peak, duration beyond the limit, which signals move together) with
    the signal_patterns of past failures; name the closest one and say how it is similar. Prefer confirmed
    failures (resolved_time set): a row without resolved_time is an earlier, not yet confirmed RCA.
 4. Use the logbook for operator observations. Ask the KB agent (ask_kb_builder) when the KB is unclear.
-5. Show your evidence with render tools (signal chart, pattern match) — every card needs the cell_id.
+5. Show your evidence with render tools (signal chart, pattern match, diagnosis card) — every card needs
+   the cell_id.
 6. Finish by calling submit_rca once: root_cause starts with the failure mode slug (e.g. "bearing_wear: …"),
-   confidence 0..1 reflects the evidence, signal_patterns describe the current anomaly per signal key.
+   confidence 0..1 reflects the evidence, contributing_factors and recommended_action are required,
+   signal_patterns describe the current anomaly per signal key.
 Be factual; never invent values that no tool returned."""
 
 TOOLS = [
     "get_current_signals",
     "get_signal_trends",
     "get_signal_anomalies",
+    "signal_features",
     "get_equipment_kb",
     "get_failure_history",
     "get_logbook_entries",
     "get_work_order",
     "render_signal_chart",
     "render_pattern_match",
-    "render_diagnostic_card",
+    "render_diagnosis_card",
     "ask_kb_builder",
 ]
 
@@ -48,8 +54,9 @@ class SubmitRca(BaseModel):
         min_length=1, max_length=2000, description='Starts with the failure mode: "bearing_wear: …"'
     )
     confidence: float = Field(ge=0.0, le=1.0)
-    contributing_factors: list[str] = Field(default_factory=list, max_length=20)
-    recommended_action: str = Field(default="", max_length=1000)
+    # Required by the agent contract (with root_cause and confidence); the fields below are ARIA's.
+    contributing_factors: list[str] = Field(max_length=20, description="What led to it; may be empty.")
+    recommended_action: str = Field(min_length=1, max_length=1000)
     similar_past_failure: str = Field(default="", max_length=500, description="The past failure matched, or empty.")
     signal_patterns: dict[str, dict[str, float]] = Field(
         default_factory=dict, description='Current pattern per signal key, e.g. {"vibration_mm_s": {"peak": 5.1}}'

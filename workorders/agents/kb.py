@@ -16,6 +16,7 @@ from core.agents.loop import AgentSpec, FinishTool, run_agent
 from core.agents.prompts import system_prompt_for
 from core.agents.types import EngineRequest
 from core.capabilities import CapabilityContext
+from core.events import new_turn_id
 from core.models import AgentRun
 from sentinel.models import Cell
 from workorders.agents.context import cell_variables, context_line, recent_failures_text
@@ -28,7 +29,17 @@ QA = "kb_qa"
 
 BUILDER_PROMPT = """You are the KB agent of ARIA. Answer a question about one piece of equipment from its
 equipment KB, failure history and logbook. Cite where the answer comes from (e.g. "kb:failure_modes.bearing_wear").
+You may show your progress (render_kb_progress) and the equipment's KB card (render_equipment_kb_card).
 If the KB does not say, answer so with low confidence. Finish with submit_kb_answer."""
+
+# The KB builder's tools: its reads and its render set [EquipmentKbCard, KbProgress].
+BUILDER_TOOLS = [
+    "get_equipment_kb",
+    "get_failure_history",
+    "get_logbook_entries",
+    "render_equipment_kb_card",
+    "render_kb_progress",
+]
 
 QA_PROMPT = """You answer questions about one piece of equipment from its knowledge base, given as JSON.
 Reply with one JSON object only: {"answer": "...", "source": "kb:<path> or history or none", "confidence": 0..1}.
@@ -57,22 +68,30 @@ def _kb_variables(cell_id: int, question: str) -> dict[str, Any]:
 
 
 def run_kb_builder(*, cell_id: int, question: str, ctx: CapabilityContext) -> dict[str, Any]:
-    """Run the KB agent for a question (the loop publishes its start/end under the caller's turn)."""
+    """Run the KB agent for a question under its own turn id, linked to the caller's turn."""
     prompt, ref = system_prompt_for(BUILDER, BUILDER_PROMPT, _kb_variables(cell_id, question))
     spec = AgentSpec(
         name=BUILDER,
         system_prompt=prompt,
         prompt_ref=ref,
-        tools=["get_equipment_kb", "get_failure_history", "get_logbook_entries"],
+        tools=BUILDER_TOOLS,
         use_case="chat",
-        finish_tool=FinishTool("submit_kb_answer", "Submit the answer.", KbAnswer),
+        finish_tool=FinishTool("submit_kb_answer", "Submit the answer.", KbAnswer, finish_reason="answered"),
         max_turns=6,
         timeout_seconds=60,
     )
     parent = AgentRun.objects.filter(pk=ctx.extra.get("run_id")).first() if ctx.extra.get("run_id") else None
-    child_ctx = CapabilityContext(user=ctx.user, turn_id=ctx.turn_id)  # the loop renames ctx.agent
+    # Its own turn, linked to the caller's (agent_start.parent_turn_id), so a consumer can nest it.
+    child_ctx = CapabilityContext(user=ctx.user, turn_id=new_turn_id())  # the loop renames ctx.agent
     message = f"{question}\n{context_line({'cell_id': cell_id, 'question': question})}"
-    result = run_agent(spec, messages=message, ctx=child_ctx, subject=("cell", cell_id), parent=parent)
+    result = run_agent(
+        spec,
+        messages=message,
+        ctx=child_ctx,
+        subject=("cell", cell_id),
+        parent=parent,
+        parent_turn_id=ctx.turn_id or None,
+    )
     return result.output or _no_answer(f"the KB agent stopped ({result.finish_reason})")
 
 

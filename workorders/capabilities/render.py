@@ -1,6 +1,8 @@
 """Render tools: each returns {"component", "props"} and every props set carries cell_id.
 
-The agent loop publishes a `ui_render` event for every `render_*` result.
+The agent loop validates the props against the component's schema (core/events/render_props.py)
+and publishes a `ui_render` event for every `render_*` result; the component is the tool's name
+without `render_`.
 """
 
 from typing import Any, Literal
@@ -26,7 +28,7 @@ class SignalChartInput(BaseModel):
     title: str = Field(default="", max_length=200)
 
 
-class DiagnosticCardInput(BaseModel):
+class DiagnosisCardInput(BaseModel):
     cell_id: int
     title: str = Field(max_length=200)
     findings: list[str] = Field(default_factory=list, max_length=20)
@@ -60,8 +62,27 @@ class CellInput(BaseModel):
     cell_id: int
 
 
-class WorkOrderInput(BaseModel):
+class KbProgressInput(BaseModel):
+    cell_id: int
+    stage: str = Field(min_length=1, max_length=64, description='What the KB agent is doing, e.g. "reading_kb".')
+    message: str = Field(default="", max_length=500)
+    done: int = Field(ge=0, le=1000, description="Steps done so far.")
+    total: int = Field(ge=1, le=1000, description="Steps planned.")
+
+    @model_validator(mode="after")
+    def _within_total(self) -> "KbProgressInput":
+        if self.done > self.total:
+            raise ValueError("done must not exceed total")
+        return self
+
+
+class WorkOrderCardInput(BaseModel):
     work_order_id: int
+    printable: bool = Field(default=False, description="Link the printable work order (/workorders/<id>/print).")
+
+
+def print_url(work_order_id: int) -> str:
+    return f"/workorders/{work_order_id}/print"
 
 
 @_render(
@@ -93,12 +114,12 @@ def render_signal_chart(ctx: CapabilityContext, params: SignalChartInput) -> dic
 
 
 @_render(
-    "render_diagnostic_card", "Show a diagnostic card (findings, severity, confidence) for a cell.", DiagnosticCardInput
+    "render_diagnosis_card", "Show a diagnosis card (findings, severity, confidence) for a cell.", DiagnosisCardInput
 )
-def render_diagnostic_card(ctx: CapabilityContext, params: DiagnosticCardInput) -> dict[str, Any]:
+def render_diagnosis_card(ctx: CapabilityContext, params: DiagnosisCardInput) -> dict[str, Any]:
     cell = selectors.get_cell(params.cell_id)
     props = {**params.model_dump(mode="json"), "cell_id": cell.pk, "cell_tag": cell.tag}
-    return {"component": "diagnostic_card", "props": props, "summary": f"diagnostic card: {params.title}"[:200]}
+    return {"component": "diagnosis_card", "props": props, "summary": f"diagnosis card: {params.title}"[:200]}
 
 
 @_render(
@@ -135,8 +156,28 @@ def render_equipment_kb_card(ctx: CapabilityContext, params: CellInput) -> dict[
     return {"component": "equipment_kb_card", "props": props, "summary": f"KB card of {cell.tag}"}
 
 
-@_render("render_work_order_card", "Show a work order card (status, RCA, actions, parts).", WorkOrderInput)
-def render_work_order_card(ctx: CapabilityContext, params: WorkOrderInput) -> dict[str, Any]:
+@_render(
+    "render_kb_progress",
+    "Show how far the KB agent is (stage, message, done of total steps) for a cell.",
+    KbProgressInput,
+)
+def render_kb_progress(ctx: CapabilityContext, params: KbProgressInput) -> dict[str, Any]:
+    cell = selectors.get_cell(params.cell_id)
+    props = {**params.model_dump(mode="json"), "cell_id": cell.pk, "cell_tag": cell.tag}
+    return {"component": "kb_progress", "props": props, "summary": f"KB progress {params.done}/{params.total}"}
+
+
+@_render(
+    "render_work_order_card",
+    "Show a work order card (status, RCA, actions, parts); printable=true links its printable page.",
+    WorkOrderCardInput,
+)
+def render_work_order_card(ctx: CapabilityContext, params: WorkOrderCardInput) -> dict[str, Any]:
     wo = selectors.get_work_order(params.work_order_id)
-    props = {"cell_id": wo.cell_id, "work_order": selectors.work_order_as_dict(wo, full=True)}
+    props = {
+        "cell_id": wo.cell_id,
+        "work_order": selectors.work_order_as_dict(wo, full=True),
+        "printable": params.printable,
+        "print_url": print_url(wo.pk) if params.printable else None,
+    }
     return {"component": "work_order_card", "props": props, "summary": f"card of WO-{wo.pk}"}

@@ -112,6 +112,7 @@ def _investigate(work_order_id: int, engine: Engine | None) -> WorkOrder | None:
     if work_order is None:
         return None
     user = system_user()
+    result = None
     with turn_scope() as turn_id:
         try:
             result = run_agent(
@@ -120,21 +121,26 @@ def _investigate(work_order_id: int, engine: Engine | None) -> WorkOrder | None:
                 ctx=CapabilityContext(user=user, turn_id=turn_id),
                 engine=engine,
                 subject=("work_order", work_order.pk),
+                defer_end=True,  # the contract: rca_ready, then the Investigator's agent_end
             )
             output, reason, error = result.output, result.finish_reason, result.run.error
         except Exception as exc:  # the loop never raises; building the prompt still might
             logger.exception("Investigation of work order %s crashed", work_order_id)
             output, reason, error = None, "error", f"{type(exc).__name__}: {exc}"
-        if output is not None:
-            return work_order_apply_rca(work_order=work_order.pk, rca=output, agent=investigator.NAME, actor=user)
-        logger.warning("Investigation of work order %s ended without an RCA: %s %s", work_order_id, reason, error)
-        return work_order_apply_rca(
-            work_order=work_order.pk,
-            rca=fallback_rca(reason, error),
-            agent=investigator.NAME,
-            actor=user,
-            fallback=True,
-        )
+        try:
+            if output is not None:
+                return work_order_apply_rca(work_order=work_order.pk, rca=output, agent=investigator.NAME, actor=user)
+            logger.warning("Investigation of work order %s ended without an RCA: %s %s", work_order_id, reason, error)
+            return work_order_apply_rca(
+                work_order=work_order.pk,
+                rca=fallback_rca(reason, error),
+                agent=investigator.NAME,
+                actor=user,
+                fallback=True,
+            )
+        finally:
+            if result is not None:
+                result.publish_end()
 
 
 def work_order_generate(*, work_order_id: int, engine: Engine | None = None) -> WorkOrder | None:
