@@ -256,3 +256,6 @@ def return_to_service(request: HttpRequest, alarm_id: int, payload: CommentIn | 
     alarm = selectors.alarm_get(alarm_id)
     alarm_return_to_service(alarm=alarm, actor=request.user, comment=payload.comment if payload else "")
     return _detail(alarm_id)
+
+
+router.add_router("", "sentinel.api_performance.router")  # GET /alarm-performance (ISA-18.2 alarm performance)

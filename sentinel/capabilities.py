@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from core.access import OPERATOR
 from core.capabilities import CapabilityContext, Tier, capability
+from sentinel.performance import alarm_performance, performance_window
 from sentinel.services.limits import LIMIT_FIELDS, signal_for_change, signal_limits_change
 
 _FINITE = {"allow_inf_nan": False}
@@ -76,3 +77,37 @@ def change_signal_limits(ctx: CapabilityContext, params: ChangeSignalLimitsInput
         context={"plan_id": ctx.extra.get("plan_id"), "step_id": ctx.extra.get("step_id")},
     )
     return change.as_dict()
+
+
+# --- alarm performance (ISA-18.2): a read for agents, plans and MCP --------------------------------
+
+
+class AlarmPerformanceInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    hours: float = Field(default=24, gt=0, le=744, description="Window: the last N hours (at most 31 days).")
+    line_id: int | None = Field(default=None, ge=1, description="Operator position: one line (default: the site).")
+
+
+_AGENT_LISTED = 10
+
+
+@capability(
+    "sentinel.alarm_performance",
+    description=(
+        "Alarm performance over the last N hours for the site or one line (ISA-18.2 / EEMUA 191): alarms per "
+        "10 min against the ~1 target and the 10 flood line, floods (start/end/peak), the top 10 bad actors with "
+        "their share and a tuning suggestion (deadband, on-delay or limit, with evidence), chattering, fleeting, "
+        "standing/stale, shelved and out-of-service alarms, priority mix."
+    ),
+    input=AlarmPerformanceInput,
+    tier=Tier.READ,
+    scopes=(OPERATOR,),
+)
+def alarm_performance_read(ctx: CapabilityContext, params: AlarmPerformanceInput) -> dict[str, Any]:
+    report = alarm_performance(performance_window(hours=params.hours, line_id=params.line_id))
+    # The per-10-minute buckets stay on the page; an agent gets the figures and the first items of each list.
+    report["rate"] = {k: v for k, v in report["rate"].items() if k != "buckets"}
+    for name in ("chattering", "fleeting", "standing", "stale", "shelved", "out_of_service"):
+        report[name] = {"count": report[name]["count"], "items": report[name]["items"][:_AGENT_LISTED]}
+    return report

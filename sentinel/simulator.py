@@ -161,3 +161,48 @@ class Simulator:
         finally:
             if threading.current_thread() is not threading.main_thread():
                 connection.close()
+
+
+# --- alarm flood (the alarm-performance page's demo and tests) --------------------------------
+# Over 10 minutes: ten signals of P-02, C-01 and CV-03 leave their band one after another (a flood),
+# C-01's discharge pressure swings across its alert limit every 4 s (chattering) and P-02's motor
+# current spikes past its alert for ~2 s every 35 s (fleeting; too sparse to count as chattering).
+_FLOOD_SECONDS = 600.0
+
+
+def _pulse(base: float, level: float, start: float, end: float) -> Ramp:
+    """`level` while start ≤ progress < end, else `base`."""
+    return lambda p: level if start <= p < end else base
+
+
+def _square(base: float, low: float, high: float, start: float, end: float, *, period_s: float) -> Ramp:
+    """Between start and end, `high` for the first half of every `period_s`, `low` for the second."""
+    period = period_s / _FLOOD_SECONDS
+    return lambda p: (high if ((p - start) % period) < period / 2 else low) if start <= p < end else base
+
+
+def _spikes(base: float, level: float, start: float, end: float, *, every_s: float, width_s: float) -> Ramp:
+    every, width = every_s / _FLOOD_SECONDS, width_s / _FLOOD_SECONDS
+    return lambda p: level if start <= p < end and ((p - start) % every) < width else base
+
+
+SCENARIOS["flood"] = Scenario(
+    "flood",
+    "Alarm flood: ten signals leave their band within ~70 s, C-01 discharge pressure chatters, "
+    "P-02 motor current spikes for 2 s every 35 s (fleeting).",
+    {
+        ("P-02", "vibration_mm_s"): _pulse(2.1, 5.0, 0.20, 0.45),
+        ("P-02", "bearing_temp_c"): _pulse(58.0, 82.0, 0.21, 0.45),
+        ("P-02", "discharge_pressure_bar"): _pulse(6.2, 2.5, 0.22, 0.45),
+        ("P-02", "flow_m3_h"): _pulse(120.0, 70.0, 0.23, 0.45),
+        ("P-02", "suction_pressure_bar"): _pulse(1.6, 0.6, 0.24, 0.45),
+        ("C-01", "vibration_mm_s"): _pulse(1.8, 5.0, 0.25, 0.45),
+        ("C-01", "discharge_temp_c"): _pulse(82.0, 102.0, 0.26, 0.45),
+        ("CV-03", "vibration_mm_s"): _pulse(1.4, 5.0, 0.27, 0.45),
+        ("CV-03", "gearbox_temp_c"): _pulse(61.0, 87.0, 0.28, 0.45),
+        ("CV-03", "belt_speed_m_s"): _pulse(1.8, 1.0, 0.29, 0.45),
+        ("C-01", "discharge_pressure_bar"): _square(7.8, 9.2, 9.7, 0.30, 0.70, period_s=4),
+        ("P-02", "motor_current_a"): _spikes(41.0, 54.0, 0.10, 0.90, every_s=35, width_s=2),
+    },
+    default_ramp_seconds=_FLOOD_SECONDS,
+)
