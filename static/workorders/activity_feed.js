@@ -1,6 +1,9 @@
 /*
  * AriaActivityFeed — what the agents are doing, from bus frames: agent start/end, tool calls with
- * their durations, handoffs, a collapsible thinking stream per agent turn, RCA / order readiness.
+ * their durations, handoffs, a collapsible thinking stream per agent turn (live: thinking_delta
+ * frames append to it), RCA / order readiness, and every ui_render drawn by the shared renderers
+ * (static/assistant/render.js, window.AriaRender): charts, pattern match, diagnosis and work order
+ * cards. A handed-off agent's rows carry its parent's turn (`data-parent-turn`).
  *
  *   var feed = AriaActivityFeed.create(listElement, emptyElement, {liveAfter: latestEventIdAtLoad});
  *   feed.add(frame);   // any bus frame; irrelevant types are ignored
@@ -62,6 +65,22 @@
 
     function agentTag(name) { return node("span", "act-agent", name || "agent"); }
 
+    // The component drawn by the shared renderers; a page without them still says what was shown.
+    function rendered(frame) {
+      var body = node("div", "act-render-body");
+      var render = global.AriaRender;
+      if (render && typeof render.drawInto === "function") {
+        try {
+          render.drawInto(body, String(frame.component || ""), frame.props || {});
+          return body;
+        } catch (err) {
+          body.replaceChildren();
+        }
+      }
+      body.appendChild(node("code", null, frame.component));
+      return body;
+    }
+
     function toolKey(frame) { return [frame.turn_id, frame.agent, frame.tool_name].join("|"); }
 
     function onToolStarted(frame) {
@@ -113,9 +132,13 @@
 
     function add(frame) {
       switch (frame.type) {
-        case "agent_start":
-          row(frame, "act-start", [node("span", "act-icon", "▶"), agentTag(frame.agent), node("span", null, "started")]);
+        case "agent_start": {
+          var parts = [node("span", "act-icon", "▶"), agentTag(frame.agent), node("span", null, "started")];
+          if (frame.parent_turn_id) parts.push(node("span", "act-nested-note", "(handed off)"));
+          var started = row(frame, "act-start" + (frame.parent_turn_id ? " act-nested" : ""), parts);
+          if (frame.parent_turn_id) started.setAttribute("data-parent-turn", frame.parent_turn_id);
           break;
+        }
         case "agent_end":
           row(frame, "act-end", [node("span", "act-icon", "■"), agentTag(frame.agent),
             node("span", null, "finished (" + (frame.finish_reason || "?") + ")")]);
@@ -141,10 +164,12 @@
             node("span", null, "Anomaly on cell " + frame.cell_id + ": " + frame.value + " (" +
               (frame.direction === "low" ? "below " : "above ") + frame.threshold + ")")]);
           break;
-        case "ui_render":
-          row(frame, "act-render", [agentTag(frame.agent), node("span", null, "rendered"),
-            node("code", null, frame.component)]);
+        case "ui_render": {
+          var shown = row(frame, "act-render", [agentTag(frame.agent), node("span", "act-render-label", "shows"),
+            rendered(frame)]);
+          shown.setAttribute("data-component", String(frame.component || ""));
           break;
+        }
         default:
           break;
       }

@@ -94,6 +94,13 @@
     if (wo.suggested_window_start) facts.push("Window " + new Date(wo.suggested_window_start).toLocaleString() +
       (wo.suggested_window_end ? " – " + new Date(wo.suggested_window_end).toLocaleTimeString() : ""));
     if (facts.length) card.appendChild(node("p", "wo-facts", facts.join(" · ")));
+    if (typeof wo.id === "number") {  // the printable order (workorders/views_print.py)
+      var print = node("a", "wo-print-link", "Printable work order");
+      print.href = "/workorders/" + wo.id + "/print";
+      print.target = "_blank";
+      print.rel = "noopener";
+      card.appendChild(print);
+    }
     return card;
   }
   function render(host, workOrders) {
