@@ -1,0 +1,82 @@
+"""The printable work order (/workorders/<id>/print): content, who may open it, hostile input."""
+
+import pytest
+from django.utils import timezone
+
+from tests.workorders import factories as f
+from workorders.views_print import permits_for
+
+pytestmark = pytest.mark.django_db
+
+
+def printable_order(plant, **kw):
+    start = timezone.now().replace(microsecond=0)
+    defaults = {
+        "status": "open",
+        "priority": "high",
+        "rca_summary": "bearing_wear: the current pattern matches the bearing failure of 2026-03-02.",
+        "confidence": 0.86,
+        "rca_details": {
+            "failure_mode": "bearing_wear",
+            "contributing_factors": ["vibration_mm_s peaked at 5 mm/s with 12 min beyond its limit"],
+            "similar_past_failure": "#3 bearing_wear 2026-03-02",
+        },
+        "recommended_actions": ["Isolate, lock out and drain the pump (LOTO)", "Pull the drive-end bearing"],
+        "required_parts": [{"ref": "SKF-6310-2Z-C3", "qty": 3}, {"ref": "GREASE-LGHP2", "qty": 1}],
+        "required_skills": ["mechanical"],
+        "estimated_duration_min": 180,
+        "suggested_window_start": start,
+        "suggested_window_end": start + timezone.timedelta(minutes=180),
+    }
+    return f.make_work_order(plant, **{**defaults, **kw})
+
+
+def test_operator_gets_the_printable_order_with_actions_parts_permits_window_and_rca(client, plant, operator):
+    wo = printable_order(plant)
+    client.force_login(operator)
+    response = client.get(f"/workorders/{wo.pk}/print")
+    assert response.status_code == 200
+    html = response.content.decode()
+    for text in (
+        f"WO-{wo.pk}",
+        "Isolate, lock out and drain the pump (LOTO)",  # actions
+        "SKF-6310-2Z-C3",  # parts, with the KB's name and stock
+        "Isolation / lock-out tag-out (LOTO)",  # permits the actions call for
+        "Line break / depressurise",
+        "mechanical",  # skills
+        wo.suggested_window_start.strftime("%Y-%m-%d %H:%M"),  # window
+        "bearing_wear: the current pattern matches",  # RCA summary
+        "confidence 86%",
+        "work_order_print_paper.css",  # the print stylesheet
+    ):
+        assert text in html, text
+    ctx = response.context
+    short = {p["ref"]: p["short"] for p in ctx["parts"]}
+    assert short == {"SKF-6310-2Z-C3": True, "GREASE-LGHP2": False}  # 3 needed, 2 on hand in the KB
+
+
+def test_approvers_may_print_and_people_without_a_watch_scope_may_not(client, plant, approver, make_user):
+    wo = printable_order(plant)
+    client.force_login(approver)
+    assert client.get(f"/workorders/{wo.pk}/print").status_code == 200
+    client.force_login(make_user("nobody"))
+    refused = client.get(f"/workorders/{wo.pk}/print")
+    assert refused.status_code == 403 and wo.title.encode() not in refused.content
+    client.logout()
+    anonymous = client.get(f"/workorders/{wo.pk}/print")
+    assert anonymous.status_code == 302 and "/login/" in anonymous["Location"]
+
+
+def test_unknown_order_is_404_and_hostile_text_is_escaped(client, plant, operator):
+    client.force_login(operator)
+    assert client.get("/workorders/999999/print").status_code == 404
+    wo = printable_order(plant, title="<script>alert(1)</script>", recommended_actions=["<img src=x onerror=alert(2)>"])
+    html = client.get(f"/workorders/{wo.pk}/print").content.decode()
+    assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<img src=x" not in html
+
+
+def test_permits_come_from_the_kb_when_it_lists_them():
+    assert permits_for(["Swap the valve"], {"permits": ["Cold work permit"]}) == ["Cold work permit"]
+    assert permits_for(["Swap the valve"], {}) == []
+    assert permits_for(["Weld the bracket", "Lift with the crane"], {}) == ["Hot work", "Lifting operation"]
