@@ -17,6 +17,7 @@ from workorders.services import equipment_kb_update, work_order_transition
 
 router = Router(tags=["workorders"])
 PREFIX = "/workorders"
+router.add_router("", "workorders.api_execution.router")  # /{id}/assign|start|hold|cancel|complete, /execution/…
 
 PriorityName = Literal["low", "medium", "high", "critical"]
 

@@ -13,6 +13,8 @@ class WorkordersConfig(AppConfig):
         for module in ("capabilities", "receivers", "agents.fake_policies"):
             if find_spec(f"{self.name}.{module}"):
                 import_module(f"{self.name}.{module}")
-        from workorders import reapers  # the sweeper's re-drive of stranded orders (core.sweep)
+        from workorders import events, reapers  # the sweeper's re-drive of stranded orders (core.sweep)
+
+        events.register()  # work_order_updated
 
         reapers.register()

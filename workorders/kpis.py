@@ -9,6 +9,7 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from sentinel.models import Cell
+from workorders.choices import CONFIRMED_VERIFICATIONS
 from workorders.models import FailureHistory, ProductionRecord
 
 
@@ -50,12 +51,15 @@ def oee(cell: Cell, *, days: int = 30) -> dict[str, Any]:
 
 
 def _failures(cell: Cell, days: int):
+    """Confirmed failures only: an RCA nobody verified may not have been a failure at all."""
     since = timezone.now() - timedelta(days=days)
-    return list(FailureHistory.objects.filter(cell=cell, failure_time__gte=since))
+    return list(
+        FailureHistory.objects.filter(cell=cell, failure_time__gte=since, verification__in=CONFIRMED_VERIFICATIONS)
+    )
 
 
 def mtbf(cell: Cell, *, days: int = 90) -> dict[str, Any]:
-    """MTBF = operating time ÷ failures, operating time = the period minus repair downtime."""
+    """MTBF = operating time ÷ confirmed failures, operating time = the period minus repair downtime."""
     failures = _failures(cell, days)
     period_h = days * 24.0
     downtime_h = sum((f.repair_minutes or 0.0) / 60 for f in failures)
@@ -70,7 +74,7 @@ def mtbf(cell: Cell, *, days: int = 90) -> dict[str, Any]:
 
 
 def mttr(cell: Cell, *, days: int = 90) -> dict[str, Any]:
-    """MTTR = total repair time ÷ number of repairs (failures with a resolved time)."""
+    """MTTR = total repair time ÷ number of confirmed repairs (confirmed failures with a resolved time)."""
     repaired = [f for f in _failures(cell, days) if f.resolved_time is not None]
     repair_h = sum(f.repair_minutes / 60 for f in repaired)
     return {

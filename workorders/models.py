@@ -5,7 +5,15 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from workorders.choices import Priority, Shift, WorkOrderStatus
+from workorders.choices import (
+    FailureCodeLevel,
+    FailureVerification,
+    HoldReason,
+    Priority,
+    RcaVerdict,
+    Shift,
+    WorkOrderStatus,
+)
 
 
 class WorkOrder(models.Model):
@@ -33,6 +41,16 @@ class WorkOrder(models.Model):
         "sentinel.Alarm", null=True, blank=True, on_delete=models.SET_NULL, related_name="work_orders"
     )
     generated_by_agent = models.CharField(max_length=64, blank=True)
+    # Work execution: who does it on which shift, why it waits, which required parts are short.
+    assigned_shift = models.ForeignKey(
+        "workorders.ShiftAssignment", null=True, blank=True, on_delete=models.SET_NULL, related_name="work_orders"
+    )
+    assigned_technician = models.CharField(max_length=100, blank=True, db_index=True)
+    assigned_at = models.DateTimeField(null=True, blank=True)
+    hold_reason = models.CharField(max_length=20, choices=HoldReason.choices, blank=True)
+    part_shortages = models.JSONField(
+        default=list, blank=True, help_text='Set when the order opens: [{"ref", "qty", "on_hand", "listed"}]'
+    )
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -82,6 +100,17 @@ class FailureHistory(models.Model):
     root_cause = models.TextField(blank=True)
     signal_patterns = models.JSONField(default=dict, blank=True, help_text='{"vibration_mm_s": {"peak": 5.4}}')
     work_order = models.ForeignKey(WorkOrder, null=True, blank=True, on_delete=models.SET_NULL, related_name="failures")
+    # failure_mode / root_cause above are the proposal (an agent's RCA); a technician's confirmed
+    # or corrected cause is kept beside it, so the proposal's accuracy can be measured.
+    verification = models.CharField(
+        max_length=10, choices=FailureVerification.choices, default=FailureVerification.PROPOSED, db_index=True
+    )
+    confirmed_failure_mode = models.CharField(max_length=64, blank=True)
+    confirmed_root_cause = models.TextField(blank=True)
+    confirmed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    confirmed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-failure_time"]
@@ -96,6 +125,19 @@ class FailureHistory(models.Model):
 
     def __str__(self) -> str:
         return f"{self.failure_mode} @ {self.failure_time:%Y-%m-%d}"
+
+    @property
+    def is_confirmed(self) -> bool:
+        return self.verification in (FailureVerification.CONFIRMED, FailureVerification.CORRECTED)
+
+    @property
+    def actual_failure_mode(self) -> str:
+        """The technician's failure mode when they corrected it, else the recorded one."""
+        return self.confirmed_failure_mode or self.failure_mode
+
+    @property
+    def actual_root_cause(self) -> str:
+        return self.confirmed_root_cause or self.root_cause
 
     @property
     def repair_minutes(self) -> float | None:
@@ -177,3 +219,80 @@ class ProductionRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.cell.tag} {self.date} {self.shift}"
+
+
+class FailureCode(models.Model):
+    """One entry of the failure-code list: class → problem → cause → remedy (ISO 14224 style).
+
+    A problem belongs to a class (its equipment type) and names the ARIA failure-mode slug with
+    the ISO failure mode (VIB, ELP, …) and mechanism; a cause may belong to a problem or, without
+    a parent, apply to any; remedies are the maintenance activities."""
+
+    level = models.CharField(max_length=10, choices=FailureCodeLevel.choices, db_index=True)
+    code = models.CharField(max_length=40)
+    label = models.CharField(max_length=200)
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="children")
+    equipment_type = models.CharField(max_length=50, blank=True, help_text="Classes: the cells' equipment_type.")
+    failure_mode = models.CharField(max_length=64, blank=True, help_text="Problems: the ARIA slug, e.g. bearing_wear.")
+    iso_mode = models.CharField(max_length=8, blank=True, help_text="Problems: ISO 14224 failure mode, e.g. VIB.")
+    iso_mechanism = models.CharField(max_length=40, blank=True, help_text="Problems: e.g. wear, cavitation.")
+    iso_group = models.CharField(max_length=40, blank=True, help_text="Causes: design, operation_maintenance, …")
+    active = models.BooleanField(default=True)
+
+    class Meta:
+        ordering = ["level", "code"]
+        constraints = [models.UniqueConstraint(fields=["level", "code"], name="failure_code_unique_per_level")]
+
+    def __str__(self) -> str:
+        return f"{self.level} {self.code}: {self.label}"
+
+
+class CompletionReport(models.Model):
+    """What the technician reports when the order closes: work done, the actual failure (coded),
+    parts used, labour hours and whether the RCA was right."""
+
+    work_order = models.OneToOneField(WorkOrder, on_delete=models.CASCADE, related_name="completion_report")
+    work_done = models.TextField()
+    failure_class = models.ForeignKey(FailureCode, on_delete=models.PROTECT, related_name="+")
+    problem = models.ForeignKey(FailureCode, on_delete=models.PROTECT, related_name="+")
+    cause = models.ForeignKey(FailureCode, on_delete=models.PROTECT, related_name="+")
+    remedy = models.ForeignKey(FailureCode, on_delete=models.PROTECT, related_name="+")
+    actual_root_cause = models.TextField(blank=True)
+    rca_verdict = models.CharField(max_length=10, choices=RcaVerdict.choices, db_index=True)
+    proposed_failure_mode = models.CharField(max_length=64, blank=True)
+    parts_used = models.JSONField(default=list, blank=True, help_text='[{"ref", "qty", "name"}]')
+    labour_hours = models.DecimalField(max_digits=6, decimal_places=2)
+    technician = models.CharField(max_length=100, blank=True)
+    reported_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"Report WO-{self.work_order_id} ({self.rca_verdict})"
+
+
+class RcaEvaluation(models.Model):
+    """One run of `manage.py eval_rca`: the fault library played through the pipeline and how the
+    Investigator's diagnoses scored against the ground truth (workorders/evaluation.py)."""
+
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    engine = models.CharField(max_length=32)
+    held_out = models.BooleanField(default=False, help_text="The held-out set: other seeds, more noise.")
+    repeat = models.PositiveIntegerField(default=1)
+    cases = models.PositiveIntegerField(default=0)
+    failure_mode_accuracy = models.FloatField(default=0.0)
+    evidence_accuracy = models.FloatField(default=0.0)
+    similar_failure_accuracy = models.FloatField(default=0.0)
+    matrix = models.JSONField(default=dict, blank=True, help_text="{true mode: {predicted mode: count}}")
+    results = models.JSONField(default=list, blank=True, help_text="One row per case, with what was predicted.")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        kind = "held-out" if self.held_out else "main"
+        return f"RCA eval #{self.pk} {self.engine} {kind}: {self.failure_mode_accuracy:.0%}"

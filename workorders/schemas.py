@@ -5,7 +5,7 @@ from typing import Any, Literal
 from ninja import Schema
 from pydantic import Field
 
-StatusName = Literal["detected", "analyzed", "open", "in_progress", "completed", "cancelled"]
+StatusName = Literal["detected", "analyzed", "open", "in_progress", "on_hold", "completed", "cancelled"]
 
 
 class TransitionIn(Schema):

@@ -11,8 +11,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from sentinel.models import Cell, Line, Site
-from workorders.choices import Shift
+from workorders.choices import FailureVerification, Shift
 from workorders.demo_kb import kb_for
+from workorders.failure_codes import seed_failure_codes
 from workorders.models import EquipmentKB, FailureHistory, LogbookEntry, ProductionRecord, ShiftAssignment
 
 P02 = "P-02"
@@ -98,6 +99,8 @@ def _failure(cell: Cell, days: int, mode: str, hours: float, cause: str, pattern
             "failure_time": failure_time,
             "resolved_time": failure_time + timedelta(hours=hours),
             "signal_patterns": patterns,
+            "verification": FailureVerification.CONFIRMED,  # the plant's recorded history
+            "confirmed_failure_mode": mode,
         },
     )
     return created
@@ -211,7 +214,8 @@ def seed(stdout) -> None:
         logbook = _logbook(cells)
         shifts = _shifts(p02.line)
         production = _production(cells)
+        codes = seed_failure_codes()
     stdout.write(
         f"workorders: {len(cells)} cells, {kb_created} KB, {failures} failures, {logbook} logbook entries, "
-        f"{shifts} shift assignments, {production} production records created\n"
+        f"{shifts} shift assignments, {production} production records, {codes} failure codes created\n"
     )

@@ -10,7 +10,8 @@ from django.utils import timezone
 
 from core.errors import NotFound
 from sentinel.models import Alarm, Cell, SignalDefinition, SignalLatest, SignalSample
-from workorders.models import EquipmentKB, FailureHistory, WorkOrder
+from workorders.choices import CONFIRMED_VERIFICATIONS, FailureCodeLevel, RcaVerdict
+from workorders.models import CompletionReport, EquipmentKB, FailureCode, FailureHistory, WorkOrder
 
 THRESHOLD_FIELDS = ("low_alert", "alert", "high_alert", "trip")
 
@@ -163,23 +164,77 @@ def cell_anomalies(cell: Cell, *, limit: int = 20) -> list[dict[str, Any]]:
 
 
 def failure_as_dict(failure: FailureHistory) -> dict[str, Any]:
+    """`failure_mode`/`root_cause` are the actual ones (a technician's correction wins); the
+    proposal stays readable beside them, and `confirmed` says whether a technician verified it."""
     return {
         "id": failure.pk,
         "cell_id": failure.cell_id,
         "failure_time": failure.failure_time.isoformat(),
         "resolved_time": failure.resolved_time.isoformat() if failure.resolved_time else None,
-        "failure_mode": failure.failure_mode,
-        "root_cause": failure.root_cause,
+        "failure_mode": failure.actual_failure_mode,
+        "root_cause": failure.actual_root_cause,
+        "verification": failure.verification,
+        "confirmed": failure.is_confirmed,
+        "proposed_failure_mode": failure.failure_mode,
+        "proposed_root_cause": failure.root_cause,
         "signal_patterns": failure.signal_patterns,
         "work_order_id": failure.work_order_id,
     }
 
 
+def confirmed_failures_qs() -> QuerySet[FailureHistory]:
+    """Failures a technician confirmed or corrected (or recorded history): the agents' evidence."""
+    return FailureHistory.objects.filter(verification__in=CONFIRMED_VERIFICATIONS)
+
+
 def recent_failures(cell: Cell, *, limit: int = 5, confirmed_only: bool = False) -> list[FailureHistory]:
-    qs = FailureHistory.objects.filter(cell=cell)
-    if confirmed_only:
-        qs = qs.filter(resolved_time__isnull=False)
-    return list(qs.order_by("-failure_time")[:limit])
+    qs = confirmed_failures_qs() if confirmed_only else FailureHistory.objects.all()
+    return list(qs.filter(cell=cell).order_by("-failure_time")[:limit])
+
+
+def rca_accuracy(*, cell_id: int | None = None) -> dict[str, Any]:
+    """How often the technicians confirmed the proposed root cause at completion."""
+    qs = CompletionReport.objects.all()
+    if cell_id is not None:
+        qs = qs.filter(work_order__cell_id=cell_id)
+    counts = dict(qs.values_list("rca_verdict").annotate(n=Count("id")).values_list("rca_verdict", "n"))
+    confirmed, corrected = counts.get(RcaVerdict.CONFIRMED, 0), counts.get(RcaVerdict.CORRECTED, 0)
+    total = confirmed + corrected
+    return {
+        "confirmed": confirmed,
+        "corrected": corrected,
+        "total": total,
+        "accuracy": round(confirmed / total, 4) if total else None,
+    }
+
+
+def failure_codes(equipment_type: str | None = None) -> dict[str, Any]:
+    """The code list as class → problems, plus causes and remedies (for one equipment type if given)."""
+    rows = list(FailureCode.objects.filter(active=True).order_by("code"))
+    classes = [r for r in rows if r.level == FailureCodeLevel.CLASS]
+    if equipment_type is not None:
+        kind = equipment_type.lower()
+        matches = [c for c in classes if c.equipment_type and c.equipment_type.lower() in kind]
+        classes = sorted(matches, key=lambda c: -len(c.equipment_type))[:1]
+
+    def entry(code: FailureCode) -> dict[str, Any]:
+        data = {"code": code.code, "label": code.label}
+        for name in ("failure_mode", "iso_mode", "iso_mechanism", "iso_group", "equipment_type"):
+            if getattr(code, name):
+                data[name] = getattr(code, name)
+        return data
+
+    return {
+        "classes": [
+            {
+                **entry(c),
+                "problems": [entry(p) for p in rows if p.level == FailureCodeLevel.PROBLEM and p.parent_id == c.pk],
+            }
+            for c in classes
+        ],
+        "causes": [entry(c) for c in rows if c.level == FailureCodeLevel.CAUSE],
+        "remedies": [entry(c) for c in rows if c.level == FailureCodeLevel.REMEDY],
+    }
 
 
 def equipment_kb(cell: Cell) -> EquipmentKB | None:
@@ -187,7 +242,14 @@ def equipment_kb(cell: Cell) -> EquipmentKB | None:
 
 
 def work_orders_qs() -> QuerySet[WorkOrder]:
-    return WorkOrder.objects.select_related("cell", "triggered_by_signal_def")
+    return WorkOrder.objects.select_related(
+        "cell",
+        "triggered_by_signal_def",
+        "assigned_shift",
+        "completion_report__problem",
+        "completion_report__cause",
+        "completion_report__remedy",
+    )
 
 
 def get_work_order(work_order_id: int) -> WorkOrder:
@@ -225,9 +287,50 @@ def work_order_as_dict(wo: WorkOrder, *, full: bool = False) -> dict[str, Any]:
                 "estimated_duration_min": wo.estimated_duration_min,
                 "trigger_anomaly_time": _iso(wo.trigger_anomaly_time),
                 "generated_by_agent": wo.generated_by_agent,
+                "assignment": _assignment(wo),
+                "hold_reason": wo.hold_reason,
+                "part_shortages": wo.part_shortages,
+                "completion_report": completion_report_as_dict(wo),
             }
         )
     return data
+
+
+def _assignment(wo: WorkOrder) -> dict[str, Any] | None:
+    if not wo.assigned_technician:
+        return None
+    shift = wo.assigned_shift
+    return {
+        "technician": wo.assigned_technician,
+        "assigned_at": _iso(wo.assigned_at),
+        "shift_assignment_id": shift.pk if shift else None,
+        "shift": shift.shift if shift else None,
+        "date": shift.date.isoformat() if shift else None,
+        "starts_at": _iso(shift.starts_at) if shift else None,
+        "ends_at": _iso(shift.ends_at) if shift else None,
+    }
+
+
+def completion_report_as_dict(wo: WorkOrder) -> dict[str, Any] | None:
+    try:
+        report = wo.completion_report
+    except CompletionReport.DoesNotExist:
+        return None
+    return {
+        "id": report.pk,
+        "work_done": report.work_done,
+        "problem": {"code": report.problem.code, "label": report.problem.label},
+        "failure_mode": report.problem.failure_mode,
+        "cause": {"code": report.cause.code, "label": report.cause.label},
+        "remedy": {"code": report.remedy.code, "label": report.remedy.label},
+        "actual_root_cause": report.actual_root_cause,
+        "rca_verdict": report.rca_verdict,
+        "proposed_failure_mode": report.proposed_failure_mode,
+        "parts_used": report.parts_used,
+        "labour_hours": float(report.labour_hours),
+        "technician": report.technician,
+        "created_at": report.created_at.isoformat(),
+    }
 
 
 def _iso(value: datetime | None) -> str | None:

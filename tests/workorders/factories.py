@@ -122,6 +122,7 @@ def make_history(cell: Cell) -> list[FailureHistory]:
             failure_mode=mode,
             root_cause=cause,
             signal_patterns=patterns,
+            verification="confirmed",  # the plant's recorded history, not an RCA proposal
         )
         for mode, days, patterns, cause in rows
     ]

@@ -56,8 +56,15 @@ def test_mtbf_and_mttr_from_failure_history(cell):
             failure_time=t,
             resolved_time=t + timedelta(hours=repair_h) if repair_h else None,
             failure_mode="bearing_wear",
+            verification="confirmed",
         )
-    FailureHistory.objects.create(cell=cell, failure_time=now - timedelta(days=200), failure_mode="old")
+    FailureHistory.objects.create(
+        cell=cell, failure_time=now - timedelta(days=200), failure_mode="old", verification="confirmed"
+    )
+    # An RCA nobody confirmed is not a failure for the KPIs, even with a resolved time.
+    FailureHistory.objects.create(
+        cell=cell, failure_time=now - timedelta(days=5), resolved_time=now, failure_mode="cavitation"
+    )
 
     mtbf = kpis.mtbf(cell, days=90)
     assert mtbf["failures"] == 3

@@ -146,7 +146,7 @@ def test_rca_is_applied_once_and_records_one_failure(cell, django_capture_on_com
     assert Event.objects.filter(type="rca_ready").count() == 1
 
 
-def test_completing_resolves_the_failure_and_unshelves_alarms_waiting_on_the_order(vibration, operator):
+def test_completing_without_a_report_unshelves_alarms_but_confirms_nothing(vibration, operator):
     alarm = f.make_alarm(vibration)
     Alarm.objects.filter(pk=alarm.pk).update(
         state="shelved", shelved_until_work_order_closes=True, state_before_shelve="active_unack"
@@ -154,7 +154,9 @@ def test_completing_resolves_the_failure_and_unshelves_alarms_waiting_on_the_ord
     wo = f.make_work_order(vibration.cell, status="in_progress", triggered_by_alarm=alarm)
     FailureHistory.objects.create(cell=vibration.cell, failure_time=wo.created_at, failure_mode="x", work_order=wo)
     work_order_transition(work_order=wo, to_status="completed", actor=operator)
-    assert FailureHistory.objects.get(work_order=wo).resolved_time is not None
+    # the proposed cause stays a proposal: only a completion report confirms or corrects it
+    failure = FailureHistory.objects.get(work_order=wo)
+    assert (failure.verification, failure.resolved_time) == ("proposed", None)
     alarm.refresh_from_db()
     assert alarm.state != "shelved"
 

@@ -24,18 +24,39 @@ def parse_context(text: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _failure_line(f: Any) -> str:
+    if f.verification == "corrected":
+        status = (
+            f"confirmed failure, corrected by a technician {f.confirmed_at or f.resolved_time:%Y-%m-%d}: "
+            f"the RCA had proposed {f.failure_mode}"
+        )
+    elif f.is_confirmed:
+        when = f.confirmed_at or f.resolved_time
+        status = f"confirmed failure{f', resolved {when:%Y-%m-%d}' if when else ''}"
+    else:
+        status = "unconfirmed RCA proposal"
+    return (
+        f"- #{f.pk} {f.failure_time:%Y-%m-%d} {f.actual_failure_mode} ({status}): "
+        f"{f.actual_root_cause[:200]} patterns={f.signal_patterns}"
+    )
+
+
 def recent_failures_text(cell_id: int, limit: int = 5) -> str:
-    """The cell's last failures, one line each (the Investigator's prompt block)."""
+    """The cell's last failures (the Investigator's prompt block): confirmed ones first — a
+    technician confirmed or corrected the cause, the actual cause shown — then, apart and labelled,
+    the latest RCAs nobody has confirmed yet (proposals, never evidence)."""
+    from workorders.choices import CONFIRMED_VERIFICATIONS
     from workorders.models import FailureHistory
 
-    failures = FailureHistory.objects.filter(cell_id=cell_id).order_by("-failure_time")[:limit]
-    lines = [
-        f"- #{f.pk} {f.failure_time:%Y-%m-%d} {f.failure_mode} "
-        f"({f'confirmed, resolved {f.resolved_time:%Y-%m-%d}' if f.resolved_time else 'unconfirmed RCA'}): "
-        f"{f.root_cause[:200]} patterns={f.signal_patterns}"
-        for f in failures
-    ]
-    return "\n".join(lines) or "- none recorded"
+    rows = FailureHistory.objects.filter(cell_id=cell_id).order_by("-failure_time")
+    confirmed = list(rows.filter(verification__in=CONFIRMED_VERIFICATIONS)[:limit])
+    proposed = list(rows.exclude(verification__in=CONFIRMED_VERIFICATIONS)[: max(limit - len(confirmed), 0)])
+    lines = ["Confirmed failures (a technician confirmed or corrected the cause):"]
+    lines += [_failure_line(f) for f in confirmed] or ["- none recorded"]
+    if proposed:
+        lines.append("Unconfirmed RCA proposals (earlier diagnoses nobody verified; not confirmed failures):")
+        lines += [_failure_line(f) for f in proposed]
+    return "\n".join(lines)
 
 
 def linked_alarms(work_order: Any) -> list[dict[str, Any]]:

@@ -42,11 +42,21 @@ def similarity(current: dict[str, dict[str, float]], past: dict[str, dict[str, f
     return round(sum(scores) / len(scores) * coverage**0.5, 3)
 
 
+def is_confirmed_failure(failure: dict[str, Any]) -> bool:
+    """A row a technician confirmed or corrected (selectors.failure_as_dict's `confirmed`). Rows
+    without the flag are judged by `verification`; an unconfirmed RCA proposal never counts."""
+    if "confirmed" in failure:
+        return bool(failure["confirmed"])
+    return failure.get("verification") in ("confirmed", "corrected")
+
+
 def closest_failure(
     current: dict[str, dict[str, float]], failures: list[dict[str, Any]]
 ) -> tuple[dict[str, Any] | None, float]:
+    """The confirmed past failure most similar to the current pattern (matching an unconfirmed
+    proposal would only echo an earlier guess), with its similarity."""
     best, best_score = None, 0.0
-    for failure in failures:
+    for failure in filter(is_confirmed_failure, failures):
         score = similarity(current, failure.get("signal_patterns") or {})
         if score > best_score:
             best, best_score = failure, score

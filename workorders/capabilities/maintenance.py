@@ -15,7 +15,7 @@ from workorders.choices import Priority, WorkOrderStatus
 from workorders.models import LogbookEntry, ShiftAssignment
 from workorders.services import equipment_kb_update, work_order_update
 
-StatusName = Literal["detected", "analyzed", "open", "in_progress", "completed", "cancelled"]
+StatusName = Literal["detected", "analyzed", "open", "in_progress", "on_hold", "completed", "cancelled"]
 PriorityName = Literal["low", "medium", "high", "critical"]
 assert set(StatusName.__args__) == set(WorkOrderStatus.values)
 assert set(PriorityName.__args__) == set(Priority.values)

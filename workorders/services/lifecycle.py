@@ -8,14 +8,21 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Q
-from django.utils import timezone
 
 from core.audit import audit_record
 from core.errors import Conflict, InvalidInput
 from core.events import publish
 from sentinel.models import Alarm
-from workorders.choices import CLOSED_STATUSES, PRIORITY_RANK, WorkOrderStatus, allowed_transitions
+from workorders.choices import (
+    CLOSED_STATUSES,
+    PRIORITY_RANK,
+    FailureVerification,
+    WorkOrderStatus,
+    allowed_transitions,
+)
+from workorders.events import WORK_ORDER_UPDATED
 from workorders.models import FailureHistory, WorkOrder, WorkOrderEvent
+from workorders.services.parts import part_shortages
 
 logger = logging.getLogger(__name__)
 S = WorkOrderStatus
@@ -55,7 +62,15 @@ def transition_locked(
             code="rca_required",
         )
     from_status = work_order.status
+    details = dict(details or {})
     work_order.status = to_status
+    if from_status == S.ON_HOLD:
+        work_order.hold_reason = ""  # resumed or closed: it no longer waits
+    if to_status == S.OPEN:
+        # The repair order is written: required parts the equipment's stock cannot cover are flagged.
+        work_order.part_shortages = part_shortages(work_order)
+        if work_order.part_shortages:
+            details["part_shortages"] = work_order.part_shortages
     work_order.save()
     WorkOrderEvent.objects.create(
         work_order=work_order,
@@ -63,20 +78,34 @@ def transition_locked(
         to_status=to_status,
         actor=actor if actor is not None and actor.is_authenticated else None,
         note=note[:500],
-        details=details or {},
+        details=details,
     )
     audit_record(
         actor=actor,
         action="work_order.transition",
         target_type="work_order",
         target_id=work_order.pk,
-        details={"from": from_status, "to": to_status, "note": note[:500]},
+        details={"from": from_status, "to": to_status, "note": note[:500], **details},
+    )
+    publish(
+        WORK_ORDER_UPDATED,
+        {
+            "work_order_id": work_order.pk,
+            "status": to_status,
+            "from_status": from_status,
+            "change": "transition",
+            "actor": actor_name(actor),
+        },
     )
     if to_status == S.ANALYZED:
         _on_analyzed(work_order)
     if to_status in CLOSED_STATUSES:
         _on_close(work_order, actor)
     return work_order
+
+
+def actor_name(actor: AbstractBaseUser | None) -> str:
+    return actor.get_username() if actor is not None and actor.is_authenticated else "system"
 
 
 def failure_mode_from_rca(rca: dict[str, Any]) -> str:
@@ -100,6 +129,8 @@ def _on_analyzed(work_order: WorkOrder) -> None:
             root_cause=str(rca.get("root_cause") or work_order.rca_summary)[:4000],
             signal_patterns=rca.get("signal_patterns") or {},
             work_order=work_order,
+            # A proposal until a technician confirms or corrects it when the order completes.
+            verification=FailureVerification.PROPOSED,
         )
     confidence = work_order.confidence if work_order.confidence is not None else 0.0
     publish(
@@ -204,17 +235,15 @@ def _unshelve_waiting_alarm(alarm_id: int, work_order_id: int, actor: AbstractBa
 
 
 def _on_close(work_order: WorkOrder, actor: AbstractBaseUser | None) -> None:
-    """Closing an order resolves its failure row and lets sentinel unshelve alarms waiting on it.
+    """Closing an order lets sentinel unshelve the alarms waiting on it. It does not touch the
+    failure row: only a completion report (services/execution.py) confirms or corrects the
+    proposed cause and records when the repair ended.
 
     The work order is locked by now, so this never waits for an alarm lock (that would invert
     the lock order): alarms this transaction holds (work_order_transition locks them first) or
     nobody holds are unshelved here; one another transaction holds is unshelved right after
     commit, in a transaction of its own.
     """
-    if work_order.status == S.COMPLETED:
-        FailureHistory.objects.filter(work_order=work_order, resolved_time__isnull=True).update(
-            resolved_time=timezone.now()
-        )
     waiting = set(_alarms_waiting_on(work_order).values_list("pk", flat=True))
     if not waiting:
         return
