@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from core.agents.engines.fake import FakeReply, FakeState, fake_policy
 from workorders.agents.context import parse_context
+from workorders.agents.diagnosis_features import evidence_pattern, failures_of_mode, offline_diagnosis
 from workorders.agents.pattern import closest_failure, current_pattern
 
 
@@ -34,13 +35,24 @@ def investigator(state: FakeState) -> FakeReply:
             tool_calls=[
                 ("get_equipment_kb", {"cell_id": cell_id}),
                 ("get_failure_history", {"cell_id": cell_id, "limit": 20, "confirmed_only": True}),
+                *(
+                    [("signal_features", {"cell_id": cell_id, "minutes": 240})]
+                    if "signal_features" in state.tool_names
+                    else []
+                ),
             ],
         )
     failures = (state.result("get_failure_history") or {}).get("failures", [])
     # Confirmed failures only (resolved: a technician closed the order). Unresolved rows are earlier
     # RCAs not yet confirmed; matching those would only echo the agent's own guesses, and once a
     # cell has many of them they push the real failures out of the newest-first window.
-    match, score = closest_failure(current, [x for x in failures if x.get("resolved_time")])
+    # The failure mode is read from the signal features (diagnosis_features.diagnose: offline rules over
+    # slope, shift, noise, jumps, flatlines, bands, correlation); past failures are compared within it.
+    features = state.result("signal_features") or {}
+    diagnosis = offline_diagnosis(features)
+    current = evidence_pattern(current, features, diagnosis)
+    candidates = failures_of_mode([x for x in failures if x.get("resolved_time")], diagnosis)
+    match, score = closest_failure(current, candidates)
     if not state.called("render_signal_chart"):
         ids = [s["signal_def_id"] for s in trends.get("signals", []) if s["key"] in current]
         ids = ids or ([ctx["signal_def_id"]] if ctx.get("signal_def_id") else [])
@@ -66,7 +78,7 @@ def investigator(state: FakeState) -> FakeReply:
         return FakeReply(tool_calls=[("ask_kb_builder", {"cell_id": cell_id, "question": question})])
     kb = (state.result("get_equipment_kb") or {}).get("data", {})
     kb_answer = state.result("ask_kb_builder") or {}
-    return FakeReply(tool_calls=[("submit_rca", _rca(current, match, score, kb, kb_answer, trends))])
+    return FakeReply(tool_calls=[("submit_rca", _rca(current, match, score, kb, kb_answer, trends, diagnosis))])
 
 
 def _own_cause(failure: dict[str, Any]) -> str:
@@ -80,7 +92,7 @@ def _own_cause(failure: dict[str, Any]) -> str:
         cause = rest.split(").", 1)[1].strip()
 
 
-def _rca(current, match, score, kb, kb_answer, trends) -> dict[str, Any]:
+def _rca(current, match, score, kb, kb_answer, trends, diagnosis=None) -> dict[str, Any]:
     units = {s["key"]: s.get("unit", "") for s in trends.get("signals", [])}
     factors = [
         f"{key} peaked at {p['peak']:g} {units.get(key, '')} with {p.get('duration_min', 0):g} min beyond its limit".replace(
@@ -97,12 +109,19 @@ def _rca(current, match, score, kb, kb_answer, trends) -> dict[str, Any]:
         factors.append(f"similar to failure #{match['id']} ({mode}, {date}), similarity {score:.2f}")
         similar = f"#{match['id']} {mode} {date}"
         confidence = round(min(0.95, 0.5 + 0.45 * score), 2)
+    elif diagnosis is not None:
+        mode = diagnosis.failure_mode
+        root = f"{mode}: {'; '.join(diagnosis.reasons)}. No confirmed past failure of this mode on the cell."
+        similar, confidence = "", round(diagnosis.confidence * 0.8, 2)
     else:
         keyed = [m for m, info in modes.items() if set(info.get("signals", [])) & set(current)]
         mode = keyed[0] if keyed else "undetermined"
         root = f"{mode}: no past failure shares this pattern; the KB lists {mode} for these signals."
         similar, confidence = "", 0.35 if keyed else 0.1
     info = modes.get(mode, {})
+    if diagnosis is not None:
+        factors += [f"signal features: {r}" for r in diagnosis.reasons]
+        factors += [f"evidence signal: {key}" for key in diagnosis.evidence]
     factors += [f"KB signature: {s}" for s in info.get("signatures", [])[:2]]
     action = info.get("remedy") or kb_answer.get("answer") or "Inspect the equipment."
     return {
