@@ -55,8 +55,8 @@ class AgentChatConsumer(SessionBoundConsumer):
     _turns: set[asyncio.Task] | None = None
 
     async def connect(self) -> None:
+        refusal = await self.admit()  # before accepting: an open socket is already in its user's group
         await self.accept()
-        refusal = await self.admit()
         if refusal is not None:
             await self.close(code=refusal)
             return

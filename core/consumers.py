@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -20,6 +21,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
+from django.db import connections
 
 from core.events.fanout import EventFanout, encode_frame, events_after, latest_event_id
 from core.events.transport import bind_server_loop
@@ -39,9 +41,23 @@ DEDUPE_WINDOW = 10_000
 QUEUE_LIMIT = 10_000
 CLOSE_BAD_REQUEST = 4400
 __all__ = ["CLOSE_FORBIDDEN", "CLOSE_UNAUTHENTICATED", "EventsConsumer", "SessionBoundConsumer", "parse_after"]
-# Socket checks run off the thread-sensitive executor, where a long chat turn may be running.
-_authenticate = database_sync_to_async(socket_authenticate, thread_sensitive=False)
-_refusal = database_sync_to_async(socket_refusal, thread_sensitive=False)
+
+
+def _closing_connections(check: Callable[..., Any]) -> Callable[..., Any]:
+    """Run a socket check in a worker thread that gives its database connection back at once."""
+
+    def run(*args: Any) -> Any:
+        try:
+            return check(*args)
+        finally:
+            connections.close_all()  # a pooled connection must not outlive the short-lived thread
+
+    return database_sync_to_async(run, thread_sensitive=False)
+
+
+# Socket checks run off the one thread-sensitive thread, where a long chat turn may be running.
+_authenticate = _closing_connections(socket_authenticate)
+_refusal = _closing_connections(socket_refusal)
 
 
 def parse_after(query_string: bytes) -> int | None:
@@ -78,11 +94,14 @@ class SessionBoundConsumer(AsyncJsonWebsocketConsumer):
         user, auth = await _authenticate(self.scope)
         if user is None or auth is None:
             return CLOSE_UNAUTHENTICATED
+        # Join first, then validate: a logout that lands between the two is either seen by the
+        # check or delivered to the group, never lost.
+        await self.channel_layer.group_add(user_group(auth.user_id), self.channel_name)
         refusal = await _refusal(self.scope, auth, self.required_scopes)
         if refusal is not None:
+            await self.channel_layer.group_discard(user_group(auth.user_id), self.channel_name)
             return refusal
         self.user, self.socket_auth = user, auth
-        await self.channel_layer.group_add(user_group(auth.user_id), self.channel_name)
         if settings.ARIA_SOCKET_RECHECK_SECONDS > 0:
             self._recheck_task = asyncio.create_task(self._recheck_periodically())
         return None

@@ -41,7 +41,7 @@ def _cookie(client: Client) -> tuple[bytes, bytes]:
 
 async def _open(path: str, *headers: tuple[bytes, bytes]) -> WebsocketCommunicator:
     comm = WebsocketCommunicator(application, path, headers=[ORIGIN, *headers])
-    connected, _ = await comm.connect()
+    connected, _ = await comm.connect(timeout=5)
     assert connected
     return comm
 
