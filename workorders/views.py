@@ -76,6 +76,7 @@ def _alarm_row(alarm: Alarm, now: datetime) -> dict[str, Any]:
         "value": alarm.value,
         "peak_value": alarm.peak_value,
         "threshold_value": alarm.threshold_value,
+        "threshold_field": alarm.threshold_field,  # the page shows the signal's current limit of this field
         "raised_at": alarm.raised_at.isoformat(),
         "acknowledged_by": alarm.acknowledged_by.get_username() if alarm.acknowledged_by else None,
         "shelved_until": alarm.shelved_until.isoformat() if alarm.shelved_until else None,

@@ -111,17 +111,35 @@
   }
 
   // --- alarms -------------------------------------------------------------------------------------
-  function alarmAction(alarm, kind, button) {
+  var alarmComments = {};  // alarm id → the comment being typed (kept across re-renders)
+  function alarmAction(alarm, kind, button, untilWorkOrder) {
     var error = document.getElementById("alarm-error");
     error.hidden = true;
     button.disabled = true;
-    var body = kind === "alarm_acknowledge" ? { comment: "" } : { minutes: 60, comment: "" };
+    var comment = (alarmComments[alarm.id] || "").trim();
+    var body = kind === "alarm_acknowledge" ? { comment: comment }
+      : untilWorkOrder ? { until_work_order_closes: true, comment: comment } : { minutes: 60, comment: comment };
     request("POST", url(kind, alarm.id), body)
-      .then(function () { refreshState(); })
+      .then(function () { delete alarmComments[alarm.id]; refreshState(); })
       .catch(function (err) { error.textContent = "Alarm #" + alarm.id + ": " + err.message; error.hidden = false; button.disabled = false; });
+  }
+  // The order an alarm opened or joined (its card says so): what "until the work order closes" waits on.
+  function activeOrderOf(alarm) {
+    return state.work_orders.filter(function (w) {
+      return !AriaWorkOrderCards.isClosed(w.status) && w.triggered_by_alarm_id === alarm.id;
+    })[0] || null;
+  }
+  // The limit the alarm is judged against now (a limit change since it was raised shows as such).
+  function currentLimit(alarm) {
+    var found = findSignal(alarm.signal_id);
+    var now = found && alarm.threshold_field ? found.signal.thresholds[alarm.threshold_field] : null;
+    return typeof now === "number" ? now : alarm.threshold_value;
   }
   function renderAlarms() {
     var list = document.getElementById("alarm-list");
+    var focused = document.activeElement;
+    var typingIn = focused && focused.classList && focused.classList.contains("cr-alarm-comment")
+      ? focused.getAttribute("data-alarm-id") : null;
     list.textContent = "";
     document.getElementById("alarm-count").textContent = String(state.alarms.length);
     document.getElementById("alarms-empty").hidden = state.alarms.length > 0;
@@ -132,8 +150,10 @@
       item.appendChild(node("span", "cr-sev", alarm.severity.toUpperCase()));
       var what = node("div", "cr-alarm-what");
       what.appendChild(node("strong", null, alarm.cell_tag + " · " + alarm.signal_name + " " + tooWhat(alarm.direction)));
-      what.appendChild(node("div", "cr-alarm-detail", fmt(alarm.value) + " " + alarm.unit + " (limit " +
-        fmt(alarm.threshold_value) + ", peak " + fmt(alarm.peak_value) + ") · raised " + timeOf(alarm.raised_at) +
+      var limit = currentLimit(alarm);
+      var limitText = "limit " + fmt(limit) + (limit !== alarm.threshold_value ? " (was " + fmt(alarm.threshold_value) + " when raised)" : "");
+      what.appendChild(node("div", "cr-alarm-detail", fmt(alarm.value) + " " + alarm.unit + " (" + limitText +
+        ", peak " + fmt(alarm.peak_value) + ") · raised " + timeOf(alarm.raised_at) +
         " · " + (STATE_LABEL[alarm.state] || alarm.state) +
         (alarm.acknowledged_by ? " by " + alarm.acknowledged_by : "")));
       if (alarm.signal_stale) {
@@ -145,6 +165,15 @@
       item.appendChild(what);
       if (state.can_operate) {
         var actions = node("div", "cr-alarm-actions");
+        var comment = node("input", "cr-alarm-comment");
+        comment.type = "text";
+        comment.maxLength = 500;
+        comment.placeholder = "Comment (why)";
+        comment.setAttribute("aria-label", "Comment on alarm #" + alarm.id);
+        comment.setAttribute("data-alarm-id", String(alarm.id));
+        comment.value = alarmComments[alarm.id] || "";
+        comment.addEventListener("input", function () { alarmComments[alarm.id] = comment.value; });
+        actions.appendChild(comment);
         if (alarm.state === "active_unack") {
           var ack = node("button", "btn btn-ack", "Acknowledge");
           ack.type = "button";
@@ -156,17 +185,57 @@
           shelve.type = "button";
           shelve.addEventListener("click", function () { alarmAction(alarm, "alarm_shelve", shelve); });
           actions.appendChild(shelve);
+          var order = activeOrderOf(alarm);
+          if (order) {
+            var untilClosed = node("button", "btn btn-shelve-wo", "Shelve until WO #" + order.id + " closes");
+            untilClosed.type = "button";
+            untilClosed.addEventListener("click", function () { alarmAction(alarm, "alarm_shelve", untilClosed, true); });
+            actions.appendChild(untilClosed);
+          }
         }
         item.appendChild(actions);
       }
       list.appendChild(item);
     });
+    if (typingIn) {  // a refresh never takes the comment field from under the operator's fingers
+      var again = list.querySelector('.cr-alarm-comment[data-alarm-id="' + typingIn + '"]');
+      if (again) { again.focus(); again.setSelectionRange(again.value.length, again.value.length); }
+    }
   }
 
   // --- work orders --------------------------------------------------------------------------------
+  var workOrderRenderHeld = false;
   function renderWorkOrders() {
+    var host = document.getElementById("work-order-list");
+    var focused = document.activeElement;
+    if (focused && host.contains(focused) && /^(INPUT|TEXTAREA|SELECT)$/.test(focused.tagName)) {
+      // The operator is filling in a form on a card: redraw when they leave the field.
+      if (!workOrderRenderHeld) {
+        workOrderRenderHeld = true;
+        focused.addEventListener("blur", function () { workOrderRenderHeld = false; setTimeout(renderWorkOrders, 0); }, { once: true });
+      }
+      return;
+    }
     document.getElementById("wo-empty").hidden = state.work_orders.length > 0;
-    AriaWorkOrderCards.render(document.getElementById("work-order-list"), state.work_orders);
+    AriaWorkOrderCards.render(host, state.work_orders, { canOperate: state.can_operate,
+      onChange: function (detail) { if (!patchWorkOrder(detail.id, detail)) refreshState(); refreshAccuracy(); },
+      onError: function (message) { var e = document.getElementById("alarm-error"); e.textContent = message; e.hidden = false; } });
+  }
+  // "RCA confirmed n / corrected m": how often technicians agreed with the proposed root cause.
+  function refreshAccuracy() {
+    var title = document.getElementById("wo-title");
+    var badge = document.getElementById("rca-accuracy");
+    if (!badge) {
+      badge = node("span", "cr-accuracy");
+      badge.id = "rca-accuracy";
+      badge.title = "Root causes the technicians confirmed or corrected when completing orders";
+      title.appendChild(badge);
+    }
+    request("GET", "/api/v1/workorders/execution/rca-accuracy").then(function (a) {
+      badge.textContent = " · RCA confirmed " + a.confirmed + " / corrected " + a.corrected;
+      badge.setAttribute("data-confirmed", String(a.confirmed));
+      badge.setAttribute("data-corrected", String(a.corrected));
+    }).catch(function () { /* read again on the next change */ });
   }
   function patchWorkOrder(id, fields) {
     var wo = state.work_orders.filter(function (w) { return w.id === id; })[0];
@@ -323,6 +392,14 @@
         if (!patchWorkOrder(frame.work_order_id, { status: "open" })) refreshState();
         refreshWorkOrder(frame.work_order_id);
         break;
+      case "work_order_updated":
+        refreshState();  // status, assignment, report, and alarms unshelved by a close
+        if (frame.status === "completed") refreshAccuracy();
+        break;
+      case "signal_limits_changed":
+        refreshState();  // alarm rows and trends show the new limits
+        redrawTrends(frame.cell_id);
+        break;
       default:
         break;
     }
@@ -346,6 +423,7 @@
   renderAlarms();
   renderWorkOrders();
   renderTrends();
+  refreshAccuracy();
   setInterval(function () { redrawTrends(); }, TREND_REFRESH_MS);
   setInterval(function () { if (!document.hidden) refreshState(); }, STATE_REFRESH_MS);
   AriaEvents.connect({ onFrame: onFrame, onStatus: onStatus, after: replayAfter });

@@ -4,7 +4,10 @@
  * orders below under "Closed", each a one-line summary that expands to the full card (the choice
  * survives re-renders). Built with createElement / textContent only.
  *
- *   AriaWorkOrderCards.render(hostElement, workOrders)
+ * Active cards carry the execution controls (AriaWorkOrderActions: assign, start, hold, complete,
+ * cancel) when the viewer may operate, and every card links to its work-order page.
+ *
+ *   AriaWorkOrderCards.render(hostElement, workOrders, { canOperate, onChange, onError })
  */
 (function (global) {
   "use strict";
@@ -30,7 +33,13 @@
     });
     return parts.length ? parts.join(" · ") : JSON.stringify(value);
   }
-  function workOrderCard(wo) {
+  function verdictText(report) {
+    if (!report) return "";
+    return report.rca_verdict === "corrected"
+      ? "RCA corrected: actually " + report.failure_mode + (report.proposed_failure_mode ? " (proposed " + report.proposed_failure_mode + ")" : "")
+      : "RCA confirmed: " + report.failure_mode;
+  }
+  function workOrderCard(wo, opts) {
     var closed = CLOSED[wo.status] === true;
     var card = node(closed ? "details" : "article", "wo status-" + wo.status + (closed ? " wo-closed" : ""));
     card.id = "work-order-" + wo.id;
@@ -94,6 +103,18 @@
     if (wo.suggested_window_start) facts.push("Window " + new Date(wo.suggested_window_start).toLocaleString() +
       (wo.suggested_window_end ? " – " + new Date(wo.suggested_window_end).toLocaleTimeString() : ""));
     if (facts.length) card.appendChild(node("p", "wo-facts", facts.join(" · ")));
+    if (wo.completion_report) card.appendChild(node("p", "wo-verdict verdict-" + wo.completion_report.rca_verdict,
+      verdictText(wo.completion_report)));
+    if (global.AriaWorkOrderActions && typeof wo.id === "number") {
+      var exec = node("div", "wo-exec-host");
+      global.AriaWorkOrderActions.render(exec, wo, opts || {});
+      card.appendChild(exec);
+    }
+    if (typeof wo.id === "number") {
+      var page = node("a", "wo-open", "Open work order");
+      page.href = "/workorders/" + wo.id + "/";
+      card.appendChild(page);
+    }
     if (typeof wo.id === "number") {  // the printable order (workorders/views_print.py)
       var print = node("a", "wo-print-link", "Printable work order");
       print.href = "/workorders/" + wo.id + "/print";
@@ -103,14 +124,14 @@
     }
     return card;
   }
-  function render(host, workOrders) {
+  function render(host, workOrders, opts) {
     host.textContent = "";
     var active = workOrders.filter(function (wo) { return !CLOSED[wo.status]; });
     var closed = workOrders.filter(function (wo) { return CLOSED[wo.status]; });
-    active.forEach(function (wo) { host.appendChild(workOrderCard(wo)); });
+    active.forEach(function (wo) { host.appendChild(workOrderCard(wo, opts)); });
     if (closed.length) {
       host.appendChild(node("h3", "wo-closed-head", "Closed"));
-      closed.forEach(function (wo) { host.appendChild(workOrderCard(wo)); });
+      closed.forEach(function (wo) { host.appendChild(workOrderCard(wo, opts)); });
     }
   }
 
