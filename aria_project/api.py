@@ -7,6 +7,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.parser import Parser
@@ -106,6 +107,7 @@ def server_error(request: HttpRequest, exc: Exception) -> HttpResponse:
     return api.create_response(request, body, status=500)
 
 
+@csrf_exempt  # it changes nothing: a POST to an unknown path is a JSON 404, not Django's HTML CSRF page
 def api_not_found(request: HttpRequest, path: str = "") -> JsonResponse:
     """Any /api/ path no route matched: JSON, not Django's HTML 404 page."""
     return JsonResponse(NotFound(f"No API endpoint at {request.path}.").as_body(), status=404)

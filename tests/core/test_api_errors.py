@@ -35,6 +35,16 @@ def test_unknown_api_paths_are_json_404s(client: Client, operator, path: str) ->
     assert body["code"] == "not_found" and path in body["detail"]
 
 
+@pytest.mark.parametrize("method", ["post", "put", "patch", "delete"])
+def test_an_unsafe_request_to_an_unknown_api_path_is_a_json_404_not_a_csrf_page(method: str) -> None:
+    # A bearer-token client (no CSRF token) writing to a path that does not exist.
+    client = Client(enforce_csrf_checks=True)
+    response = getattr(client, method)("/api/v1/plans", data="{}", content_type="application/json")
+    assert response.status_code == 404, response.content[:200]
+    assert response["Content-Type"].startswith("application/json")
+    assert response.json()["code"] == "not_found"
+
+
 def test_known_paths_still_answer(client: Client, operator) -> None:
     client.force_login(operator)
     assert client.get("/api/v1/me").status_code == 200
