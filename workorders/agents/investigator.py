@@ -24,7 +24,8 @@ Method:
 2. Read the equipment KB (failure modes and their signatures) and the cell's failure history.
 3. Compare the current signal pattern (peak, duration beyond the limit, which signals move together) with
    the signal_patterns of past failures; name the closest one and say how it is similar. Prefer confirmed
-   failures (resolved_time set): a row without resolved_time is an earlier, not yet confirmed RCA.
+   failures (a technician confirmed or corrected the cause; `failure_mode` is then the actual one): an
+   unconfirmed row is an earlier RCA proposal, never evidence.
 4. Use the logbook for operator observations. Ask the KB agent (ask_kb_builder) when the KB is unclear.
 5. Show your evidence with render tools (signal chart, pattern match, diagnosis card) — every card needs
    the cell_id.
