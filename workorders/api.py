@@ -17,6 +17,7 @@ from workorders.services import equipment_kb_update, work_order_transition
 
 router = Router(tags=["workorders"])
 PREFIX = "/workorders"
+router.add_router("/shift", "workorders.api_logbook.router")  # /shift/logbook…, /shift/handovers…
 router.add_router("", "workorders.api_execution.router")  # /{id}/assign|start|hold|cancel|complete, /execution/…
 router.add_router("/evaluation", "workorders.api_evaluation.router")  # /evaluation/rca-runs[/{id}] (eval_rca)
 

@@ -10,11 +10,15 @@ class WorkordersConfig(AppConfig):
         from importlib import import_module
         from importlib.util import find_spec
 
-        for module in ("capabilities", "receivers", "agents.fake_policies"):
+        for module in ("capabilities", "receivers", "agents.fake_policies", "agents.handover_offline"):
             if find_spec(f"{self.name}.{module}"):
                 import_module(f"{self.name}.{module}")
         from workorders import events, reapers  # the sweeper's re-drive of stranded orders (core.sweep)
 
         events.register()  # work_order_updated
+        from workorders.services import handover, logbook
+
+        logbook.register_events()  # logbook_entry_created
+        handover.register_events()  # handover_updated
 
         reapers.register()

@@ -14,6 +14,7 @@ from workorders.choices import (
     Shift,
     WorkOrderStatus,
 )
+from workorders.handover_choices import AttachmentMediaType, HandoverStatus
 
 
 class WorkOrder(models.Model):
@@ -169,6 +170,10 @@ class LogbookEntry(models.Model):
     shift = models.CharField(max_length=10, choices=Shift.choices, blank=True)
     category = models.CharField(max_length=32, blank=True, help_text="observation, maintenance, handover, …")
     text = models.TextField()
+    # The signed-in author of an entry written through ARIA (seeded/imported entries have none).
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     class Meta:
         ordering = ["-time"]
@@ -219,6 +224,75 @@ class ProductionRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.cell.tag} {self.date} {self.shift}"
+
+
+# --- logbook attachments and shift handover (workorders/services/logbook.py, handover.py) ---
+
+
+class LogbookAttachment(models.Model):
+    """A text attached to a logbook entry: a reading sheet, a CSV export, a note (text only)."""
+
+    entry = models.ForeignKey(LogbookEntry, on_delete=models.CASCADE, related_name="attachments")
+    name = models.CharField(max_length=120)
+    media_type = models.CharField(max_length=32, choices=AttachmentMediaType.choices, default=AttachmentMediaType.PLAIN)
+    text = models.TextField()
+    size = models.PositiveIntegerField(help_text="UTF-8 bytes.")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.size} B)"
+
+
+class ShiftHandover(models.Model):
+    """A shift handover report: drafted by an agent, edited and signed by the outgoing operator,
+    acknowledged by the incoming one (a different person)."""
+
+    date = models.DateField(db_index=True, help_text="The date the shift starts on.")
+    shift = models.CharField(max_length=10, choices=Shift.choices)
+    period_start = models.DateTimeField()
+    period_end = models.DateTimeField()
+    status = models.CharField(
+        max_length=16, choices=HandoverStatus.choices, default=HandoverStatus.DRAFT, db_index=True
+    )
+    outgoing = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="handovers_given",
+        help_text="The outgoing operator: drafts, edits and signs.",
+    )  # fmt: skip
+    incoming = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="handovers_taken",
+        help_text="The incoming operator who acknowledged it.",
+    )  # fmt: skip
+    report = models.TextField(blank=True, help_text="The report as the outgoing operator signs it.")
+    draft_report = models.TextField(blank=True, help_text="The agent's draft, kept beside the edits.")
+    sections = models.JSONField(default=dict, blank=True, help_text="The structured draft and what it was built from.")
+    drafted_by = models.CharField(max_length=64, blank=True, help_text="Agent name; empty when written by hand.")
+    drafted_offline = models.BooleanField(default=False, help_text="Drafted by the offline stand-in (no model).")
+    agent_run = models.ForeignKey("core.AgentRun", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    revision = models.PositiveIntegerField(default=0, help_text="Edits since the draft.")
+    signed_at = models.DateTimeField(null=True, blank=True)
+    acknowledged_at = models.DateTimeField(null=True, blank=True)
+    acknowledge_comment = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-period_end", "-id"]
+        indexes = [models.Index(fields=["status", "period_end"], name="handover_status_end")]
+        constraints = [
+            models.CheckConstraint(
+                condition=~Q(status="acknowledged") | ~Q(incoming=models.F("outgoing")),
+                name="handover_incoming_not_outgoing",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Handover {self.date} {self.shift} ({self.status})"
 
 
 class FailureCode(models.Model):

@@ -4,6 +4,7 @@ from django.urls import path
 
 from workorders import views
 from workorders.views_print import work_order_print
+from workorders.views_shift import shift_page
 from workorders.views_work_order import work_order_page
 
 urlpatterns = [
@@ -11,4 +12,5 @@ urlpatterns = [
     path("control-room/state", views.control_room_state, name="control-room-state"),
     path("workorders/<int:work_order_id>/print", work_order_print, name="work-order-print"),
     path("workorders/<int:work_order_id>/", work_order_page, name="work-order"),
+    path("shift/", shift_page, name="shift"),
 ]
