@@ -147,7 +147,10 @@ def _deadband(facts: dict[str, Any]) -> dict[str, Any] | None:
     ]
     if noise:
         evidence.append(f"value noise σ = {noise:.3g} {unit} against a deadband of {current:g} {unit}")
-        evidence.append(f"a deadband of about 3 σ ({value:g} {unit}) keeps noise from re-crossing the limit")
+        evidence.append(
+            f"a deadband of {value:g} {unit} (at least 3 σ and double the current one) keeps noise from "
+            "re-crossing the limit"
+        )
     title = f"Widen the deadband {current:g} → {value:g} {unit}".strip()
     return _suggest(signal, "deadband", "deadband", value, evidence, title)
 

@@ -401,6 +401,3 @@ def alarm_performance(window: PerformanceWindow, *, now: datetime | None = None)
             for level, target in PRIORITY_TARGET_PERCENT.items()
         },
     }
-
-
-__all__ = ["PerformanceWindow", "alarm_performance", "floods_find", "performance_window", "rate_buckets"]

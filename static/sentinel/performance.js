@@ -133,7 +133,7 @@
     var most = actors[0].count;
     var chart = svg("svg", { viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": "Top bad actors", id: "perf-actors-svg" });
     actors.forEach(function (a, i) {
-      var yy = 4 + i * row, w = (W - L - 120) * a.count / most;
+      var yy = 4 + i * row, w = (W - L - 230) * a.count / most;
       chart.appendChild(svg("text", { x: L - 6, y: yy + 14, "text-anchor": "end" }, who(a)));
       var bar = svg("rect", { "class": "bad-actor-bar" + (a.chattering ? " chattering" : ""), x: L, y: yy + 3,
         width: Math.max(w, 2), height: row - 8, "data-signal": a.cell_tag + "." + a.signal_key, "data-count": a.count });

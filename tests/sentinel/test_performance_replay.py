@@ -65,6 +65,9 @@ def test_the_api_shows_the_flood_and_its_bad_actors(replayed, client, operator):
     assert sum(a["share_percent"] for a in report["bad_actors"]) == pytest.approx(report["top10_share_percent"], 0.1)
     flagged = {(c["cell_tag"], c["signal_key"]) for c in report["chattering"]["items"]}
     assert ("C-01", "discharge_pressure_bar") in flagged and ("P-02", "motor_current_a") not in flagged
+    # the page is the shell the browser test drives; it reads this API
+    page = client.get("/alarms/performance/")
+    assert page.status_code == 200 and b'data-api="/api/v1/alarm-performance"' in page.content
 
 
 def test_a_suggestion_becomes_the_gated_limit_change_plan(replayed, client, operator):
@@ -80,10 +83,3 @@ def test_a_suggestion_becomes_the_gated_limit_change_plan(replayed, client, oper
     assert inputs["on_delay_seconds"] == suggestion["value"]
     assert change[0]["tier"] == "gated"
     assert "cleared within 5 s" in inputs["reason"]
-
-
-def test_the_page_draws_from_the_api(replayed, client, operator):
-    client.force_login(operator)
-    page = client.get("/alarms/performance/")
-    assert page.status_code == 200
-    assert b'data-api="/api/v1/alarm-performance"' in page.content
