@@ -103,7 +103,8 @@ def test_published_prompt_variables_are_filled_from_the_work_order(
 
     run = AgentRun.objects.filter(agent="investigator").latest("id")
     assert run.system_prompt.startswith(
-        f"Investigator for P-02 ({p02.name}), order {work_order.pk}; watch {{{{ mystery }}}}.\nPast failures:\n- #"
+        f"Investigator for P-02 ({p02.name}), order {work_order.pk}; watch {{{{ mystery }}}}.\nPast failures:\n"
+        "Confirmed failures (a technician confirmed or corrected the cause):\n- #"
     )
     assert "{{cell_tag}}" not in run.system_prompt and "{{recent_failures}}" not in run.system_prompt
     assert "## Last 5 failures" not in run.system_prompt  # placed by the prompt itself, so not appended again
