@@ -1,4 +1,5 @@
-"""What sentinel offers plans: a gated change of a signal's alarm limits (management of change).
+"""What sentinel offers plans: a gated change of a signal's alarm limits (management of change), and
+a read of alarm performance (ISA-18.2) for agents, plans and MCP.
 
 `gated` is never projected to agents or MCP: the capability runs only as a plan step, which the
 executor always stops at for a DIFFERENT human holding the approver scope to release.
