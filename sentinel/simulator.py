@@ -206,3 +206,9 @@ SCENARIOS["flood"] = Scenario(
     },
     default_ramp_seconds=_FLOOD_SECONDS,
 )
+
+# The fault library's faults the live demo can play (sentinel/fault_scenarios.py; eval_rca scores them).
+from sentinel.fault_scenarios import simulator_ramps  # noqa: E402
+
+for _name, (_description, _ramps) in simulator_ramps().items():
+    SCENARIOS[_name] = Scenario(_name, _description, _ramps, default_ramp_seconds=300.0)

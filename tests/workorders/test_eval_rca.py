@@ -180,3 +180,12 @@ def test_runs_are_readable_over_the_api_by_an_operator_only(client, operator, ma
     assert missing.status_code == 404 and missing.json()["field"] == "run_id"
     bad = client.get(BASE, {"limit": 0})
     assert bad.status_code == 422 and bad.json()["field"] == "limit"
+
+
+def test_the_live_simulator_can_play_library_faults_on_the_demo_plant():
+    from sentinel.simulator import SCENARIOS
+
+    leak = SCENARIOS["fault-seal-leak"].ramps[("P-02", "discharge_pressure_bar")]
+    assert leak(0.0) == 6.2 and leak(1.0) < 3.0  # P-02's low alert is 3.0 bar
+    slip = SCENARIOS["fault-belt-slip"].ramps[("CV-03", "belt_speed_m_s")]
+    assert slip(1.0) < 1.2  # CV-03's low alert is 1.2 m/s
