@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import uuid
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -100,9 +101,12 @@ class AgentChatConsumer(SessionBoundConsumer):
             except DomainError as exc:
                 await self._send({"type": "done", "error": exc.message})
                 return
-            except Exception as exc:  # the socket stays usable after a failed turn
-                logger.exception("Chat turn failed")
-                await self._send({"type": "done", "error": f"{type(exc).__name__}: {exc}"})
+            except Exception:  # the socket stays usable after a failed turn; details stay in the log
+                error_id = str(uuid.uuid4())
+                logger.exception("Chat turn failed (error %s)", error_id)
+                await self._send(
+                    {"type": "done", "error": "Internal error.", "code": "server_error", "error_id": error_id}
+                )
                 return
             self.session_id = outcome.session.pk
             done: dict[str, Any] = {"type": "done"}

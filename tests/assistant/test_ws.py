@@ -106,3 +106,24 @@ async def test_another_owners_session_id_is_an_error_done(operator, make_user, p
     frame = await communicator.receive_json_from(timeout=5)
     assert frame == {"type": "done", "error": "Session not found."}
     await communicator.disconnect()
+
+
+async def test_an_unexpected_failure_is_reported_without_its_details(operator, monkeypatch, caplog):
+    # Given a turn that fails in a way nobody foresaw (here: the engine cannot even be built)...
+    def broken_engine(*args, **kwargs):
+        raise RuntimeError("secret detail: /var/aria/dev_secret_key")
+
+    monkeypatch.setattr("assistant.engines.author_engine", broken_engine)
+    communicator, connected = await _connect(operator)
+    assert connected
+    await communicator.send_json_to({"type": "user", "content": "Why did P-02 trip?"})
+    done = (await _until_done(communicator))[-1]
+    # Then the socket says only that it failed, with an id the log carries beside the traceback.
+    assert done["error"] == "Internal error." and done["code"] == "server_error"
+    assert "secret" not in json.dumps(done)
+    assert done["error_id"] in caplog.text and "secret detail" in caplog.text
+    # ...and the socket stays usable.
+    monkeypatch.undo()
+    await communicator.send_json_to({"type": "user", "content": "Why did P-02 trip?"})
+    assert "error" not in (await _until_done(communicator))[-1]
+    await communicator.disconnect()
