@@ -297,3 +297,39 @@ def test_agents_read_signed_handovers_and_limit_changes(operator, incoming, appr
     assert dispatch("workorders.get_limit_changes", {"since": since}, ctx=ctx).content["changes"] == []
     backwards = dispatch("workorders.get_limit_changes", {"since": since, "until": "2020-01-01T00:00:00Z"}, ctx=ctx)
     assert backwards.is_error
+
+
+def test_the_operator_chat_agent_can_read_handovers():
+    from assistant.agents.qa import qa_tools
+
+    assert {"workorders.get_handovers", "workorders.get_limit_changes"} <= set(qa_tools())
+
+
+@pytest.mark.integration
+@pytest.mark.django_db(transaction=True)
+def test_two_incoming_operators_racing_one_acknowledges(operator, make_user):
+    from concurrent.futures import ThreadPoolExecutor
+    from threading import Barrier
+
+    from django.db import connection
+
+    handover = handover_sign(handover=handover_draft(actor=operator), actor=operator)
+    rivals = [make_user("ivan", OPERATOR), make_user("inga", OPERATOR)]
+    barrier = Barrier(2)
+
+    def acknowledge(user):
+        barrier.wait()
+        try:
+            handover_acknowledge(handover=handover.pk, actor=user, comment=user.username)
+            return "ok"
+        except Conflict:
+            return "conflict"
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(2) as pool:
+        outcomes = sorted(pool.map(acknowledge, rivals))
+    assert outcomes == ["conflict", "ok"]
+    done = ShiftHandover.objects.get(pk=handover.pk)
+    assert done.status == "acknowledged" and done.acknowledge_comment == done.incoming.username
+    assert AuditRecord.objects.filter(action="handover.acknowledge").count() == 1
