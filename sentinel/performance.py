@@ -21,8 +21,6 @@ A fixed number of queries whatever the number of alarms (at most five, see `alar
 
 from __future__ import annotations
 
-import math
-from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -34,20 +32,19 @@ from django.db.models.functions import Cast, Floor
 from django.utils import timezone
 
 from core.errors import InvalidInput
+from sentinel.alarm_rates import FLOOD_ABOVE, FLOOD_ENDS_BELOW, floods_find, max_raises_within, rate_buckets
 from sentinel.alarm_tuning import FLEETING_SECONDS, tuning_suggestion
 from sentinel.choices import ANNUNCIATED_STATES, OPEN_ALARM_STATES, AlarmState
 from sentinel.models import Alarm, Line, SignalSample
 from sentinel.selectors import EpochSeconds
 from sentinel.services.chatter import CHATTER_RAISES, CHATTER_WINDOW_SECONDS
 
-PERIOD = timedelta(minutes=10)
 TARGET_PER_PERIOD = 1  # "very likely acceptable"
 MANAGEABLE_PER_PERIOD = 2  # "maximum manageable"
-FLOOD_ABOVE = 10  # more than 10 alarms in 10 minutes starts a flood
-FLOOD_ENDS_BELOW = 5  # ...which ends when fewer than 5 arrived in the last 10 minutes
 STALE_AFTER = timedelta(hours=24)
 TOP_N = 10
 MAX_WINDOW = timedelta(days=31)
+EARLIEST = datetime(1970, 1, 2, tzinfo=UTC)  # before the epoch there is no alarm history to read
 MAX_LISTED = 100
 PRIORITY = {"trip": "high", "high_alert": "medium", "alert": "low", "low_alert": "low"}
 PRIORITY_TARGET_PERCENT = {"high": 5, "medium": 15, "low": 80}
@@ -105,7 +102,14 @@ def performance_window(
         raise InvalidInput("hours: give start or hours, not both.", field="hours")
     if hours is not None and not (0 < hours <= MAX_WINDOW.total_seconds() / 3600):
         raise InvalidInput(f"hours: must be more than 0 and at most {MAX_WINDOW.days * 24}.", field="hours")
-    start = _aware(start) if start is not None else end - timedelta(hours=hours if hours is not None else 24)
+    if start is None:
+        try:
+            start = end - timedelta(hours=hours if hours is not None else 24)
+        except OverflowError:
+            raise InvalidInput("end: too early for that window.", field="end") from None
+    start = _aware(start)
+    if start < EARLIEST:
+        raise InvalidInput(f"start: must be after {EARLIEST.date().isoformat()}.", field="start")
     if start >= end:
         raise InvalidInput("start: must be before end.", field="start")
     if end - start > MAX_WINDOW:
@@ -117,69 +121,6 @@ def performance_window(
 
 def _aware(value: datetime) -> datetime:
     return value if timezone.is_aware(value) else value.replace(tzinfo=UTC)
-
-
-# --- pure metrics on sorted raise times --------------------------------------------------------
-
-
-def rate_buckets(times: list[datetime], start: datetime, end: datetime) -> list[dict[str, Any]]:
-    """Alarms per 10-minute period on the clock (12:00, 12:10, …) covering [start, end); the first
-    and last periods may be cut by the window."""
-    period = PERIOD.total_seconds()
-    origin = datetime.fromtimestamp(math.floor(start.timestamp() / period) * period, tz=UTC)
-    count = max(1, math.ceil((end - origin) / PERIOD))
-    counts = [0] * count
-    for t in times:
-        index = int((t - origin) / PERIOD)
-        if 0 <= index < count:
-            counts[index] += 1
-    return [{"start": (origin + i * PERIOD).isoformat(), "count": c} for i, c in enumerate(counts)]
-
-
-def _count_in_period(times: list[datetime], at: datetime) -> int:
-    """Alarms that arrived in (at - 10 min, at]."""
-    return bisect_right(times, at) - bisect_right(times, at - PERIOD)
-
-
-def floods_find(times: list[datetime], *, until: datetime) -> list[dict[str, Any]]:
-    """Floods in sorted raise times (see the module docstring). An unfinished one has end None."""
-    moments = sorted({*times, *(t + PERIOD for t in times if t + PERIOD <= until)})
-    arrivals = set(times)
-    floods: list[dict[str, Any]] = []
-    current: dict[str, Any] | None = None
-    for at in moments:
-        count = _count_in_period(times, at)
-        if current is None:
-            if at in arrivals and count > FLOOD_ABOVE:
-                first = times[bisect_right(times, at - PERIOD)]
-                current = {"start": first, "peak": count, "peak_at": at}
-        elif count < FLOOD_ENDS_BELOW:
-            current["end"] = at
-            floods.append(current)
-            current = None
-        elif count > current["peak"]:
-            current.update(peak=count, peak_at=at)
-    if current is not None:
-        current["end"] = None
-        floods.append(current)
-    for flood in floods:
-        stop = flood["end"] or until
-        flood["alarms"] = bisect_right(times, stop) - bisect_left(times, flood["start"])
-        flood["duration_minutes"] = round((stop - flood["start"]).total_seconds() / 60, 1)
-        flood["ongoing"] = flood["end"] is None
-        for key in ("start", "end", "peak_at"):
-            flood[key] = flood[key].isoformat() if flood[key] else None
-    return floods
-
-
-def max_raises_within(times: list[datetime], seconds: float) -> int:
-    """The most raises inside any `seconds`-long stretch (sorted times)."""
-    best, left, span = 0, 0, timedelta(seconds=seconds)
-    for right, t in enumerate(times):
-        while t - times[left] >= span:
-            left += 1
-        best = max(best, right - left + 1)
-    return best
 
 
 # --- the report -----------------------------------------------------------------------------

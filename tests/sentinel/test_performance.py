@@ -9,10 +9,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from core.errors import InvalidInput
+from sentinel.alarm_rates import floods_find, max_raises_within, rate_buckets
 from sentinel.alarm_tuning import measure_phrase, nice_ceil, number
 from sentinel.choices import AlarmState, Direction, Severity
 from sentinel.models import Alarm, SignalDefinition, SignalSample
-from sentinel.performance import alarm_performance, floods_find, max_raises_within, performance_window, rate_buckets
+from sentinel.performance import alarm_performance, performance_window
 from tests.sentinel.factories import make_cell, make_signal
 
 pytestmark = pytest.mark.django_db
@@ -279,6 +280,8 @@ def test_the_query_count_does_not_grow_with_the_alarms(plant, n, django_assert_m
         ({"hours": 2, "start": NOW - timedelta(hours=1)}, "hours"),
         ({"end": NOW + timedelta(hours=1)}, "end"),
         ({"line_id": 0}, "line_id"),
+        ({"end": datetime(1, 1, 1, tzinfo=UTC)}, "end"),
+        ({"start": datetime(1, 1, 1, tzinfo=UTC), "end": datetime(1, 1, 2, tzinfo=UTC)}, "start"),
     ],
 )
 def test_bad_window_bounds_name_the_field(bounds, field):
