@@ -146,6 +146,8 @@ ARIA_HOST = env.str("ARIA_HOST", default="127.0.0.1")
 ARIA_PORT = env.int("ARIA_PORT", default=8000)
 # Embedded: the web process runs the Celery worker and beat in threads (no broker to share).
 ARIA_EMBEDDED_WORKER = env.bool("ARIA_EMBEDDED_WORKER", default=not REDIS_URL)
+# The Celery app runaria embeds: the kernel finds it here (as ASGI_APPLICATION), never imports the project.
+ARIA_CELERY_APP = "aria_project.celery.app"
 
 CELERY_TASK_ALWAYS_EAGER = env.bool("ARIA_CELERY_EAGER", default=False)
 CELERY_TASK_EAGER_PROPAGATES = True

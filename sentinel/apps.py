@@ -1,4 +1,28 @@
+from __future__ import annotations
+
+from argparse import ArgumentParser
+from collections.abc import Callable, Mapping
+from typing import Any
+
 from django.apps import AppConfig
+
+from core.background import BackgroundService, ThreadService, register_background_service
+
+
+def add_simulator_arguments(parser: ArgumentParser) -> None:
+    """`manage.py runaria`'s flags for the demo simulator."""
+    parser.add_argument("--scenario", default=None, help="Simulator scenario, e.g. p02-bearing.")
+    parser.add_argument("--no-simulator", action="store_true", help="Do not run the demo simulator.")
+
+
+def build_simulator(options: Mapping[str, Any], log: Callable[[str], None]) -> BackgroundService | None:
+    """The demo simulator as a runaria background service; ValueError for an unknown scenario."""
+    if options.get("no_simulator"):
+        return None
+    from sentinel.simulator import Simulator
+
+    simulator = Simulator(scenario=options.get("scenario"), log=log)
+    return ThreadService("simulator", simulator.run)
 
 
 class SentinelConfig(AppConfig):
@@ -16,3 +40,9 @@ class SentinelConfig(AppConfig):
         for module in ("capabilities", "receivers"):
             if find_spec(f"{self.name}.{module}"):
                 import_module(f"{self.name}.{module}")
+        register_background_service(
+            "simulator",
+            build=build_simulator,
+            add_arguments=add_simulator_arguments,
+            standalone_command="python manage.py simulate",
+        )

@@ -1,9 +1,9 @@
 """The background services `runaria` runs inside the web process when there is no Redis.
 
-Each one starts in a thread and stops on request: the Celery worker (threads pool), Celery beat
-(`celery.beat.EmbeddedService`) and the demo simulator. With REDIS_URL set these run as separate
-processes instead (`celery -A aria_project worker`, `celery -A aria_project beat`,
-`manage.py simulate`).
+Each one starts in a thread and stops on request: the Celery worker (threads pool) and Celery
+beat (`celery.beat.EmbeddedService`); the services apps register (`core.background`) run beside
+them. With REDIS_URL set these run as separate processes instead (`celery -A <project> worker`,
+`celery -A <project> beat`, and each registered service's own command).
 """
 
 from __future__ import annotations
@@ -11,9 +11,6 @@ from __future__ import annotations
 import logging
 import socket
 import threading
-from collections.abc import Callable
-from importlib import import_module
-from importlib.util import find_spec
 from typing import Any
 
 from celery import Celery
@@ -92,43 +89,3 @@ class EmbeddedBeat:
         if self.service.is_alive():
             self.service.service.stop(wait=False)
             self.service.join(timeout)
-
-
-def build_simulator(*, scenario: str | None, log: Callable[[str], None]) -> Any | None:
-    """The sentinel app's demo simulator (`Simulator(...).run(stop_event)`), if it has one.
-
-    Raises ValueError for an unknown scenario, before anything is started.
-    """
-    if find_spec("sentinel") is None or find_spec("sentinel.simulator") is None:
-        return None
-    simulator_cls = getattr(import_module("sentinel.simulator"), "Simulator", None)
-    if simulator_cls is None:
-        return None
-    return simulator_cls(scenario=scenario, log=log)
-
-
-class SimulatorThread:
-    """Runs a simulator until its stop event is set."""
-
-    def __init__(self, simulator: Any) -> None:
-        self.simulator = simulator
-        self.stop_event = threading.Event()
-        self.thread = threading.Thread(target=self._run, name="simulator", daemon=True)
-
-    def _run(self) -> None:
-        from django.db import close_old_connections
-
-        try:
-            self.simulator.run(self.stop_event)
-        except Exception:
-            logger.exception("The simulator stopped with an error")
-        finally:
-            close_old_connections()
-
-    def start(self) -> None:
-        self.thread.start()
-
-    def stop(self, timeout: float = 10.0) -> None:
-        self.stop_event.set()
-        if self.thread.is_alive():
-            self.thread.join(timeout)

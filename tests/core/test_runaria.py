@@ -125,3 +125,29 @@ def test_runaria_rejects_an_unknown_scenario_before_starting(runaria_env: dict[s
     )
     assert result.returncode == 1
     assert "Unknown scenario 'no-such-scenario'" in result.stderr
+
+
+def test_runaria_starts_the_services_apps_register(runaria_env: dict[str, str]) -> None:
+    # sentinel registers its demo simulator with core.background; the kernel names no app
+    port = runaria_env["ARIA_PORT"]
+    proc = subprocess.Popen(
+        [sys.executable, "manage.py", "runaria", "--scenario", "p02-bearing"],
+        cwd=ROOT,
+        env=runaria_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert _wait_for(
+            lambda: urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2).status == 200, 60
+        ), "runaria did not answer /healthz"
+        proc.send_signal(signal.SIGTERM)
+        output, _ = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, output
+    assert "simulate: scenario p02-bearing" in output, output
+    assert "Traceback" not in output, output

@@ -1,9 +1,11 @@
-"""Run the whole system in one process: daphne (HTTP + WebSocket) and, embedded, Celery + simulator.
+"""Run the whole system in one process: daphne (HTTP + WebSocket) and, embedded, Celery + app services.
 
-Embedded mode (no REDIS_URL; settings.ARIA_EMBEDDED_WORKER): a Celery worker (threads pool) and
-Celery beat run in threads on the in-memory broker, and the demo simulator runs in a thread when
-`sentinel.simulator` provides one. With REDIS_URL set only the web server runs here; the worker,
-beat and simulator are separate processes (see README.md). SIGINT/SIGTERM stop everything; exit 0.
+The ASGI app is `settings.ASGI_APPLICATION` and the Celery app `settings.ARIA_CELERY_APP`, so the
+kernel imports no project module. Embedded mode (no REDIS_URL; settings.ARIA_EMBEDDED_WORKER): a
+Celery worker (threads pool) and Celery beat run in threads on the in-memory broker, then every
+background service an app registered (`core.background`, e.g. sentinel's demo simulator). With
+REDIS_URL set only the web server runs here; the worker, beat and services are separate processes
+(see README.md). SIGINT/SIGTERM stop everything; exit 0.
 """
 
 from __future__ import annotations
@@ -14,29 +16,34 @@ import signal
 import sys
 from typing import Any
 
+from channels.routing import get_default_application
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils.module_loading import import_string
 
-from core.management.embedded import EmbeddedBeat, EmbeddedWorker, SimulatorThread, build_simulator
+from core.background import BackgroundService, background_services
+from core.management.embedded import EmbeddedBeat, EmbeddedWorker
 
 
 class Command(BaseCommand):
-    help = "Run ARIA: daphne, plus the embedded Celery worker, beat and demo simulator when there is no Redis."
+    help = "Run ARIA: daphne, plus the embedded Celery worker, beat and the apps' services when there is no Redis."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--host", default=settings.ARIA_HOST, help="Interface to bind (ARIA_HOST).")
         parser.add_argument("--port", type=int, default=settings.ARIA_PORT, help="Port to bind (ARIA_PORT).")
-        parser.add_argument("--scenario", default=None, help="Simulator scenario, e.g. p02-bearing.")
-        parser.add_argument("--no-simulator", action="store_true", help="Do not run the demo simulator.")
         parser.add_argument("--concurrency", type=int, default=4, help="Embedded worker threads.")
+        for service in background_services():  # e.g. sentinel's --scenario and --no-simulator
+            if service.add_arguments is not None:
+                service.add_arguments(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
         # Import daphne's server first: it installs the asyncio Twisted reactor.
         from daphne.server import Server
         from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 
-        from aria_project.asgi import application
-        from aria_project.celery import app as celery_app
+        application = get_default_application()  # settings.ASGI_APPLICATION
+        celery_app = import_string(settings.ARIA_CELERY_APP)
+        project = settings.ARIA_CELERY_APP.split(".", 1)[0]
 
         host, port = options["host"], options["port"]
         verbosity = options["verbosity"]
@@ -47,11 +54,11 @@ class Command(BaseCommand):
         if settings.ARIA_EMBEDDED_WORKER and not settings.CELERY_TASK_ALWAYS_EAGER:
             background = self._start_embedded(celery_app, options)
         else:
+            commands = [f"celery -A {project} worker -l info", f"celery -A {project} beat -l info"]
+            commands += [s.standalone_command for s in background_services() if s.standalone_command]
             self.stdout.write(
-                "REDIS_URL is set: run the worker, beat and simulator as their own processes:\n"
-                "  celery -A aria_project worker -l info\n"
-                "  celery -A aria_project beat -l info\n"
-                "  python manage.py simulate"
+                "REDIS_URL is set: run the worker, beat and the apps' services as their own processes:\n"
+                + "\n".join(f"  {command}" for command in commands)
             )
 
         asgi_app = ASGIStaticFilesHandler(application) if settings.DEBUG else application
@@ -94,13 +101,15 @@ class Command(BaseCommand):
         self.stdout.write("Stopped.")
 
     def _start_embedded(self, celery_app: Any, options: dict[str, Any]) -> list[Any]:
-        """Worker, beat and simulator in threads; returns them in the order they should stop."""
-        simulator = None
-        if not options["no_simulator"]:
-            try:  # before anything starts, so a bad --scenario is a plain error
-                simulator = build_simulator(scenario=options["scenario"], log=self.stdout.write)
+        """Worker, beat and the apps' services in threads; returns them in the order they should stop."""
+        services: list[BackgroundService] = []
+        for spec in background_services():
+            try:  # before anything starts, so a bad option (e.g. --scenario) is a plain error
+                service = spec.build(options, self.stdout.write)
             except ValueError as exc:
                 raise CommandError(str(exc)) from None
+            if service is not None:
+                services.append(service)
         worker = EmbeddedWorker(
             celery_app,
             concurrency=options["concurrency"],
@@ -114,15 +123,10 @@ class Command(BaseCommand):
             self.stdout.write(f"Beat entry {name!r} skipped: its task is not registered (yet).")
         beat.start()
         self.stdout.write("Celery worker (threads) and beat are running in this process.")
-        # Stop order: beat first (nothing new is scheduled), then the simulator, then the worker.
-        background: list[Any] = [beat]
-        if simulator is not None:
-            thread = SimulatorThread(simulator)
-            thread.start()
-            background.append(thread)
-        elif not options["no_simulator"]:
-            self.stdout.write("No simulator available (sentinel.simulator); skipping.")
-        return [*background, worker]
+        for service in services:
+            service.start()
+        # Stop order: beat first (nothing new is scheduled), then the apps' services, then the worker.
+        return [beat, *services, worker]
 
     def _install_signal_handlers(self, server: Any) -> None:
         from twisted.internet import reactor
