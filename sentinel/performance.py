@@ -31,7 +31,7 @@ from django.db.models import Count, IntegerField, StdDev
 from django.db.models.functions import Cast, Floor
 from django.utils import timezone
 
-from core.errors import InvalidInput
+from core.errors import InvalidInput, NotFound
 from sentinel.alarm_rates import FLOOD_ABOVE, FLOOD_ENDS_BELOW, floods_find, max_raises_within, rate_buckets
 from sentinel.alarm_tuning import FLEETING_SECONDS, tuning_suggestion
 from sentinel.choices import ANNUNCIATED_STATES, OPEN_ALARM_STATES, AlarmState
@@ -209,7 +209,7 @@ def alarm_performance(window: PerformanceWindow, *, now: datetime | None = None)
     if window.line_id is not None:
         line = next((line for line in lines if line["id"] == window.line_id), None)
         if line is None:
-            raise InvalidInput(f"line_id: no line {window.line_id}.", field="line_id")
+            raise NotFound(f"line_id: no line {window.line_id}.", field="line_id")
         position = {"kind": "line", "line_id": line["id"], "name": line["name"]}
     scope = {"signal__cell__line_id": window.line_id} if window.line_id is not None else {}
     rows = list(

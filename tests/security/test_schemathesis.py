@@ -47,6 +47,8 @@ _rejection.expected_statuses = [*_rejection.expected_statuses, "413"]
 SCHEMA_CANNOT_SAY = {
     ("POST", "/api/v1/agent/chat"): [positive_data_acceptance],
     ("POST", "/api/v1/signals/samples"): [positive_data_acceptance],
+    # the alarm-performance window: start before end, not in the future, at most 31 days, start or hours
+    ("GET", "/api/v1/alarm-performance"): [positive_data_acceptance],
 }
 
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from core.errors import InvalidInput
+from core.errors import InvalidInput, NotFound
 from sentinel.alarm_rates import floods_find, max_raises_within, rate_buckets
 from sentinel.alarm_tuning import measure_phrase, nice_ceil, number
 from sentinel.choices import AlarmState, Direction, Severity
@@ -180,7 +180,7 @@ def test_a_line_is_an_operator_position(plant):
     assert [b["signal_key"] for b in r["bad_actors"]] == ["belt_speed_m_s"]
     site = report()
     assert {(p["line_id"], p["total"]) for p in site["positions"]} == {(line_id, 1), (other.pk, 1)}
-    with pytest.raises(InvalidInput) as refused:
+    with pytest.raises(NotFound) as refused:
         report(line_id=other.pk + 100)
     assert refused.value.field == "line_id"
 

@@ -59,7 +59,6 @@ def test_anonymous_is_401_and_a_user_without_a_scope_is_403(history, client, mak
         ({"end": "2999-01-01T00:00:00Z"}, "end"),
         ({"start": "yesterday"}, "start"),
         ({"line_id": 0}, "line_id"),
-        ({"line_id": 999_999}, "line_id"),
         ({"hours": 1, "start": "2026-03-02T11:00:00Z"}, "hours"),
     ],
 )
@@ -68,6 +67,12 @@ def test_bad_window_is_a_422_naming_the_field(history, client, operator, query, 
     response = client.get(URL, query)
     assert response.status_code == 422, response.content
     assert response.json()["field"].split(".")[-1] == field
+
+
+def test_an_unknown_line_is_a_404(history, client, operator):
+    client.force_login(operator)
+    response = client.get(URL, {"line_id": 999_999})
+    assert response.status_code == 404 and response.json()["field"] == "line_id"
 
 
 def test_the_capability_is_a_read_for_operators(history, operator, approver):
