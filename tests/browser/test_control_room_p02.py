@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import subprocess
 import sys
 import time
@@ -33,6 +34,7 @@ import json
 from datetime import timedelta
 from django.contrib.auth.models import Group, User
 from django.db.models import F
+from django.utils import timezone
 from core.models import ApiToken
 from sentinel.models import Cell, SignalDefinition, SignalLatest, SignalSample
 from workorders.models import FailureHistory
@@ -47,6 +49,9 @@ if not hasattr(cell, "kb"):
 if not FailureHistory.objects.filter(cell=cell, failure_mode="bearing_wear").exists():
     f.make_history(cell)
 bearing = FailureHistory.objects.filter(cell=cell, failure_mode="bearing_wear").order_by("-failure_time").first()
+# The test's ramp is the live feed of the last 30 minutes: the seeded history (which ends at seeding
+# time) makes way for it, so two sources never interleave on one signal.
+SignalSample.objects.filter(signal=vib, time__gte=timezone.now() - timedelta(minutes=31)).delete()
 # Earlier, closed orders on another cell: the page lists them collapsed, after the active ones.
 other = Cell.objects.exclude(pk=cell.pk).filter(onboarding_complete=True).order_by("tag").first() or f.make_cell("C-01")
 closed = [
@@ -115,7 +120,7 @@ def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServe
 
 
 def p02_ramp(signal_id: int, *, minutes: int = 30, peak: float = 5.0, breach_min: int = 14) -> list[dict]:
-    """One sample every 30 s ending now: ~2.1 mm/s, rising, then `peak` held for `breach_min` minutes."""
+    """One sample every 30 s ending now: ~2.1 mm/s, rising, then ~`peak` held for `breach_min` minutes."""
     now = datetime.now(UTC)
     samples = []
     count = minutes * 2
@@ -123,6 +128,8 @@ def p02_ramp(signal_id: int, *, minutes: int = 30, peak: float = 5.0, breach_min
         left_min = (count - 1 - i) / 2
         rise = min(1.0, max(0.0, (i - count / 3) / (count / 3)))
         value = peak if left_min < breach_min else 2.1 + (peak - 2.1) * rise
+        # A transmitter's measurement noise (a value held exactly for minutes reads as a flatline).
+        value += 0.06 * math.sin(i * 2.3) + 0.03 * math.sin(i * 5.1)
         t = now - timedelta(seconds=30 * (count - 1 - i))
         samples.append({"signal_id": signal_id, "time": t.isoformat(), "value": round(value, 3)})
     return samples
