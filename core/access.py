@@ -3,7 +3,9 @@
 from collections.abc import Iterable
 from typing import TypeVar
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, PermissionsMixin, User
+from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import Model, QuerySet
 
 from core.errors import Forbidden, NotAuthenticated, NotFound
@@ -18,7 +20,7 @@ M = TypeVar("M", bound=Model)
 
 def user_scopes(user: AbstractBaseUser | AnonymousUser | None) -> frozenset[str]:
     """Scopes are Django groups named after them; admin (or superuser) holds every scope."""
-    if user is None or not user.is_authenticated or not user.is_active:
+    if user is None or not user.is_authenticated or not user.is_active or not isinstance(user, PermissionsMixin):
         return frozenset()
     cached = getattr(user, "_aria_scopes", None)
     if cached is not None:
@@ -27,8 +29,14 @@ def user_scopes(user: AbstractBaseUser | AnonymousUser | None) -> frozenset[str]
     if user.is_superuser or ADMIN in names:
         names = set(SCOPES)
     scopes = frozenset(names)
-    user._aria_scopes = scopes
+    user._aria_scopes = scopes  # type: ignore[attr-defined]  # cached on this instance, like Django's perm cache
     return scopes
+
+
+def stored_user(user: AbstractBaseUser | AnonymousUser | None) -> User | None:
+    """The user to keep in a row's user foreign key (settings.AUTH_USER_MODEL): None for nobody
+    or an anonymous visitor."""
+    return user if isinstance(user, get_user_model()) else None
 
 
 def is_admin(user: AbstractBaseUser | AnonymousUser | None) -> bool:
@@ -75,5 +83,5 @@ def get_owned_or_404(queryset: QuerySet[M], user: AbstractBaseUser, *, owner_fie
     """Another owner's object is indistinguishable from a missing one: 404, admins bypass."""
     try:
         return owned_by(queryset, user, owner_field=owner_field).get(**lookup)
-    except queryset.model.DoesNotExist:
-        raise NotFound(f"{queryset.model._meta.verbose_name.capitalize()} not found.") from None
+    except ObjectDoesNotExist:
+        raise NotFound(f"{str(queryset.model._meta.verbose_name).capitalize()} not found.") from None

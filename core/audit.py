@@ -4,11 +4,12 @@ import hashlib
 import json
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
 from django.utils import timezone
 
+from core.access import stored_user
 from core.models import AuditRecord
 
 
@@ -33,7 +34,7 @@ def _digest(
 
 def audit_record(
     *,
-    actor: AbstractBaseUser | None,
+    actor: AbstractBaseUser | AnonymousUser | None,
     action: str,
     target_type: str,
     target_id: Any,
@@ -48,7 +49,7 @@ def audit_record(
         previous_hash = last.hash if last else ""
         created_at = timezone.now()
         record = AuditRecord(
-            actor=actor if actor is not None and actor.is_authenticated else None,
+            actor=stored_user(actor),
             actor_label=actor_label,
             action=action,
             target_type=target_type,

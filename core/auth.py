@@ -6,7 +6,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
@@ -17,7 +17,16 @@ from core.errors import Forbidden
 from core.models import ApiToken
 
 
-def user_for_token(raw: str) -> AbstractBaseUser | None:
+def note_auth_method(request: HttpRequest, method: str) -> None:
+    """Remember how the request authenticated ("session" or "token"), for /api/v1/me."""
+    request.aria_auth = method  # type: ignore[attr-defined]  # ARIA's own attribute on the request
+
+
+def auth_method(request: HttpRequest) -> str:
+    return getattr(request, "aria_auth", "session")
+
+
+def user_for_token(raw: str) -> User | None:
     """The active user behind a raw bearer token, or None."""
     if not raw or not raw.startswith(ApiToken.PREFIX):
         return None
@@ -37,7 +46,7 @@ class BearerTokenAuth(HttpBearer):
         user = user_for_token(token)
         if user is not None:
             request.user = user
-            request.aria_auth = "token"
+            note_auth_method(request, "token")
         return user
 
 
@@ -61,7 +70,7 @@ class SessionCookieAuth(APIKeyCookie):
     def authenticate(self, request: HttpRequest, key: str | None) -> Any:
         user = getattr(request, "user", None)
         if user is not None and user.is_authenticated:
-            request.aria_auth = "session"
+            note_auth_method(request, "session")
             return user
         return None
 
@@ -87,7 +96,7 @@ def session_or_token_required(view: Callable[..., HttpResponse]) -> Callable[...
             token_user = user_for_token(token) if token else None
             if token_user is not None:
                 request.user = token_user
-                request.aria_auth = "token"
+                note_auth_method(request, "token")
             elif token or "text/html" not in request.headers.get("Accept", ""):
                 body = {"detail": "Authentication required.", "code": "not_authenticated"}
                 return JsonResponse(body, status=401, headers={"WWW-Authenticate": "Bearer"})

@@ -23,7 +23,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.serializers.json import DjangoJSONEncoder
@@ -133,6 +133,8 @@ def _lists_in(value: Any) -> list[list[Any]]:
 
 
 Handler = Callable[[CapabilityContext, BaseModel], Any]
+InputT = TypeVar("InputT", bound=BaseModel)
+TypedHandler = Callable[[CapabilityContext, InputT], Any]
 
 
 @dataclass(frozen=True)
@@ -196,17 +198,17 @@ def capability(
     name: str,
     *,
     description: str,
-    input: type[BaseModel],
+    input: type[InputT],
     tier: Tier | str = Tier.READ,
     scopes: Iterable[str] = (),
     returns_job: bool = False,
     handoff_to: str = "",
     tool_name: str = "",
     ui_only: bool = False,
-) -> Callable[[Handler], Handler]:
+) -> Callable[[TypedHandler[InputT]], TypedHandler[InputT]]:
     """Register the decorated function as a capability in the one registry."""
 
-    def decorate(handler: Handler) -> Handler:
+    def decorate(handler: TypedHandler[InputT]) -> TypedHandler[InputT]:
         registry.register(
             Capability(
                 name=name,
@@ -214,7 +216,7 @@ def capability(
                 input=input,
                 tier=Tier.parse(tier),
                 scopes=tuple(scopes),
-                handler=handler,
+                handler=cast(Handler, handler),  # dispatch passes it a validated `input`
                 returns_job=returns_job,
                 handoff_to=handoff_to,
                 tool_name=tool_name or name.rsplit(".", 1)[-1],

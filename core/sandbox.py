@@ -281,7 +281,7 @@ def sandboxed_command(
     return [*(_prlimit(limits, prlimit) if prlimit else []), *argv], f"{UNISOLATED_WARNING} ({status.why})"
 
 
-_SIGNAL_REASONS = {
+_SIGNAL_REASONS: dict[int, str] = {
     signal.SIGXCPU: "cpu time limit exceeded",
     signal.SIGXFSZ: "file size limit exceeded",
     signal.SIGSEGV: "memory limit exceeded",

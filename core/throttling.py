@@ -27,6 +27,7 @@ from django.http import HttpRequest
 from django.utils import timezone
 from ninja.throttling import BaseThrottle, SimpleRateThrottle
 
+from core.access import stored_user
 from core.errors import DomainError
 
 CHAT = "chat"  # operator chat and authoring session turns (WebSocket and REST)
@@ -73,7 +74,7 @@ class _ScopeRate(SimpleRateThrottle):
         super().__init__(rate_for(scope) or "")
 
     def get_rate(self) -> str | None:
-        return rate_for(self.scope)
+        return rate_for(self.scope or "")
 
     def parse_rate(self, rate: str | None) -> tuple[int | None, int | None]:
         return super().parse_rate(rate or None)
@@ -113,7 +114,7 @@ def rate_check(scope: str, request_or_user: HttpRequest | AbstractBaseUser | Ano
         request = request_or_user
     else:
         request = HttpRequest()
-        request.user = request_or_user
+        request.user = stored_user(request_or_user) or AnonymousUser()
     throttle = _ScopeRate(scope)
     if throttle.allow_request(request):
         return RateDecision(True, rate=throttle.rate or None)
@@ -167,8 +168,11 @@ def token_usage_today(user: AbstractBaseUser) -> int:
     """Model tokens (input + output) this user's agent runs recorded today, fake engine excluded."""
     from core.models import AgentRun
 
+    owner = stored_user(user)
+    if owner is None:
+        return 0
     total = (
-        AgentRun.objects.filter(user=user, started_at__gte=_start_of_today())
+        AgentRun.objects.filter(user=owner, started_at__gte=_start_of_today())
         .exclude(engine=FAKE_PROVIDER)
         .aggregate(total=Sum(F("input_tokens") + F("output_tokens")))["total"]
     )

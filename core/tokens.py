@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.db import transaction
 from django.utils import timezone
 
@@ -14,7 +14,7 @@ from core.sockets import user_sockets_close
 
 @transaction.atomic
 def api_token_create(
-    *, user: AbstractBaseUser, name: str, actor: AbstractBaseUser | None = None
+    *, user: User, name: str, actor: AbstractBaseUser | AnonymousUser | None = None
 ) -> tuple[ApiToken, str]:
     """A new token for `user`; returns (token, raw secret). The raw secret is never stored."""
     raw = ApiToken.generate_key()
@@ -30,7 +30,7 @@ def api_token_create(
 
 
 @transaction.atomic
-def api_token_revoke(*, token: ApiToken, actor: AbstractBaseUser | None = None) -> bool:
+def api_token_revoke(*, token: ApiToken, actor: AbstractBaseUser | AnonymousUser | None = None) -> bool:
     """Revoke a token; False when it was already revoked (the guard is in the query)."""
     changed = ApiToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
     if changed:

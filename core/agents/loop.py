@@ -90,7 +90,7 @@ class AgentResult:
     # What agent_end reports (and AgentRun.finish_reason records): the finish tool's reason
     # (e.g. "submit_rca", "answered") when it ended the run, else `finish_reason`.
     end_reason: str = ""
-    _end: Callable[[], None] | None = field(default=None, repr=False)
+    _end: Callable[[], object] | None = field(default=None, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -178,7 +178,9 @@ class _Loop:
 
     # -- the loop --------------------------------------------------------------------------------
     def run(self, messages: list[dict[str, Any]] | str) -> AgentResult:
-        history = [{"role": "user", "content": messages}] if isinstance(messages, str) else list(messages)
+        history: list[dict[str, Any]] = (
+            [{"role": "user", "content": messages}] if isinstance(messages, str) else list(messages)
+        )
         self.run_row.input_summary = _summarise_messages(history)
         publish(
             "agent_start",
@@ -336,6 +338,7 @@ class _Loop:
 
     def _finish_call(self, use) -> dict[str, Any]:
         finish = self.spec.finish_tool
+        assert finish is not None  # only the finish tool's own calls come here
         try:
             output = finish.input.model_validate(use.input).model_dump(mode="json")
         except ValidationError as exc:

@@ -66,5 +66,10 @@ def publish_many(event_type: str, payloads: list[dict[str, Any]]) -> list[Event]
     )]  # fmt: skip
     events = Event.objects.bulk_create(rows)
     frames = [event.as_frame() for event in events]
-    transaction.on_commit(lambda: [broadcast(frame) for frame in frames])
+
+    def broadcast_all() -> None:
+        for frame in frames:
+            broadcast(frame)
+
+    transaction.on_commit(broadcast_all)
     return events

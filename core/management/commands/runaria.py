@@ -49,7 +49,8 @@ class Command(BaseCommand):
         verbosity = options["verbosity"]
         background: list[Any] = []
         if verbosity > 1:  # log every task received and finished (the worker re-applies LOGGING)
-            settings.LOGGING.setdefault("loggers", {}).setdefault("celery", {})["level"] = "INFO"
+            logging_config: dict[str, Any] = settings.LOGGING
+            logging_config.setdefault("loggers", {}).setdefault("celery", {})["level"] = "INFO"
             logging.getLogger("celery").setLevel(logging.INFO)
         if settings.ARIA_EMBEDDED_WORKER and not settings.CELERY_TASK_ALWAYS_EAGER:
             background = self._start_embedded(celery_app, options)
