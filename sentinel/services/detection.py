@@ -168,9 +168,10 @@ def alarm_escalate_many(*, escalations: Sequence[AlarmEscalation]) -> list[Alarm
     return locked
 
 
-def alarm_clear_many(*, values: Mapping[int, float]) -> list[Alarm]:
+def alarm_clear_many(*, values: Mapping[int, float], now: datetime | None = None) -> list[Alarm]:
     """Close alarms whose signal returned inside its band; `values` maps alarm id → the value.
-    Only annunciated alarms auto-clear; shelved / out-of-service ones are decided on return."""
+    Only annunciated alarms auto-clear; shelved / out-of-service ones are decided on return.
+    `now` is the evaluation's time (a replayed or back-filled history clears when its values did)."""
     if not values:
         return []
     with transaction.atomic():
@@ -181,7 +182,7 @@ def alarm_clear_many(*, values: Mapping[int, float]) -> list[Alarm]:
         )
         if not locked:
             return []
-        now = timezone.now()
+        now = now or timezone.now()
         events = []
         for alarm in locked:
             events.append(

@@ -317,7 +317,7 @@ def _decide_and_apply(
     chatter_reset_clock(plan.recrossed)
     # Clears first: a signal that swung to the other side (and is not chattering) gets its new
     # alarm below, once its own on-delay has run.
-    summary.cleared = [a.pk for a in alarm_clear_many(values=chatter.clears)]
+    summary.cleared = [a.pk for a in alarm_clear_many(values=chatter.clears, now=now)]
     raises = list(plan.raises)
     for alarm_id in summary.cleared:
         if alarm_id in plan.swing_raises:

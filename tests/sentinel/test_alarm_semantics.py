@@ -185,3 +185,15 @@ def test_a_single_swing_still_clears_and_raises_the_other_side(pump):
     states = dict(Alarm.objects.filter(signal=discharge).values_list("direction", "state"))
     assert states == {"high": AlarmState.CLEARED, "low": AlarmState.ACTIVE_UNACK}
     assert not Alarm.objects.filter(chattering=True).exists()
+
+
+def test_a_replayed_history_clears_its_alarm_when_its_values_did(pump):
+    # Given a vibration breach and its return to normal, back-filled from an hour ago...
+    vibration = pump["vibration"]
+    start = timezone.now() - timedelta(hours=1)
+    _ingest(vibration, 5.0, start)
+    _ingest(vibration, 2.0, start + timedelta(minutes=3))
+    # Then the alarm's duration is the three minutes the history shows, not "until the replay ran".
+    alarm = Alarm.objects.get(signal=vibration)
+    assert alarm.state == AlarmState.CLEARED
+    assert alarm.cleared_at - alarm.raised_at == timedelta(minutes=3)
