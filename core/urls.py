@@ -4,8 +4,6 @@ from django.urls import path
 from core import views
 
 urlpatterns = [
-    # The Control Room shell; an app may claim "/" with a fuller page (apps' urls come first).
-    path("", views.control_room, name="control-room"),
     path("events/", views.event_feed, name="event-feed"),
     path("login/", auth_views.LoginView.as_view(template_name="registration/login.html"), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),

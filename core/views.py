@@ -1,4 +1,4 @@
-"""Kernel pages (Control Room shell) and the health endpoints.
+"""Kernel pages (the live event feed, sign-in lockout) and the health endpoints.
 
 /healthz answers when the process serves requests. /readyz checks what a request needs: the
 database (SELECT 1), the channel layer (send/receive round trip on a fresh channel) and the
@@ -24,25 +24,16 @@ from django.shortcuts import render
 from core.models import Event
 
 CHECK_TIMEOUT_SECONDS = 3.0
-# The Control Room starts with this many recent events, replayed through ?after=.
+# The event feed starts with this many recent events, replayed through ?after=.
 RECENT_EVENTS = 50
-
-
-def _shell(request: HttpRequest, title: str) -> HttpResponse:
-    latest = Event.objects.order_by("-id").values_list("id", flat=True).first() or 0
-    context = {"title": title, "replay_after": max(latest - RECENT_EVENTS, 0)}
-    return render(request, "core/control_room.html", context)
-
-
-@login_required
-def control_room(request: HttpRequest) -> HttpResponse:
-    return _shell(request, "Control Room")
 
 
 @login_required
 def event_feed(request: HttpRequest) -> HttpResponse:
-    """The raw live event feed (always here, whoever serves "/")."""
-    return _shell(request, "Live events")
+    """The raw live event feed (the Control Room at "/" is workorders' page)."""
+    latest = Event.objects.order_by("-id").values_list("id", flat=True).first() or 0
+    context = {"title": "Live events", "replay_after": max(latest - RECENT_EVENTS, 0)}
+    return render(request, "core/control_room.html", context)
 
 
 def login_lockout(

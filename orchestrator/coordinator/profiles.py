@@ -21,8 +21,6 @@ from typing import Any
 
 RUN_SPECIALIST = "orchestrator.run_specialist"
 RUN_WRITING_SPECIALIST = "orchestrator.run_writing_specialist"
-AGENT_RUNNERS = (RUN_SPECIALIST, RUN_WRITING_SPECIALIST)
-SIZES = {"small": 1, "large": 2}
 
 
 @dataclass(frozen=True)
@@ -132,15 +130,6 @@ PROFILES: dict[str, Profile] = {
 }
 
 
-def smaller_substitute(name: str) -> Profile | None:
-    """A profile covering the same work on a smaller model, or None."""
-    current = PROFILES.get(name)
-    if current is None:
-        return None
-    cheaper = [p for p in PROFILES.values() if p.covers == current.covers and SIZES[p.size] < SIZES[current.size]]
-    return cheaper[0] if cheaper else None
-
-
 def writes(profile: Profile) -> bool:
     """Does the profile's allowlist hold a tool of tier mutate or above (per the registry)?"""
     from core.capabilities import Tier, registry
@@ -153,10 +142,3 @@ def runner_for(profile: Profile) -> str:
     if profile.capability:
         return profile.capability
     return RUN_WRITING_SPECIALIST if writes(profile) else RUN_SPECIALIST
-
-
-def profile_of_step(capability: str, inputs: dict[str, Any]) -> str:
-    """Which profile a plan step runs (so 'that one' can be re-delegated)."""
-    if capability in AGENT_RUNNERS:
-        return str(inputs.get("profile", ""))
-    return next((p.name for p in PROFILES.values() if p.capability == capability), "")

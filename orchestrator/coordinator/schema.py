@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -90,9 +90,3 @@ class ActionPlan(BaseModel):
     actions: list[Action] = Field(min_length=1, max_length=10)
     references: References = Field(default_factory=References)
     risk: Risk = Field(default_factory=Risk)
-
-
-def action_plan_schema() -> dict[str, Any]:
-    schema = ActionPlan.model_json_schema()
-    schema.pop("title", None)
-    return schema

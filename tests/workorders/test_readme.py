@@ -28,11 +28,3 @@ def test_readme_names_every_capability_task_route_and_service():
             assert f"`{name}" in doc, name
     for event in ("anomaly_detected", "alert_banner", "rca_ready", "work_order_ready"):
         assert f"`{event}`" in doc, event
-
-
-def test_readme_documents_that_a_repeat_alarm_joins_the_active_order():
-    doc = " ".join(text().split())
-    assert "A repeat alarm joins the active order" in doc
-    assert "deliberate refinement" in doc
-    assert "priority is raised if the new alarm is more severe" in doc
-    assert "no second investigation" in doc
