@@ -4,9 +4,10 @@ from django.apps import AppConfig
 class AssistantConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "assistant"
+    offline_policies = "assistant.offline"  # the fake engine's stand-ins, imported only when it runs
 
     def ready(self) -> None:
-        # Capabilities, fake policies and the published-prompt source register on import.
+        # Capabilities and the published-prompt source register on import.
         from importlib import import_module
         from importlib.util import find_spec
 
@@ -19,7 +20,6 @@ class AssistantConfig(AppConfig):
             "draft_capabilities",
             "authoring_capabilities",
             "receivers",
-            "agents.fake_policies",
             "prompt_source",
         ):
             if find_spec(f"{self.name}.{module}"):

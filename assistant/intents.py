@@ -1,5 +1,6 @@
 """Intent resolution for the workbench: deterministic parsing of what the engineer wants to
-create, and the draft it becomes. The authoring assistant's offline policy uses it too."""
+create, and the draft it becomes. The authoring assistant's offline stand-in
+(assistant/offline/author.py) uses it too."""
 
 from __future__ import annotations
 

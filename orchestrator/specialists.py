@@ -5,7 +5,7 @@ allowlist and model (use case), acting as the plan owner.
 - `orchestrator.run_writing_specialist` (mutate) runs profiles whose allowlist holds a mutate-tier
   tool, so delegating to them goes through the plan gate like any mutation (under ask_mutations the
   step waits for the owner's permission before the specialist may write).
-Each refuses the other's profiles. Also the offline policy of the plan reviewer profile.
+Each refuses the other's profiles.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from core.access import OPERATOR
 from core.agents.engines import model_for
-from core.agents.engines.fake import FakeReply, FakeState, fake_policy
 from core.agents.loop import AgentSpec, FinishTool, run_agent
 from core.capabilities import CapabilityContext, Tier, capability, registry
 from core.errors import InvalidInput
@@ -118,36 +117,3 @@ def run_specialist(ctx: CapabilityContext, params: RunSpecialistInput) -> dict[s
 )
 def run_writing_specialist(ctx: CapabilityContext, params: RunSpecialistInput) -> dict[str, Any]:
     return _run(ctx, params, _profile(params.profile, RUN_WRITING_SPECIALIST), Tier.MUTATE)
-
-
-@fake_policy("plan_reviewer")
-def plan_reviewer(state: FakeState) -> FakeReply:
-    """Offline reviewer: looks at the plan, then judges the earlier results it was given."""
-    context = _context(state.user_text)
-    plan_id = context.get("plan_id")
-    if plan_id and not state.called("get_plan"):
-        return FakeReply(tool_calls=[("get_plan", {"plan_id": plan_id})])
-    results = context.get("earlier_results") or []
-    empty = [r["order"] for r in results if not r.get("result")]
-    verdict = "pass" if results and not empty else "needs_work"
-    notes = (
-        f"Checked {len(results)} earlier result(s)"
-        + (f"; step(s) {empty} returned nothing." if empty else ".")
-        + ("" if results else " Nothing to review yet.")
-    )
-    return FakeReply(tool_calls=[("submit_review", {"verdict": verdict, "notes": notes, "reviewed": len(results)})])
-
-
-def _context(text: str) -> dict[str, Any]:
-    for line in reversed((text or "").splitlines()):
-        if line.startswith("Context: "):
-            try:
-                value = json.loads(line[len("Context: ") :])
-            except ValueError:
-                return {}
-            return value if isinstance(value, dict) else {}
-    return {}
-
-
-# The writing profiles' offline policies register on import.
-from orchestrator import writer_policies  # noqa: E402, F401

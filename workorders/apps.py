@@ -4,13 +4,14 @@ from django.apps import AppConfig
 class WorkordersConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "workorders"
+    offline_policies = "workorders.offline"  # the fake engine's stand-ins, imported only when it runs
 
     def ready(self) -> None:
         # Capabilities and signal receivers register on import.
         from importlib import import_module
         from importlib.util import find_spec
 
-        for module in ("capabilities", "receivers", "agents.fake_policies", "agents.handover_offline"):
+        for module in ("capabilities", "receivers"):
             if find_spec(f"{self.name}.{module}"):
                 import_module(f"{self.name}.{module}")
         from workorders import events, reapers  # the sweeper's re-drive of stranded orders (core.sweep)

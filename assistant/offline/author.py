@@ -1,4 +1,5 @@
-"""Offline policy of the authoring assistant: turns the engineer's words into a draft delta."""
+"""OFFLINE STAND-IN for the authoring assistant (fake engine only): turns the engineer's words into
+a draft delta with the intent catalogue (`assistant.intents`)."""
 
 from __future__ import annotations
 

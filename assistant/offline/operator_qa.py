@@ -1,4 +1,7 @@
-"""Offline policies for the assistant's agents: they decide from the request and tool results."""
+"""OFFLINE STAND-IN for the operator Q&A agent (fake engine only): it resolves the equipment the
+question names, reads its signals and history through the same tools a model would, charts the
+trend, asks the Investigator for "why" questions, and answers citing what it used. English only:
+answering in the operator's language is the model's job (the agent's prompt asks for it)."""
 
 from __future__ import annotations
 
@@ -52,18 +55,6 @@ def _cell_id(state: FakeState, tag: str | None) -> int | None:
     return None
 
 
-# The answer's frame in the operator's language (the offline engine has no translator).
-PHRASES = {
-    "en": {"about": "About", "none": "I could not find data for", "sources": "Sources"},
-    "de": {"about": "Zu", "none": "Ich habe keine Daten gefunden zu", "sources": "Quellen"},
-}
-GERMAN = re.compile(r"\b(warum|wieso|ist|die|der|das|nicht|und|wie|was|ausgefallen|pumpe|gestern|heute)\b", re.I)
-
-
-def _language(question: str) -> str:
-    return "de" if len(GERMAN.findall(question)) >= 2 else "en"
-
-
 def _brief(content: Any, limit: int = 240) -> str:
     if isinstance(content, dict):
         for key in ("answer", "summary", "text"):
@@ -112,7 +103,7 @@ def operator_qa(state: FakeState) -> FakeReply:
     tag_match = TAG.search(question)
     tag = tag_match.group(1) if tag_match else None
     cell_id = _cell_id(state, tag)
-    why = bool(re.search(r"\b(why|cause|trip|tripped|fail|failed|wrong|warum|pourquoi|por qué)\b", question, re.I))
+    why = bool(re.search(r"\b(why|cause|trip|tripped|fail|failed|wrong)\b", question, re.I))
 
     if cell_id is None and tag:
         for resolver in (*RESOLVERS, "get_current_signals"):
@@ -155,7 +146,6 @@ def operator_qa(state: FakeState) -> FakeReply:
                     continue
                 return FakeReply(tool_calls=[(tool, args_for(tool, known, tools))])
 
-    words = PHRASES[_language(question)]
     sources = []
     lines = []
     label = tag or (f"cell {cell_id}" if cell_id is not None else "the plant")
@@ -178,44 +168,8 @@ def operator_qa(state: FakeState) -> FakeReply:
                 if not investigator and tool != "render_signal_chart":
                     lines.append(f"{source.capitalize()}: {_brief(result, 160)}")
     if not lines:
-        lines.append(f"{words['none']} {label}.")
-    answer = f"{words['about']} {label}: " + " ".join(lines)
+        lines.append(f"I could not find data for {label}.")
+    answer = f"About {label}: " + " ".join(lines)
     if sources:
-        answer += f"\n{words['sources']}: " + ", ".join(dict.fromkeys(sources)) + "."
+        answer += "\nSources: " + ", ".join(dict.fromkeys(sources)) + "."
     return FakeReply(text=answer)
-
-
-SUSPICIOUS = re.compile(
-    r"ignore (all|previous)|approve (this|the) draft|publish (this|the) draft|os\.system|subprocess", re.I
-)
-
-
-@fake_policy("draft_reviewer")
-def draft_reviewer(state: FakeState) -> FakeReply:
-    """Approve a candidate whose validation and tests passed and that carries no instructions
-    aimed at the reviewer; reject otherwise."""
-    text = state.user_text
-    version = re.search(r"Policy version: (\S+)", text)
-    match = re.search(r"<candidate>\n(.*)\n</candidate>", text, re.S)
-    try:
-        candidate = json.loads(match.group(1)) if match else {}
-    except ValueError:
-        candidate = {}
-    passed = bool(candidate.get("validation_report", {}).get("ok")) and bool(candidate.get("test_report", {}).get("ok"))
-    suspicious = bool(SUSPICIOUS.search(json.dumps(candidate.get("spec", {}))))
-    decision = "approve" if passed and not suspicious else "reject"
-    reason = (
-        "Validation and tests passed; the candidate is in scope."
-        if decision == "approve"
-        else ("The candidate contains instructions aimed at the reviewer." if suspicious else "Checks did not pass.")
-    )
-    review = {
-        "decision": decision,
-        "confidence": 0.9,
-        "policy_version": version.group(1) if version else "",
-        "reason": reason,
-    }
-    return FakeReply(tool_calls=[("submit_review", review)])
-
-
-from assistant.agents import author_policy  # noqa: E402,F401  (registers the authoring policy)

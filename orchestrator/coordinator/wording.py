@@ -1,7 +1,7 @@
 """How a message is worded: which words are the user's own, and whether a sentence asks, negates or
 supposes rather than instructs.
 
-Two users share it: the offline reader (`reading.keyword_reading`), which never turns such words
+Two users share it: the offline reader (`offline/reading.keyword_reading`), which never turns such words
 into a mutation, and the validator, which checks a model's `user_request_quote` against the user's
 current message in code. It is structure, not a phrase book: quoted spans are masked first (quote
 marks, "> " lines, everything after "you said" / "earlier I wrote"), then each remaining sentence

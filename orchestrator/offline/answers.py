@@ -1,6 +1,6 @@
-"""What the offline coordinator gateway answers once it has read state: a plan explained, a cell's
+"""OFFLINE STAND-IN: what the coordinator gateway answers once it has read state: a plan explained, a cell's
 work orders and signals, the Investigator's latest run. Read tools first, then one answer citing
-what they returned (split from fake_gateway.py, which decides which of these a reading calls for).
+what they returned (split from gateway.py, which decides which of these a reading calls for).
 """
 
 from __future__ import annotations
@@ -9,9 +9,8 @@ import json
 from typing import Any
 
 from core.agents.engines.fake import FakeReply, FakeState
+from orchestrator.coordinator.service import PACKET_MARKER as MARKER
 from orchestrator.planning.cells import exact_cell
-
-MARKER = "COORDINATOR_CONTEXT_JSON:"
 
 
 def submit(summary: str, actions: list[dict], refs: dict[str, list[int]], rationale: str) -> FakeReply:

@@ -1,7 +1,7 @@
-"""The fake model gateway of the coordinator: given a reading of the message, it chooses read
+"""OFFLINE STAND-IN: the fake model gateway of the coordinator: given a reading of the message, it chooses read
 tools and actions from what those tools return.
 
-It never looks at the message's words. A `Reading` (orchestrator/coordinator/reading.py) says
+It never looks at the message's words. A `Reading` (orchestrator/offline/reading.py) says
 what the user asked for — a question, stop, proceed, guidance, a revision, a delegation — and the
 gateway finds the rest in state: which plan "that one" is (the plan the conversation last acted
 on, else the newest in flight), whether an ask is open, coordinator-approvable, gated or already
@@ -20,9 +20,9 @@ from __future__ import annotations
 import re
 
 from core.agents.engines.fake import FakeEngine, FakeReply, FakeState, fake_policy
-from orchestrator.coordinator.fake_answers import MARKER, cell, explain, packet, submit
-from orchestrator.coordinator.reading import Reading, keyword_reading
 from orchestrator.coordinator.schema import MUTATING
+from orchestrator.offline.answers import MARKER, cell, explain, packet, submit
+from orchestrator.offline.reading import Reading, keyword_reading
 
 ACTIVE = ("running", "paused", "approved", "draft")
 SIZES = {"small": 1, "large": 2}

@@ -1,4 +1,4 @@
-"""The offline planner policy: reads the plan context from the request, looks, then submits."""
+"""OFFLINE STAND-IN for the planner (fake engine only): reads the plan context from the request, looks, then submits."""
 
 from __future__ import annotations
 

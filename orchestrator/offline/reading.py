@@ -1,19 +1,20 @@
-"""A reading of the user's message: the interpretation a model owns, as a small structure.
+"""OFFLINE STAND-IN: a reading of the user's message, the interpretation a model owns, as a small
+structure.
 
 A real model reads the words and decides, in one go, what the user wants and which state to
 inspect. The offline fake splits that in two so the second half can be tested on its own:
 
 - a `Reading` says what the user asked for in domain terms — the dialogue act and what the user
   added — and nothing about which plan, ask, work order or profile that means;
-- the fake gateway (`fake_gateway.decide`) takes a reading and finds everything else by calling
+- the fake gateway (`offline/gateway.decide`) takes a reading and finds everything else by calling
   read tools: which plan "that one" is, whether an ask is open or already decided, what failed,
   what ran and which smaller profile covers it, which work order "this" is.
 
 The scenario suite hands the gateway a reading per turn, exactly as a model would produce it, so
 no test depends on matching phrases. `keyword_reading` below is the offline demo's stand-in for
 the model's language understanding (the run command has no model by default): English only,
-deliberately small, and safe by default. It reads only the user's own words (`wording.own_words`:
-quotes and reported speech masked); a question is answered; a negation, a supposition or a
+deliberately small, and safe by default. It reads only the user's own words
+(`coordinator/wording.own_words`, shared with the validator: quotes and reported speech masked); a question is answered; a negation, a supposition or a
 request to only describe is explained; a mutation needs an instruction at the start of a clause
 ("approve it", "stop that one", "plan: …"); anything else is `unclear` — a clarifying answer,
 never a mutation.

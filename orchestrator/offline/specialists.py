@@ -1,25 +1,23 @@
-"""Offline policies of the writing specialist profiles: each reads, then writes what it read.
+"""OFFLINE STAND-INS for the specialist profiles run as plan steps (fake engine only).
+
+The writing profiles each read, then write what they read:
 
 - `work_order_writer` (the work_order_generator profile): reads the work order, its cell's KB and
   shifts, then writes the repair order through `update_work_order` (title, actions, parts, skills,
   duration) and submits what it wrote;
 - `draft_author` (the authoring_assistant profile): turns the task into a skill or prompt draft
   through `create_draft` (owned by the plan owner, status draft) and submits the draft id.
-A failed write ends the run without a submission, so the plan step fails with the reason.
+A failed write ends the run without a submission, so the plan step fails with the reason. The plan
+reviewer looks at the plan, then judges the earlier results it was given.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
 from core.agents.engines.fake import FakeReply, FakeState, fake_policy
-
-
-def _context(text: str) -> dict[str, Any]:
-    from orchestrator.specialists import _context as parse
-
-    return parse(text)
 
 
 def _failed(state: FakeState, tool: str) -> str:
@@ -29,7 +27,7 @@ def _failed(state: FakeState, tool: str) -> str:
 
 @fake_policy("work_order_writer")
 def work_order_writer(state: FakeState) -> FakeReply:
-    ctx = _context(state.user_text)
+    ctx = task_context(state.user_text)
     wo_id = ctx.get("work_order_id")
     if wo_id is None:
         return FakeReply(text="I need a work order to write the repair order for.")
@@ -121,3 +119,32 @@ def draft_from(task: str) -> dict[str, Any]:
         return {"type": "prompt", "name": named.group(1) if named else f"{agent}_prompt", "spec": spec}
     spec = {"instructions": f"{instruction[:1].upper()}{instruction[1:]}.", "triggers": words[:3]}
     return {"type": "skill", "name": named.group(1) if named else slug, "spec": spec}
+
+
+@fake_policy("plan_reviewer")
+def plan_reviewer(state: FakeState) -> FakeReply:
+    """Offline reviewer: looks at the plan, then judges the earlier results it was given."""
+    context = task_context(state.user_text)
+    plan_id = context.get("plan_id")
+    if plan_id and not state.called("get_plan"):
+        return FakeReply(tool_calls=[("get_plan", {"plan_id": plan_id})])
+    results = context.get("earlier_results") or []
+    empty = [r["order"] for r in results if not r.get("result")]
+    verdict = "pass" if results and not empty else "needs_work"
+    notes = (
+        f"Checked {len(results)} earlier result(s)"
+        + (f"; step(s) {empty} returned nothing." if empty else ".")
+        + ("" if results else " Nothing to review yet.")
+    )
+    return FakeReply(tool_calls=[("submit_review", {"verdict": verdict, "notes": notes, "reviewed": len(results)})])
+
+
+def task_context(text: str) -> dict[str, Any]:
+    for line in reversed((text or "").splitlines()):
+        if line.startswith("Context: "):
+            try:
+                value = json.loads(line[len("Context: ") :])
+            except ValueError:
+                return {}
+            return value if isinstance(value, dict) else {}
+    return {}

@@ -4,9 +4,11 @@ import pytest
 
 pytest.importorskip("workorders.capabilities")
 
+from assistant.models import Message
 from assistant.services.chat import chat_turn
 from assistant.services.drafts import draft_approve
 from assistant.services.publish import draft_publish
+from core.agents.engines.fake import FakeEngine, FakeReply
 from core.capabilities import CapabilityContext, dispatch
 from core.models import AgentRun
 from tests.workorders import factories as f
@@ -141,7 +143,30 @@ def test_why_did_p02_trip_on_a_plant_without_work_orders_resolves_the_tag_and_ch
     assert "could not find data" not in outcome.response
 
 
-def test_a_german_question_gets_a_german_answer(operator, p02):
-    outcome = chat_turn(user=operator, content="Warum ist die Pumpe P-02 ausgefallen?", on_frame=lambda fr: None)
-    assert outcome.response.startswith("Zu P-02:"), outcome.response
-    assert "Quellen:" in outcome.response
+class RecordingEngine(FakeEngine):
+    """The provider is what is faked: it records each request and answers from its script."""
+
+    def __init__(self, script: list[FakeReply]) -> None:
+        super().__init__(script=script)
+        self.requests: list = []
+
+    def complete(self, request, *, on_delta=None):
+        self.requests.append(request)
+        return super().complete(request, on_delta=on_delta)
+
+
+def test_a_german_question_reaches_the_model_verbatim_and_its_german_answer_reaches_the_operator(operator, p02):
+    """Answering in the operator's language is the model's job (the agent's prompt asks for it); the
+    chat carries the question to the model and the answer back unchanged, umlauts and all."""
+    question = "Warum ist die Pumpe P-02 ausgefallen? Lagertemperatur über 80 °C."
+    answer = "Zu P-02: Die Schwingung stieg über den Grenzwert; Lagerverschleiß ist wahrscheinlich. Quellen: Signale."
+    engine = RecordingEngine([FakeReply(text=answer)])
+    frames: list[dict] = []
+    outcome = chat_turn(user=operator, content=question, on_frame=frames.append, engine=engine)
+    (request,) = engine.requests
+    assert request.messages[0] == {"role": "user", "content": question}
+    assert "operator's language" in request.system
+    assert outcome.response == answer and not outcome.error
+    assert "".join(fr["content"] for fr in frames if fr["type"] == "text_delta") == answer
+    stored = Message.objects.filter(session=outcome.session).order_by("pk")
+    assert [(m.role, m.content) for m in stored] == [("user", question), ("assistant", answer)]

@@ -248,8 +248,8 @@ def test_delegate_to_generator_and_authoring_assistant_with_dependencies(operato
     assert AgentRun.objects.get(pk=author.result["agent_run_id"]).agent == "draft_author"
 
 
-def test_run_specialist_enforces_the_profile(operator):
-    from core.agents.engines.fake import FakeState, fake_policy
+def test_run_specialist_enforces_the_profile(operator, monkeypatch):
+    from core.agents.engines.fake import FakeReply, FakeState, load_offline_policies
     from core.capabilities import CapabilityContext, dispatch
     from core.models import AgentStep
 
@@ -263,20 +263,13 @@ def test_run_specialist_enforces_the_profile(operator):
     reader = dispatch("orchestrator.run_writing_specialist", {"profile": "reviewer", "task": "x"}, ctx=ctx)
     assert reader.is_error and "does not write" in reader.message
 
-    @fake_policy("plan_reviewer")
-    def greedy(state: FakeState):  # a reviewer that reaches for a tool outside its allowlist
-        from core.agents.engines.fake import FakeReply
-
+    def greedy(state: FakeState) -> FakeReply:  # a reviewer that reaches for a tool outside its allowlist
         if not state.outcomes:
             return FakeReply(tool_calls=[("update_work_order", {"work_order_id": 1, "title": "x"})])
         return FakeReply(tool_calls=[("submit_review", {"verdict": "pass"})])
 
-    try:
-        out = dispatch("orchestrator.run_specialist", {"profile": "reviewer", "task": "x"}, ctx=ctx)
-    finally:
-        from orchestrator import specialists
-
-        fake_policy("plan_reviewer")(specialists.plan_reviewer)
+    monkeypatch.setitem(load_offline_policies(), "plan_reviewer", greedy)
+    out = dispatch("orchestrator.run_specialist", {"profile": "reviewer", "task": "x"}, ctx=ctx)
     assert not out.is_error and out.content["use_case"] == "extraction"
     refused = AgentStep.objects.get(run_id=out.content["agent_run_id"], tool="update_work_order")
     assert refused.is_error

@@ -8,8 +8,8 @@ about that cell. Same assertions as the scenario suite: tools, actions, state af
 
 import pytest
 
-from orchestrator.coordinator.reading import Reading
 from orchestrator.models import Plan
+from orchestrator.offline.reading import Reading
 from tests.orchestrator.conftest import build_plan, start
 from tests.orchestrator.test_coordinator_scenarios import SURVEY, allowed, tools, transcript, turn_on
 from tests.workorders import factories as f

@@ -1,79 +1,95 @@
-"""The reading of a message, and the offline demo's keyword stand-in for it.
+"""The offline demo's coordinator against the scenario suite, through the service contract.
 
-The scenario suite hands the fake gateway readings directly; the offline demo (no model
-configured) reads the message with `keyword_reading` first. These tests pin what that stand-in
-makes of the scenario phrases, so the demo behaves like the suite, and that a reading is checked.
-The stand-in also names the words that ask for a mutation (`quote`, what a model puts in
-`user_request_quote`); tests/security/test_coordinator_wording.py covers what must never mutate.
+The scenario suite hands the fake gateway a `Reading` per turn; the offline demo (no model
+configured) runs the registered coordinator stand-in, which reads the words itself first. These
+tests hold the demo to the suite by what the turn does — the tools it read, the actions that passed
+validation, the plans' states after — not by what the stand-in makes of a phrase. What must never
+mutate, whatever reads the words, is the validator's job: tests/security/test_coordinator_wording.py
+and test_coordinator_reported_speech.py.
 """
 
-from dataclasses import replace
-
 import pytest
+from django.db import transaction
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from orchestrator.coordinator.profiles import PROFILES
-from orchestrator.coordinator.reading import ACTS, Reading, keyword_reading
+from orchestrator.coordinator.service import coordinator_turn
+from orchestrator.coordinator.wording import quote_backing
+from orchestrator.models import Interaction, Plan
+from orchestrator.offline.reading import ACTS, Reading, keyword_reading
+from tests.orchestrator.conftest import build_plan, start
 from tests.orchestrator.test_coordinator_scenarios import (
     APPLY,
     EXPLAIN_ONLY,
     NO_DOWNTIME,
-    REVISE_UI,
-    STOP,
     STOP_SMALLER,
     WHAT_HAPPENED,
+    _investigation,
+    allowed,
+    tools,
+    turn_on,
 )
 
 SPECIALISTS = {name: profile.packet() for name, profile in PROFILES.items()}
 
 
+def _plans() -> list[tuple[int, str, str]]:
+    return sorted(Plan.objects.values_list("pk", "status", "goal"))
+
+
+def suite_then_demo(operator, message: str, reading: Reading):
+    """What the suite's turn (the gateway given `reading`) does, rolled back; then what the offline
+    demo's turn (no engine given: the registered stand-in reads the words) does on the same state."""
+    with transaction.atomic():
+        suite = turn_on(operator, message, reading)
+        expected = (tools(suite), allowed(suite), _plans())
+        transaction.set_rollback(True)
+    demo = coordinator_turn(user=operator, message=message)
+    return expected, (tools(demo), allowed(demo), _plans())
+
+
+@pytest.mark.django_db
+def test_the_demo_stops_and_re_delegates_like_the_suite(operator, django_capture_on_commit_callbacks):
+    _investigation(operator, django_capture_on_commit_callbacks)
+    expected, demo = suite_then_demo(operator, "Stop that one, use a smaller agent", STOP_SMALLER)
+    assert demo == expected and demo[1] == ["cancel_plan", "delegate"]
+
+
+@pytest.mark.django_db
+def test_the_demo_approves_a_bounded_ask_like_the_suite(operator):
+    plan = start(build_plan(operator, [{"capability": "otest.read_value", "inputs": {"key": "k"}}], autonomy="ask_all"))
+    expected, demo = suite_then_demo(operator, "Apply it", APPLY)
+    assert demo == expected and demo[1] == ["decide_approval"]
+    assert Interaction.objects.get(plan=plan).status != "open"
+
+
+@pytest.mark.django_db
 @pytest.mark.parametrize(
-    ("message", "reading", "quote"),
+    ("message", "reading", "status", "actions"),
     [
-        ("What happened?", WHAT_HAPPENED, ""),
-        ("Stop that one, use a smaller agent", STOP_SMALLER, "Stop that one"),
-        ("Stop that one", STOP, "Stop that one"),
-        ("Apply it", APPLY, "Apply it"),
-        ("Don't start work yet, just explain the plan", EXPLAIN_ONLY, ""),
-        ("Use the previous plan but change the UI behaviour", REVISE_UI, "*"),
-        ("Continue the last run with this added constraint: no downtime", NO_DOWNTIME, "*"),
-        ("What happened on P-02?", Reading("question", equipment=("P-02",)), ""),
+        ("Don't start work yet, just explain the plan", EXPLAIN_ONLY, "draft", ["answer"]),
+        ("What happened?", WHAT_HAPPENED, "draft", ["answer"]),
+        ("Continue the last run with this added constraint: no downtime", NO_DOWNTIME, "running", ["attach_guidance"]),
     ],
+    ids=["explain-only", "question", "guidance"],
 )
-def test_keyword_reading_of_the_scenario_phrases(message, reading, quote):
-    """The scenario readings, plus the words quoted as the request ("*": the whole message)."""
-    assert keyword_reading(message, SPECIALISTS) == replace(reading, quote=message if quote == "*" else quote)
+def test_the_demo_explains_answers_and_guides_like_the_suite(operator, message, reading, status, actions):
+    if status == "running":
+        start(build_plan(operator, [{"capability": "otest.start_job", "inputs": {"ref": "j"}}]))
+    else:
+        build_plan(operator, [{"capability": "otest.read_value", "inputs": {"key": "k"}}], status="draft")
+    expected, demo = suite_then_demo(operator, message, reading)
+    assert demo == expected and demo[1] == actions
 
 
-def test_approving_names_the_checkpoint_the_user_named():
-    step = keyword_reading("yes, approve step 2", SPECIALISTS)
-    assert (step.act, step.step, step.quote) == ("proceed", 2, "approve step 2")
-    ask = keyword_reading("OK, approve ask 12 on plan 3", SPECIALISTS)
-    assert (ask.act, ask.ask_id, ask.plan_id, ask.quote) == ("proceed", 12, 3, "approve ask 12 on plan 3")
-
-
-def test_keyword_reading_of_a_delegation_names_profiles_from_the_packet_roles():
-    research = keyword_reading("Research this and have a reviewer check it", SPECIALISTS)
-    assert research.act == "delegate" and "reviewer" in research.profiles
-    assert set(research.profiles) <= set(SPECIALISTS)
-    write = keyword_reading("Write the repair order for work order 12", SPECIALISTS)
-    assert write == Reading(
-        "delegate",
-        text="Write the repair order for work order 12",
-        profiles=("work_order_generator",),
-        work_order_id=12,
-        quote="Write the repair order for work order 12",
-    )
-
-
-def test_keyword_reading_of_a_request_for_new_work():
-    goal = "raise the P-02 vibration alert limit to 4.8 mm/s"
-    assert keyword_reading(f"Plan: {goal}", SPECIALISTS) == Reading(
-        "plan", text="R" + goal[1:], equipment=("P-02",), quote=f"Plan: {goal}"
-    )
-    assert keyword_reading(f"Make a plan to {goal}", SPECIALISTS).text == "R" + goal[1:]
-    assert keyword_reading("Plan", SPECIALISTS).act == "unclear"  # nothing to plan: ask, never go on
+@pytest.mark.django_db
+def test_words_the_demo_does_not_understand_change_nothing(operator, django_capture_on_commit_callbacks):
+    """Hostile/unknown wording offline: a clarifying answer, never a mutation."""
+    plan, _, _ = _investigation(operator, django_capture_on_commit_callbacks)
+    turn = coordinator_turn(user=operator, message="Hör damit auf und nimm einen kleineren Agenten")
+    assert allowed(turn) == ["ask_clarification"]
+    assert Plan.objects.get(pk=plan.pk).status == "running" and Plan.objects.count() == 1
 
 
 def test_a_reading_with_an_unknown_act_is_refused():
@@ -85,14 +101,11 @@ def test_equipment_tags_are_read_whatever_their_case():
     from orchestrator.planning.cells import equipment_tags
 
     assert equipment_tags("is p-02 worse than P-02 or cv-03? (see WO 12)") == ["P-02", "CV-03"]
-    assert keyword_reading("what happened on p-02", SPECIALISTS).equipment == ("P-02",)
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=200), st.text(max_size=40))
 def test_any_text_reads_without_error(message, quote):
     """Whatever a user types (any unicode, stray quote marks), the reader and the quote check answer."""
-    from orchestrator.coordinator.wording import quote_backing
-
     assert keyword_reading(message, SPECIALISTS).act in ACTS
     assert isinstance(quote_backing(quote, message), str)

@@ -9,10 +9,10 @@ reading against a different state to show the outcome follows from state.
 import pytest
 
 from core.models import AuditRecord
-from orchestrator.coordinator.fake_gateway import fake_gateway
-from orchestrator.coordinator.reading import Reading, keyword_reading
 from orchestrator.coordinator.service import coordinator_turn, transcript_verify
 from orchestrator.models import CoordinatorTurn, Interaction, Plan
+from orchestrator.offline.gateway import fake_gateway
+from orchestrator.offline.reading import Reading, keyword_reading
 from orchestrator.services.jobs import plan_poll
 from orchestrator.services.plans import plan_transition
 from tests.orchestrator import testcaps

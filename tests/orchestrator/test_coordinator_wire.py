@@ -12,10 +12,10 @@ import pytest
 from core.agents.engines import get_engine
 from core.agents.engines.fake import FakeState, tool_outcomes
 from core.agents.types import EngineRequest
-from orchestrator.coordinator.fake_gateway import decide
-from orchestrator.coordinator.reading import Reading
 from orchestrator.coordinator.service import coordinator_turn
 from orchestrator.models import Plan
+from orchestrator.offline.gateway import decide
+from orchestrator.offline.reading import Reading
 from tests.fakes.agent_kit import engine_settings
 from tests.fakes.anthropic_server import AnthropicFakeServer, anthropic_stream, text, tool_use
 from tests.orchestrator.test_coordinator_scenarios import SURVEY, _investigation, allowed, tools, transcript

@@ -10,10 +10,10 @@ import pytest
 from core.models import AgentRun, AuditRecord
 from orchestrator.coordinator.service import coordinator_turn
 from orchestrator.models import Interaction, Plan
+from orchestrator.offline.specialists import draft_from
 from orchestrator.services.executor import plan_start
 from orchestrator.services.interactions import interaction_answer
 from orchestrator.services.plans import plan_approve
-from orchestrator.writer_policies import draft_from
 from tests.orchestrator.test_coordinator_scenarios import SURVEY, allowed, tools, transcript
 from tests.workorders.factories import P02_KB
 

@@ -102,6 +102,39 @@ def test_alarm_to_open_work_order_with_rca_citing_past_bearing_failure(
     assert thoughts and all(set(t) == {"agent", "content", "turn_id"} for t in thoughts)
 
 
+@pytest.mark.django_db
+def test_offline_kb_builder_and_generator_draw_their_render_components(
+    plant, vibration, django_capture_on_commit_callbacks
+):
+    """The offline chain shows the KB agent's render set [EquipmentKbCard, KbProgress] under its own
+    turn, and the Generator's printable work order card before its agent_end and work_order_ready."""
+    before = Event.objects.order_by("-id").values_list("id", flat=True).first() or 0
+    with django_capture_on_commit_callbacks(execute=True):
+        alarm = raise_alarm(vibration)
+    wo = WorkOrder.objects.get(triggered_by_alarm=alarm)
+    events = list(Event.objects.filter(id__gt=before).order_by("id"))
+    starts = {e.payload["agent"]: e.payload["turn_id"] for e in events if e.type == "agent_start"}
+    renders = [e for e in events if e.type == "ui_render"]
+
+    kb = [e.payload for e in renders if e.payload["agent"] == "kb_builder"]
+    assert [r["component"] for r in kb] == ["kb_progress", "equipment_kb_card", "kb_progress"]
+    assert all(r["turn_id"] == starts["kb_builder"] and r["props"]["cell_id"] == plant.pk for r in kb)
+    progress = [(r["props"]["done"], r["props"]["total"]) for r in kb if r["component"] == "kb_progress"]
+    assert progress == [(0, 2), (2, 2)]
+    card = next(r for r in kb if r["component"] == "equipment_kb_card")["props"]
+    assert card["cell_tag"] == plant.tag and card["kb"]  # the cell's KB, drawn from the database
+
+    (order_card,) = [e for e in renders if e.payload["component"] == "work_order_card"]
+    assert order_card.payload["agent"] == "work_order_generator"
+    assert order_card.payload["turn_id"] == starts["work_order_generator"]
+    props = order_card.payload["props"]
+    assert props["printable"] is True and props["print_url"] == f"/workorders/{wo.pk}/print"
+    assert props["work_order"]["id"] == wo.pk and props["cell_id"] == plant.pk
+    generator_end = next(e for e in events if e.type == "agent_end" and e.payload["agent"] == "work_order_generator")
+    ready = next(e for e in events if e.type == "work_order_ready")
+    assert order_card.id < generator_end.id < ready.id
+
+
 def is_subsequence(expected: list[str], actual: list[str]) -> bool:
     remaining = iter(actual)
     return all(any(item == seen for seen in remaining) for item in expected)

@@ -10,8 +10,8 @@ from tests.workorders import factories as f
 from tests.workorders.execution_helpers import analysed_order, report
 from workorders import kpis, selectors
 from workorders.agents import investigator
-from workorders.agents.pattern import closest_failure
 from workorders.models import FailureHistory
+from workorders.offline.pattern import closest_failure
 from workorders.services.execution import work_order_complete, work_order_start
 
 pytestmark = pytest.mark.django_db

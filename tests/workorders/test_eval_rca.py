@@ -17,9 +17,10 @@ from core.agents.engines.fake import FakeReply, FakeState
 from core.capabilities import CapabilityContext, dispatch
 from sentinel.fault_scenarios import FAULT_SCENARIOS, case_set, first_alarm_step, generate
 from sentinel.models import Cell, Site
-from workorders.agents.diagnosis_features import cell_features, diagnose
+from workorders.agents.diagnosis_features import cell_features
 from workorders.evaluation import predicted_mode, rca_evaluation_run, similar_correct
 from workorders.models import RcaEvaluation
+from workorders.offline.diagnosis import diagnose
 
 BASE = "/api/v1/workorders/evaluation/rca-runs"
 
@@ -104,7 +105,7 @@ def _wrong_investigator(state: FakeState) -> FakeReply:
 
 @pytest.mark.django_db
 def test_a_wrong_answer_is_scored_wrong(monkeypatch):
-    monkeypatch.setitem(fake._policies, "investigator", _wrong_investigator)
+    monkeypatch.setitem(fake.load_offline_policies(), "investigator", _wrong_investigator)
     evaluation = rca_evaluation_run(scenarios=["bearing_wear"])
     (row,) = evaluation.results
     assert row["predicted"] == "cavitation" and not row["mode_correct"]

@@ -1,19 +1,19 @@
-"""Offline policies for the maintenance agents (fake engine). They decide from tool results:
-the Investigator matches the current pattern to the closest past failure; the Generator writes
-the order from the KB; the KB agents answer from the KB JSON they were given."""
+"""OFFLINE STAND-IN for the Investigator (fake engine only): it decides from tool results.
+
+Trend → breach pattern; signal features → a failure mode (`offline/diagnosis.py`); confirmed past
+failures of that mode → the closest one (`offline/pattern.py`); charts and the pattern match are
+rendered; the KB builder is asked about the matched mode; then `submit_rca`.
+"""
 
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta
 from typing import Any
-
-from django.utils import timezone
 
 from core.agents.engines.fake import FakeReply, FakeState, fake_policy
 from workorders.agents.context import parse_context
-from workorders.agents.diagnosis_features import evidence_pattern, failures_of_mode, offline_diagnosis
-from workorders.agents.pattern import closest_failure, current_pattern
+from workorders.offline.diagnosis import evidence_pattern, failures_of_mode, offline_diagnosis
+from workorders.offline.pattern import closest_failure, current_pattern
 
 
 @fake_policy("investigator")
@@ -46,7 +46,7 @@ def investigator(state: FakeState) -> FakeReply:
     # Confirmed failures only (resolved: a technician closed the order). Unresolved rows are earlier
     # RCAs not yet confirmed; matching those would only echo the agent's own guesses, and once a
     # cell has many of them they push the real failures out of the newest-first window.
-    # The failure mode is read from the signal features (diagnosis_features.diagnose: offline rules over
+    # The failure mode is read from the signal features (offline/diagnosis.diagnose: rules over
     # slope, shift, noise, jumps, flatlines, bands, correlation); past failures are compared within it.
     features = state.result("signal_features") or {}
     diagnosis = offline_diagnosis(features)
@@ -133,108 +133,3 @@ def _rca(current, match, score, kb, kb_answer, trends, diagnosis=None) -> dict[s
         "signal_patterns": current,
         "failure_mode": mode,
     }
-
-
-@fake_policy("work_order_generator")
-def work_order_generator(state: FakeState) -> FakeReply:
-    ctx = parse_context(state.user_text)
-    work_order_id, cell_id = ctx.get("work_order_id"), ctx.get("cell_id")
-    if work_order_id is None or cell_id is None:
-        return FakeReply(text="I need a work order and a cell.")
-    if not state.called("get_work_order"):
-        return FakeReply(
-            tool_calls=[
-                ("get_work_order", {"work_order_id": work_order_id}),
-                ("get_equipment_kb", {"cell_id": cell_id}),
-                ("get_shift_assignments", {"cell_id": cell_id, "days": 3}),
-            ]
-        )
-    wo = state.result("get_work_order") or {}
-    kb = (state.result("get_equipment_kb") or {}).get("data", {})
-    shifts = (state.result("get_shift_assignments") or {}).get("assignments", [])
-    return FakeReply(tool_calls=[("submit_work_order", _order(wo, kb, shifts, ctx))])
-
-
-def _order(wo: dict, kb: dict, shifts: list[dict], ctx: dict) -> dict[str, Any]:
-    mode = (wo.get("rca_details") or {}).get("failure_mode") or ctx.get("failure_mode") or "undetermined"
-    info = kb.get("failure_modes", {}).get(mode, {})
-    stock = {p["ref"] for p in kb.get("spare_parts", []) if "ref" in p}
-    parts = [p for p in info.get("parts", []) if not stock or p["ref"] in stock]
-    procedure = kb.get("procedures", {}).get(info.get("procedure", ""), {})
-    actions = procedure.get("steps") or ([info["remedy"]] if info.get("remedy") else ["Inspect the equipment."])
-    skills = info.get("skills", [])
-    duration = int(info.get("duration_min") or 120)
-    start, who = _window(shifts, skills)
-    tag = wo.get("cell_tag", "")
-    title = f"{mode.replace('_', ' ').capitalize()} on {tag}: {procedure.get('title') or actions[0]}"
-    description = (
-        f"Root cause: {wo.get('rca_summary', '')}\n"
-        f"Procedure {info.get('procedure', 'n/a')}: {procedure.get('title', 'see actions')}.\n"
-        f"Window: {start:%Y-%m-%d %H:%M} UTC{f' with {who}' if who else ''}."
-    )
-    return {
-        "title": title[:200],
-        "description": description,
-        "recommended_actions": actions,
-        "required_parts": parts,
-        "required_skills": skills,
-        "priority": wo.get("priority") or "medium",
-        "estimated_duration_min": duration,
-        "suggested_window_start": start.isoformat(),
-        "suggested_window_end": (start + timedelta(minutes=duration)).isoformat(),
-    }
-
-
-def _window(shifts: list[dict], skills: list[str]) -> tuple[datetime, str]:
-    """The first upcoming shift with a technician holding a needed skill, else two hours from now."""
-    soon = timezone.now() + timedelta(hours=1)
-    for shift in shifts:
-        starts = datetime.fromisoformat(shift["starts_at"])
-        if starts >= soon and (not skills or set(skills) & set(shift.get("skills", []))):
-            return starts, f"{shift['technician']} ({shift['shift']} shift)"
-    return (timezone.now() + timedelta(hours=2)).replace(minute=0, second=0, microsecond=0), ""
-
-
-def answer_from_kb(kb: dict, question: str, tag: str) -> dict[str, Any]:
-    q = question.lower()
-    for mode, info in kb.get("failure_modes", {}).items():
-        if mode in q or mode.replace("_", " ") in q:
-            procedure = kb.get("procedures", {}).get(info.get("procedure", ""), {})
-            parts = ", ".join(f"{p['qty']}× {p['ref']}" for p in info.get("parts", []))
-            answer = (
-                f"{mode} on {tag}: signatures {'; '.join(info.get('signatures', []))}. "
-                f"Remedy: {info.get('remedy', 'n/a')}. Procedure {info.get('procedure', 'n/a')}"
-                f" ({procedure.get('title', '')}). Parts: {parts or 'none listed'}."
-            )
-            return {"answer": answer, "source": f"kb:failure_modes.{mode}", "confidence": 0.85}
-    if "part" in q or "spare" in q:
-        parts = "; ".join(
-            f"{p['ref']} {p.get('name', '')} (on hand {p.get('on_hand', '?')})" for p in kb.get("spare_parts", [])
-        )
-        if parts:
-            return {"answer": f"Spare parts of {tag}: {parts}.", "source": "kb:spare_parts", "confidence": 0.8}
-    for key, value in kb.items():
-        if key.replace("_", " ") in q or key in q:
-            return {"answer": f"{key} of {tag}: {json.dumps(value)[:1500]}", "source": f"kb:{key}", "confidence": 0.6}
-    return {"answer": f"The KB of {tag} does not cover that.", "source": "none", "confidence": 0.1}
-
-
-@fake_policy("kb_builder")
-def kb_builder(state: FakeState) -> FakeReply:
-    ctx = parse_context(state.user_text)
-    if not state.called("get_equipment_kb"):
-        return FakeReply(tool_calls=[("get_equipment_kb", {"cell_id": ctx.get("cell_id", 0)})])
-    result = state.result("get_equipment_kb") or {}
-    answer = answer_from_kb(result.get("data", {}), ctx.get("question", ""), result.get("cell_tag", "this cell"))
-    return FakeReply(tool_calls=[("submit_kb_answer", answer)])
-
-
-@fake_policy("kb_qa")
-def kb_qa(state: FakeState) -> FakeReply:
-    text = state.user_text
-    question = text.split("\n", 1)[0].removeprefix("Question: ")
-    try:
-        data = json.loads(text.split("Equipment data:\n", 1)[1])
-    except (IndexError, ValueError):
-        return FakeReply(text=json.dumps({"answer": "No equipment data given.", "source": "none", "confidence": 0.0}))
-    return FakeReply(text=json.dumps(answer_from_kb(data.get("kb", {}), question, data.get("cell_tag", ""))))

@@ -9,7 +9,7 @@ the bus as `handover_updated`.
 
 The draft comes from the Shift Handover agent (`workorders.agents.handover`) through the one agent
 loop, reading the shift's alarms, work orders, limit changes and logbook with the ordinary read
-capabilities. With the fake engine the offline stand-in (`agents/handover_offline.py`) writes it
+capabilities. With the fake engine the offline stand-in (`offline/handover.py`) writes it
 from those same reads, and the report says so in its first line (`drafted_offline`).
 """
 

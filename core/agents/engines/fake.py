@@ -10,14 +10,22 @@ provider, and tests exercise the real loop, tools and services.
         if not state.called("get_signal_trends"):
             return FakeReply(tool_calls=[("get_signal_trends", {"cell_id": ...})])
         ...
+
+Policies are offline stand-ins, kept apart from app code: an app declares the package that holds
+them on its AppConfig (`offline_policies = "workorders.offline"`), and this engine imports those
+packages the first time it needs a policy — so they are imported only when the fake engine runs.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from importlib import import_module
 from typing import Any
+
+from django.apps import apps
 
 from core.agents.engines.base import Engine, register_engine
 from core.agents.types import DeltaCallback, EngineRequest, EngineTurn, Usage
@@ -89,6 +97,25 @@ def fake_policy(agent: str) -> Callable[[Policy], Policy]:
     return decorate
 
 
+_loaded_modules: set[str] = set()
+_loading = threading.Lock()
+
+
+def offline_policy_modules() -> list[str]:
+    """The packages of offline stand-ins the installed apps declare (`AppConfig.offline_policies`)."""
+    return [path for config in apps.get_app_configs() if (path := getattr(config, "offline_policies", None))]
+
+
+def load_offline_policies() -> dict[str, Policy]:
+    """Import every declared offline package once (their `@fake_policy`s register); the policies."""
+    with _loading:
+        for path in offline_policy_modules():
+            if path not in _loaded_modules:
+                import_module(path)
+                _loaded_modules.add(path)
+    return _policies
+
+
 def default_policy(state: FakeState) -> FakeReply:
     return FakeReply(text=f"(offline fake engine) I received: {state.user_text[:200]}")
 
@@ -130,7 +157,8 @@ class FakeEngine(Engine):
         if self._script is not None:
             reply = self._script.pop(0) if self._script else FakeReply(text="(script exhausted)")
         else:
-            policy = (self._policies or _policies).get(request.agent, default_policy)
+            policies = self._policies or load_offline_policies()
+            policy = policies.get(request.agent, default_policy)
             reply = policy(FakeState(request=request, turn=turn, outcomes=tool_outcomes(request.messages)))
         content: list[dict[str, Any]] = []
         if reply.thinking:
