@@ -1,8 +1,12 @@
-"""Reads: the plant with its latest values, trends bucketed in the database, alarm lists."""
+"""Reads: the plant with its latest values, trends bucketed in the database (the one trend
+selector every app, agent and page uses), alarm lists."""
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Sequence
 from datetime import datetime, timedelta
+from functools import reduce
 from typing import Any
 
 from django.db.models import Avg, Count, FloatField, Func, IntegerField, Max, Min, Prefetch, Q, QuerySet
@@ -10,8 +14,9 @@ from django.db.models.functions import Cast, Floor
 from django.utils import timezone
 
 from core.errors import InvalidInput, NotFound
-from sentinel.choices import ANNUNCIATED_STATES, OPEN_ALARM_STATES, AlarmState, Severity
+from sentinel.choices import ANNUNCIATED_STATES, OPEN_ALARM_STATES, AlarmState, Direction, Severity
 from sentinel.models import Alarm, Cell, SignalDefinition, SignalLatest, SignalSample
+from sentinel.thresholds import Thresholds, threshold_values
 
 MAX_TREND_MINUTES = 7 * 24 * 60
 MAX_TREND_BUCKETS = 1000
@@ -64,54 +69,145 @@ def signal_get(signal_id: int) -> SignalDefinition:
 def signal_trends(
     *, signal: SignalDefinition | int, minutes: int = 60, buckets: int = 60, end: datetime | None = None
 ) -> dict[str, Any]:
-    """min/avg/max per time bucket over the last `minutes`, aggregated by the database.
-    Every bucket is present (empty ones have count 0 and null values) so a chart's x axis is even."""
+    """One signal's trend for a chart (the API's shape): `trends()` with `points` of
+    time/min/avg/max/count. Every bucket is present (empty ones have count 0 and null values)."""
+    signal = signal if isinstance(signal, SignalDefinition) else signal_get(signal)
+    trend = trends([signal], minutes=minutes, buckets=buckets, end=end)[0]
+    points = [
+        {"time": b["start"], "min": b["min"], "avg": b["avg"], "max": b["max"], "count": b["n"]}
+        for b in trend["buckets"]
+    ]
+    return {
+        "signal_id": signal.pk,
+        **{k: trend[k] for k in ("cell_id", "key", "display_name", "unit", "start", "end", "bucket_seconds")},
+        "thresholds": trend["thresholds"],
+        "points": points,
+    }
+
+
+def trends(
+    signals: Sequence[SignalDefinition],
+    *,
+    minutes: int = 60,
+    buckets: int = 60,
+    end: datetime | None = None,
+    digits: int | None = None,
+) -> list[dict[str, Any]]:
+    """The one trend selector: min/avg/max per time bucket of each signal over the last `minutes`,
+    with its peak, low and breach window (first/last sample beyond a limit, as `evaluate_threshold`
+    judges it). Two queries whatever the bucket and signal counts: the buckets, aggregated by the
+    database, and the breach windows. Every bucket is present (empty: n 0, null values)."""
     if not 1 <= minutes <= MAX_TREND_MINUTES:
         raise InvalidInput(f"minutes: must be between 1 and {MAX_TREND_MINUTES}", field="minutes")
     if not 1 <= buckets <= MAX_TREND_BUCKETS:
         raise InvalidInput(f"buckets: must be between 1 and {MAX_TREND_BUCKETS}", field="buckets")
-    signal = signal if isinstance(signal, SignalDefinition) else signal_get(signal)
     end = end or timezone.now()
     start = end - timedelta(minutes=minutes)
     width = minutes * 60 / buckets
-    start_epoch = start.timestamp()
-    rows = (
-        SignalSample.objects.filter(signal_id=signal.pk, time__gte=start, time__lt=end)
-        .annotate(bucket=Cast(Floor((EpochSeconds("time") - start_epoch) / width), IntegerField()))
-        .values("bucket")
-        .annotate(min=Min("value"), avg=Avg("value"), max=Max("value"), count=Count("id"))
-        .order_by("bucket")
-    )
-    found = {r["bucket"]: r for r in rows}
-    points = []
-    for index in range(buckets):
-        row = found.get(index, {})
-        points.append(
+    ids = [s.pk for s in signals]
+    found: dict[tuple[int, int], dict[str, Any]] = {}
+    if ids:
+        rows = (
+            SignalSample.objects.filter(signal_id__in=ids, time__gte=start, time__lt=end)
+            .annotate(bucket=Cast(Floor((EpochSeconds("time") - start.timestamp()) / width), IntegerField()))
+            .values("signal_id", "bucket")
+            .annotate(min=Min("value"), avg=Avg("value"), max=Max("value"), n=Count("id"))
+        )
+        for row in rows:
+            # The database's epoch arithmetic may land a sample on the window's edge a hair outside.
+            index = min(max(row["bucket"], 0), buckets - 1)
+            merged = found.get((row["signal_id"], index))
+            found[(row["signal_id"], index)] = row if merged is None else _merge_buckets(merged, row)
+    breaches = _breach_windows(signals, start, end)
+    result = []
+    for signal in signals:
+        points = []
+        for index in range(buckets):
+            row = found.get((signal.pk, index), {})
+            points.append(
+                {
+                    "start": (start + timedelta(seconds=index * width)).isoformat(),
+                    "min": _round(row.get("min"), digits),
+                    "avg": _round(row.get("avg"), digits),
+                    "max": _round(row.get("max"), digits),
+                    "n": row.get("n", 0),
+                }
+            )
+        maxima = [p["max"] for p in points if p["max"] is not None]
+        minima = [p["min"] for p in points if p["min"] is not None]
+        result.append(
             {
-                "time": (start + timedelta(seconds=index * width)).isoformat(),
-                "min": row.get("min"),
-                "avg": row.get("avg"),
-                "max": row.get("max"),
-                "count": row.get("count", 0),
+                "signal_def_id": signal.pk,
+                "cell_id": signal.cell_id,
+                "key": signal.key,
+                "display_name": signal.display_name,
+                "unit": signal.unit,
+                "start": start.isoformat(),
+                "end": end.isoformat(),
+                "bucket_seconds": width,
+                "thresholds": threshold_values(signal),
+                "peak": max(maxima) if maxima else None,
+                "low": min(minima) if minima else None,
+                "breach": breaches.get(signal.pk),
+                "buckets": points,
             }
         )
+    return result
+
+
+def _merge_buckets(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    n = a["n"] + b["n"]
     return {
-        "signal_id": signal.pk,
-        "cell_id": signal.cell_id,
-        "key": signal.key,
-        "display_name": signal.display_name,
-        "unit": signal.unit,
-        "start": start.isoformat(),
-        "end": end.isoformat(),
-        "bucket_seconds": width,
-        "thresholds": {
-            "low_alert": signal.low_alert,
-            "alert": signal.alert,
-            "high_alert": signal.high_alert,
-            "trip": signal.trip,
-        },
-        "points": points,
+        "min": min(a["min"], b["min"]),
+        "max": max(a["max"], b["max"]),
+        "avg": (a["avg"] * a["n"] + b["avg"] * b["n"]) / n,
+        "n": n,
     }
+
+
+def _breach_windows(signals: Sequence[SignalDefinition], start: datetime, end: datetime) -> dict[int, dict[str, Any]]:
+    """Per signal, the samples beyond its limits in one grouped query: the high side (above the
+    lowest high limit) when any sample breached it, else the low side (below low_alert)."""
+    sides: dict[str, list[Q]] = {Direction.HIGH: [], Direction.LOW: []}
+    for signal in signals:
+        t = Thresholds.of(signal)
+        if t.lowest_high is not None:
+            sides[Direction.HIGH].append(Q(signal_id=signal.pk, value__gt=t.lowest_high))
+        if t.low_alert is not None:
+            sides[Direction.LOW].append(Q(signal_id=signal.pk, value__lt=t.low_alert))
+    beyond = {str(side): reduce(operator.or_, qs) for side, qs in sides.items() if qs}
+    if not beyond:
+        return {}
+    aggregates: dict[str, Any] = {}
+    for side, q in beyond.items():
+        aggregates |= {
+            f"{side}_first": Min("time", filter=q),
+            f"{side}_last": Max("time", filter=q),
+            f"{side}_n": Count("id", filter=q),
+        }
+    rows = (
+        SignalSample.objects.filter(signal_id__in=[s.pk for s in signals], time__gte=start, time__lte=end)
+        .filter(reduce(operator.or_, beyond.values()))
+        .values("signal_id")
+        .annotate(**aggregates)
+    )
+    windows = {}
+    for row in rows:
+        side = "high" if row.get("high_n") else "low"
+        first, last, n = row.get(f"{side}_first"), row.get(f"{side}_last"), row.get(f"{side}_n")
+        if n:
+            windows[row["signal_id"]] = {
+                "direction": side,
+                "first": first.isoformat(),
+                "last": last.isoformat(),
+                "samples": n,
+                "duration_min": round((last - first).total_seconds() / 60, 1),
+            }
+    return windows
+
+
+def _round(value: float | None, digits: int | None) -> float | None:
+    return value if value is None or digits is None else round(value, digits)
 
 
 def alarms_list(

@@ -1,7 +1,9 @@
-"""Threshold evaluation: pure functions, no database.
+"""Threshold evaluation: pure functions, no database. The one classifier of a value against a
+signal's limits: the alarm detector, the Control Room, the agents' tools and the API all use it.
 
 High side: `alert` < `high_alert` < `trip` (each optional); low side: `low_alert`. A value breaches
-a high threshold when it is strictly above it and the low one when strictly below it. Precedence
+a high threshold when it is strictly above it and the low one when strictly below it (ISA-18.2:
+the alarm is raised when the value *exceeds* its limit; on the limit is still normal). Precedence
 is trip > high_alert > alert > low_alert, so a misconfigured signal still reports its worst breach.
 """
 
@@ -72,6 +74,34 @@ def evaluate_threshold(signal_or_thresholds: Any, value: float) -> BreachResult:
     if t.low_alert is not None and value < t.low_alert:
         return BreachResult(True, Severity.ALERT, Direction.LOW, "low_alert", t.low_alert)
     return NO_BREACH
+
+
+class SignalState:
+    """What a page or a tool shows for a value: `signal_state()`'s answers."""
+
+    NORMAL = "normal"
+    ALERT = "alert"  # beyond alert or high_alert
+    TRIP = "trip"
+    LOW = "low"  # below low_alert
+    UNKNOWN = "unknown"  # no value (or not a finite one)
+
+
+def signal_state(signal_or_thresholds: Any, value: float | None) -> str:
+    """normal | alert | trip | low | unknown: `evaluate_threshold` in one word."""
+    if value is None or not math.isfinite(value):
+        return SignalState.UNKNOWN
+    breach = evaluate_threshold(signal_or_thresholds, value)
+    if not breach.breached:
+        return SignalState.NORMAL
+    if breach.direction == Direction.LOW:
+        return SignalState.LOW
+    return SignalState.TRIP if breach.severity == Severity.TRIP else SignalState.ALERT
+
+
+def threshold_values(signal_or_thresholds: Any) -> dict[str, float | None]:
+    """The four limits as a JSON-ready mapping (what pages and tools show next to a value)."""
+    t = Thresholds.of(signal_or_thresholds)
+    return {name: getattr(t, name) for name in THRESHOLD_FIELDS}
 
 
 def is_clear(signal_or_thresholds: Any, value: float, *, direction: str) -> bool:

@@ -1,19 +1,18 @@
-"""Reads the capabilities, API and agents share: signals, trends, anomalies, work orders."""
+"""Reads the capabilities, API and agents share: signals, anomalies, work orders. A value's state
+and the trends come from sentinel (sentinel.thresholds.signal_state, sentinel.selectors.trends)."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
-from django.db.models import Avg, Count, Max, Min, QuerySet
-from django.utils import timezone
+from django.db.models import Count, QuerySet
 
 from core.errors import NotFound
-from sentinel.models import Alarm, Cell, SignalDefinition, SignalLatest, SignalSample
+from sentinel.models import Alarm, Cell, SignalDefinition, SignalLatest
+from sentinel.thresholds import signal_state, threshold_values
 from workorders.choices import CONFIRMED_VERIFICATIONS, FailureCodeLevel, RcaVerdict
 from workorders.models import CompletionReport, EquipmentKB, FailureCode, FailureHistory, WorkOrder
-
-THRESHOLD_FIELDS = ("low_alert", "alert", "high_alert", "trip")
 
 
 def get_cell(cell_id: int) -> Cell:
@@ -21,24 +20,6 @@ def get_cell(cell_id: int) -> Cell:
         return Cell.objects.select_related("line__site").get(pk=cell_id)
     except Cell.DoesNotExist:
         raise NotFound(f"Cell {cell_id} not found.", field="cell_id") from None
-
-
-def thresholds(signal: SignalDefinition) -> dict[str, float | None]:
-    return {name: getattr(signal, name) for name in THRESHOLD_FIELDS}
-
-
-def signal_state(signal: SignalDefinition, value: float | None) -> str:
-    """normal | alert | trip | low | unknown for a value against the signal's thresholds."""
-    if value is None:
-        return "unknown"
-    if signal.trip is not None and value >= signal.trip:
-        return "trip"
-    highs = [t for t in (signal.high_alert, signal.alert) if t is not None]
-    if highs and value >= min(highs):
-        return "alert"
-    if signal.low_alert is not None and value <= signal.low_alert:
-        return "low"
-    return "normal"
 
 
 def current_signals(cell: Cell) -> list[dict[str, Any]]:
@@ -58,88 +39,10 @@ def current_signals(cell: Cell) -> list[dict[str, Any]]:
                 "time": row.time.isoformat() if row else None,
                 "stale": bool(row and row.stale),
                 "state": signal_state(signal, value),
-                "thresholds": thresholds(signal),
+                "thresholds": threshold_values(signal),
             }
         )
     return rows
-
-
-def signal_trends(
-    signals: list[SignalDefinition], *, minutes: int, buckets: int, end: datetime | None = None
-) -> list[dict[str, Any]]:
-    """Min/avg/max per time bucket per signal, plus the breach window (first/last beyond alert)."""
-    end = end or timezone.now()
-    start = end - timedelta(minutes=minutes)
-    width = (end - start) / buckets
-    ids = [s.pk for s in signals]
-    series: dict[int, list[dict[str, Any]]] = {pk: [] for pk in ids}
-    # One aggregate query per bucket (bounded by `buckets`, independent of the sample count).
-    for index in range(buckets):
-        b0 = start + width * index
-        b1 = b0 + width
-        stats = (
-            SignalSample.objects.filter(signal_id__in=ids, time__gte=b0, time__lt=b1)
-            .values("signal_id")
-            .annotate(min=Min("value"), avg=Avg("value"), max=Max("value"), n=Count("id"))
-        )
-        found = {row["signal_id"]: row for row in stats}
-        for pk in ids:
-            row = found.get(pk)
-            series[pk].append(
-                {
-                    "start": b0.isoformat(),
-                    "min": _round(row["min"]) if row else None,
-                    "avg": _round(row["avg"]) if row else None,
-                    "max": _round(row["max"]) if row else None,
-                    "n": row["n"] if row else 0,
-                }
-            )
-    result = []
-    for signal in signals:
-        points = series[signal.pk]
-        maxima = [p["max"] for p in points if p["max"] is not None]
-        minima = [p["min"] for p in points if p["min"] is not None]
-        result.append(
-            {
-                "signal_def_id": signal.pk,
-                "cell_id": signal.cell_id,
-                "key": signal.key,
-                "unit": signal.unit,
-                "thresholds": thresholds(signal),
-                "peak": max(maxima) if maxima else None,
-                "low": min(minima) if minima else None,
-                "breach": _breach_window(signal, start, end),
-                "buckets": points,
-            }
-        )
-    return result
-
-
-def _breach_window(signal: SignalDefinition, start: datetime, end: datetime) -> dict[str, Any] | None:
-    highs = [t for t in (signal.alert, signal.high_alert, signal.trip) if t is not None]
-    window = SignalSample.objects.filter(signal=signal, time__gte=start, time__lte=end)
-    if highs:
-        beyond = window.filter(value__gte=min(highs))
-        direction = "high"
-    elif signal.low_alert is not None:
-        beyond = window.filter(value__lte=signal.low_alert)
-        direction = "low"
-    else:
-        return None
-    agg = beyond.aggregate(first=Min("time"), last=Max("time"), n=Count("id"))
-    if not agg["n"]:
-        return None
-    return {
-        "direction": direction,
-        "first": agg["first"].isoformat(),
-        "last": agg["last"].isoformat(),
-        "samples": agg["n"],
-        "duration_min": round((agg["last"] - agg["first"]).total_seconds() / 60, 1),
-    }
-
-
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, 3)
 
 
 def cell_anomalies(cell: Cell, *, limit: int = 20) -> list[dict[str, Any]]:

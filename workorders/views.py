@@ -22,6 +22,7 @@ from core.models import Event
 from sentinel.choices import AlarmState
 from sentinel.models import Alarm, Cell, SignalDefinition
 from sentinel.services.ingest import stale_window
+from sentinel.thresholds import signal_state, threshold_values
 from workorders import selectors
 from workorders.choices import ACTIVE_STATUSES
 
@@ -55,8 +56,8 @@ def _signal_row(signal: SignalDefinition, now: datetime) -> dict[str, Any]:
         "value": value,
         "time": latest.time.isoformat() if latest is not None else None,
         "stale": bool(latest is not None and (latest.stale or old)),
-        "state": selectors.signal_state(signal, value),
-        "thresholds": selectors.thresholds(signal),
+        "state": signal_state(signal, value),
+        "thresholds": threshold_values(signal),
     }
 
 

@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field, model_validator
 from core.access import OPERATOR
 from core.capabilities import CapabilityContext, Tier, capability
 from core.errors import InvalidInput
+from sentinel import selectors as sentinel_selectors
 from sentinel.models import Cell, SignalDefinition
 from workorders import selectors
 
@@ -71,7 +72,7 @@ def get_current_signals(ctx: CapabilityContext, params: CellInput) -> dict[str, 
 )
 def get_signal_trends(ctx: CapabilityContext, params: TrendsInput) -> dict[str, Any]:
     signals = signals_for(params.cell_id, params.signal_def_ids)
-    trends = selectors.signal_trends(signals, minutes=params.minutes, buckets=params.buckets)
+    trends = sentinel_selectors.trends(signals, minutes=params.minutes, buckets=params.buckets, digits=3)
     breaching = [t["key"] for t in trends if t["breach"]]
     return {
         "cell_id": params.cell_id if params.cell_id is not None else (signals[0].cell_id if signals else None),

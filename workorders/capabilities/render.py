@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field, model_validator
 from core.access import OPERATOR
 from core.capabilities import CapabilityContext, Tier, capability
 from core.errors import NotFound
+from sentinel import selectors as sentinel_selectors
 from workorders import selectors
 from workorders.capabilities.plant import signals_for
 from workorders.models import FailureHistory
@@ -90,7 +91,7 @@ def print_url(work_order_id: int) -> str:
 )
 def render_signal_chart(ctx: CapabilityContext, params: SignalChartInput) -> dict[str, Any]:
     signals = signals_for(None, params.signal_def_ids)
-    trends = selectors.signal_trends(signals, minutes=params.minutes, buckets=params.buckets)
+    trends = sentinel_selectors.trends(signals, minutes=params.minutes, buckets=params.buckets, digits=3)
     cell = signals[0].cell
     series = [
         {
