@@ -28,9 +28,7 @@ def sections(prompt: str) -> tuple[str, str]:
 def corrected_failure(cell, operator) -> FailureHistory:
     wo = analysed_order(cell, mode="cavitation")
     work_order_start(work_order=wo, actor=operator)
-    work_order_complete(
-        work_order=wo, actor=operator, **report(rca_verdict="corrected", actual_root_cause=CORRECTION)
-    )
+    work_order_complete(work_order=wo, actor=operator, **report(rca_verdict="corrected", actual_root_cause=CORRECTION))
     return FailureHistory.objects.get(work_order=wo)
 
 
