@@ -16,16 +16,17 @@ from core.access import APPROVER, has_scopes
 from core.audit import audit_record
 from core.errors import Conflict, Forbidden, InvalidInput
 from core.events import publish
+from core.transitions import Move, StateMachine, transition
 
 S = DraftStatus
+AUDIT_TARGET = "assistant.draft"
 
 
 def _audit(draft: Draft, actor: AbstractBaseUser | None, action: str, **details: Any) -> None:
     """The audit record and the `draft_updated` bus event, both in the caller's transaction."""
-    audit_record(actor=actor, action=action, target_type="assistant.draft", target_id=draft.pk, details=details)
-    if action in ("draft.create", "draft.edit", "draft.transition"):
-        payload = {"draft_id": draft.pk, "draft_type": draft.type, "name": draft.name, "status": draft.status}
-        publish("draft_updated", {**payload, "version": draft.version})
+    audit_record(actor=actor, action=action, target_type=AUDIT_TARGET, target_id=draft.pk, details=details)
+    if action in ("draft.create", "draft.edit"):
+        publish(*_draft_updated(draft))
 
 
 def draft_create(
@@ -81,24 +82,35 @@ def draft_update(
     return draft
 
 
+DRAFT_MACHINE = StateMachine("draft", DRAFT_TRANSITIONS)
+
+
+def _draft_updated(draft: Draft) -> tuple[str, dict[str, Any]]:
+    payload = {"draft_id": draft.pk, "draft_type": draft.type, "name": draft.name, "status": draft.status}
+    return "draft_updated", {**payload, "version": draft.version}
+
+
+def _set_reports(draft: Draft, move: Move) -> None:
+    """A move out of validating/testing carries its report."""
+    for key in ("validation_report", "test_report"):
+        if key in move.details:
+            setattr(draft, key, move.details.pop(key))
+
+
 def draft_transition(*, draft: Draft, to_status: str, actor: AbstractBaseUser | None, **details: Any) -> Draft:
     """Lock the row, reject an illegal move with the allowed ones (409), record the change."""
-    with transaction.atomic():
-        locked = Draft.objects.select_for_update().get(pk=draft.pk)
-        allowed = DRAFT_TRANSITIONS[locked.status]
-        if to_status not in allowed:
-            raise Conflict(
-                f"Cannot move a {locked.status} draft to {to_status}.",
-                allowed=sorted(allowed),
-                status=locked.status,
-            )
-        from_status = locked.status
-        locked.status = to_status
-        for key in ("validation_report", "test_report"):
-            if key in details:
-                setattr(locked, key, details.pop(key))
-        locked.save()
-        _audit(locked, actor, "draft.transition", from_status=from_status, to_status=to_status, **details)
+    transition(
+        DRAFT_MACHINE,
+        Draft.objects.all(),
+        draft.pk,
+        to_status,
+        actor=actor,
+        target_type=AUDIT_TARGET,
+        details=details,
+        on_move=_set_reports,
+        audit=lambda m: ("draft.transition", {"from_status": m.from_state, "to_status": m.to_state, **m.details}),
+        event=lambda m: _draft_updated(m.instance),
+    )
     draft.refresh_from_db()
     return draft
 

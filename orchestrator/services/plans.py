@@ -10,15 +10,17 @@ from django.db import transaction
 from core.audit import audit_record
 from core.errors import Conflict, InvalidInput
 from core.events import publish
+from core.transitions import Move, StateMachine, transition
 from orchestrator.choices import PLAN_TRANSITIONS, Autonomy, PlanStatus
 from orchestrator.models import Plan, PlanStep
 from orchestrator.planning import Proposal, get_planner, normalize_refs
 from orchestrator.planning.validation import validate_proposals
 
+PLAN_MACHINE = StateMachine("plan", PLAN_TRANSITIONS)
 
-def plan_updated(plan: Plan, step: PlanStep | None = None) -> None:
-    """Publish `plan_updated` (in the caller's transaction; broadcast on commit)."""
-    publish(
+
+def plan_updated_event(plan: Plan, step: PlanStep | None = None) -> tuple[str, dict[str, Any]]:
+    return (
         "plan_updated",
         {
             "plan_id": plan.pk,
@@ -27,6 +29,11 @@ def plan_updated(plan: Plan, step: PlanStep | None = None) -> None:
             "step_status": step.status if step else None,
         },
     )
+
+
+def plan_updated(plan: Plan, step: PlanStep | None = None) -> None:
+    """Publish `plan_updated` (in the caller's transaction; broadcast on commit)."""
+    publish(*plan_updated_event(plan, step))
 
 
 def plan_create(
@@ -94,33 +101,30 @@ def plan_create(
 
 def plan_transition(*, plan: Plan, to_status: str, actor: AbstractBaseUser | None, reason: str = "") -> Plan:
     """Lock the row, check the move against the map, save, audit, publish."""
-    with transaction.atomic():
-        locked = Plan.objects.select_for_update().get(pk=plan.pk)
-        allowed = PLAN_TRANSITIONS[locked.status]
-        if to_status not in allowed:
-            raise Conflict(
-                f"Plan {locked.pk} is {locked.status}; it cannot become {to_status}.",
-                allowed=sorted(allowed),
-                status=locked.status,
-            )
-        old = locked.status
-        locked.status = to_status
-        fields = ["status", "updated_at"]
+
+    def on_move(locked: Plan, move: Move) -> list[str]:
+        fields = ["updated_at"]
         if to_status == PlanStatus.APPROVED:
             locked.approved_by = actor
             fields.append("approved_by")
         if reason:
             locked.error = reason
             fields.append("error")
-        locked.save(update_fields=fields)
-        audit_record(
-            actor=actor,
-            action=f"plan.{to_status}",
-            target_type="plan",
-            target_id=locked.pk,
-            details={"from": old, "to": to_status, "reason": reason},
-        )
-        plan_updated(locked)
+        return fields
+
+    transition(
+        PLAN_MACHINE,
+        Plan.objects.all(),
+        plan.pk,
+        to_status,
+        actor=actor,
+        target_type="plan",
+        save_fields=(),
+        on_move=on_move,
+        message=lambda locked, to: f"Plan {locked.pk} is {locked.status}; it cannot become {to}.",
+        audit=lambda m: (f"plan.{m.to_state}", {"from": m.from_state, "to": m.to_state, "reason": reason}),
+        event=lambda m: plan_updated_event(m.instance),
+    )
     plan.refresh_from_db()
     return plan
 

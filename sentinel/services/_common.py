@@ -1,4 +1,6 @@
-"""Helpers shared by the alarm services: locking, the transition check, the event + audit pair."""
+"""Helpers shared by the alarm services: locking, the transition check (the kernel's state machine,
+core.transitions), the AlarmEvent + audit pair (alarm moves are bulk as well as single, so the
+append-only AlarmEvent rows are written here, one audit record each)."""
 
 from __future__ import annotations
 
@@ -9,10 +11,13 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from core.audit import audit_record
 from core.errors import Conflict
+from core.transitions import StateMachine
 from sentinel.choices import ALARM_TRANSITIONS
 from sentinel.models import Alarm, AlarmEvent
 
 AUDIT_TARGET = "sentinel.alarm"
+# The kernel's transition check (core.transitions): the 409 lists the allowed states and the current one.
+ALARM_MACHINE = StateMachine("alarm", ALARM_TRANSITIONS, state_field="state")
 
 
 def lock_alarm(alarm: Alarm | int) -> Alarm:
@@ -25,16 +30,11 @@ def lock_alarm(alarm: Alarm | int) -> Alarm:
 
 def illegal_transition(alarm: Alarm, *, verb: str) -> Conflict:
     """The 409 for a move the transition map forbids; `allowed` lists the states reachable now."""
-    return Conflict(
-        f"Alarm #{alarm.pk} is {alarm.state}; cannot {verb}.",
-        code="illegal_transition",
-        state=alarm.state,
-        allowed=sorted(ALARM_TRANSITIONS.get(alarm.state, frozenset())),
-    )
+    return ALARM_MACHINE.illegal(alarm.state, "", message=f"Alarm #{alarm.pk} is {alarm.state}; cannot {verb}.")
 
 
 def check_transition(alarm: Alarm, to_state: str, *, verb: str) -> None:
-    if to_state not in ALARM_TRANSITIONS.get(alarm.state, frozenset()):
+    if not ALARM_MACHINE.can(alarm.state, to_state):
         raise illegal_transition(alarm, verb=verb)
 
 

@@ -28,14 +28,15 @@ from workorders.choices import (
     HoldReason,
     RcaVerdict,
     WorkOrderStatus,
-    allowed_transitions,
 )
 from workorders.events import WORK_ORDER_UPDATED
 from workorders.models import CompletionReport, FailureCode, FailureHistory, ShiftAssignment, WorkOrder, WorkOrderEvent
 from workorders.services.lifecycle import (
+    WORK_ORDER_MACHINE,
     _lock_alarms_waiting_on,
     actor_name,
     failure_mode_from_rca,
+    illegal_message,
     lock_work_order,
     transition_locked,
 )
@@ -46,14 +47,8 @@ MAX_LABOUR_HOURS = Decimal("1000")
 
 
 def _require_illegal_check(work_order: WorkOrder, to_status: str) -> None:
-    allowed = allowed_transitions(work_order.status)
-    if to_status not in allowed:
-        raise Conflict(
-            f"Work order {work_order.pk} cannot go from {work_order.status} to {to_status}.",
-            field="to_status",
-            code="illegal_transition",
-            allowed=allowed,
-        )
+    """The lifecycle's 409 before any execution write (the transition checks again, under the lock)."""
+    WORK_ORDER_MACHINE.check(work_order.status, to_status, message=illegal_message(work_order, to_status))
 
 
 def work_window(work_order: WorkOrder, *, now: datetime | None = None) -> tuple[datetime, datetime]:

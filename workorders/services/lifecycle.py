@@ -10,12 +10,15 @@ from django.db import transaction
 from django.db.models import Q
 
 from core.audit import audit_record
-from core.errors import Conflict, InvalidInput
+from core.errors import InvalidInput
 from core.events import publish
+from core.transitions import Move, StateMachine
+from core.transitions import transition_locked as transition_locked_row
 from sentinel.models import Alarm
 from workorders.choices import (
     CLOSED_STATUSES,
     PRIORITY_RANK,
+    TRANSITIONS,
     FailureVerification,
     WorkOrderStatus,
     allowed_transitions,
@@ -34,6 +37,23 @@ def lock_work_order(work_order: WorkOrder | int) -> WorkOrder:
     return WorkOrder.objects.select_for_update().select_related("cell").get(pk=pk)
 
 
+WORK_ORDER_MACHINE = StateMachine("work order", TRANSITIONS, request_field="to_status", sort_allowed=False)
+
+
+def illegal_message(work_order: WorkOrder, to_status: str) -> str:
+    return f"Work order {work_order.pk} cannot go from {work_order.status} to {to_status}."
+
+
+def _on_move(work_order: WorkOrder, move: Move) -> None:
+    if move.from_state == S.ON_HOLD:
+        work_order.hold_reason = ""  # resumed or closed: it no longer waits
+    if move.to_state == S.OPEN:
+        # The repair order is written: required parts the equipment's stock cannot cover are flagged.
+        work_order.part_shortages = part_shortages(work_order)
+        if work_order.part_shortages:
+            move.details["part_shortages"] = work_order.part_shortages
+
+
 def transition_locked(
     work_order: WorkOrder,
     to_status: str,
@@ -47,55 +67,44 @@ def transition_locked(
     Entering `analyzed` needs the RCA on the row (set by the caller: an agent's or a person's);
     it then records the failure, announces `rca_ready` and queues the Generator.
     """
-    allowed = allowed_transitions(work_order.status)
-    if to_status not in allowed:
-        raise Conflict(
-            f"Work order {work_order.pk} cannot go from {work_order.status} to {to_status}.",
-            field="to_status",
-            code="illegal_transition",
-            allowed=allowed,
-        )
+    WORK_ORDER_MACHINE.check(work_order.status, to_status, message=illegal_message(work_order, to_status))
     if to_status == S.ANALYZED and not work_order.rca_summary.strip():
         raise InvalidInput(
             f"Moving work order {work_order.pk} to analyzed needs its root cause: give rca_summary.",
             field="rca_summary",
             code="rca_required",
         )
-    from_status = work_order.status
-    details = dict(details or {})
-    work_order.status = to_status
-    if from_status == S.ON_HOLD:
-        work_order.hold_reason = ""  # resumed or closed: it no longer waits
-    if to_status == S.OPEN:
-        # The repair order is written: required parts the equipment's stock cannot cover are flagged.
-        work_order.part_shortages = part_shortages(work_order)
-        if work_order.part_shortages:
-            details["part_shortages"] = work_order.part_shortages
-    work_order.save()
+    move = transition_locked_row(
+        WORK_ORDER_MACHINE,
+        work_order,
+        to_status,
+        actor=actor,
+        target_type="work_order",
+        details=details,
+        on_move=_on_move,
+        message=illegal_message,
+        audit=lambda m: (
+            "work_order.transition",
+            {"from": m.from_state, "to": m.to_state, "note": note[:500], **m.details},
+        ),
+        event=lambda m: (
+            WORK_ORDER_UPDATED,
+            {
+                "work_order_id": work_order.pk,
+                "status": m.to_state,
+                "from_status": m.from_state,
+                "change": "transition",
+                "actor": actor_name(actor),
+            },
+        ),
+    )
     WorkOrderEvent.objects.create(
         work_order=work_order,
-        from_status=from_status,
+        from_status=move.from_state,
         to_status=to_status,
         actor=actor if actor is not None and actor.is_authenticated else None,
         note=note[:500],
-        details=details,
-    )
-    audit_record(
-        actor=actor,
-        action="work_order.transition",
-        target_type="work_order",
-        target_id=work_order.pk,
-        details={"from": from_status, "to": to_status, "note": note[:500], **details},
-    )
-    publish(
-        WORK_ORDER_UPDATED,
-        {
-            "work_order_id": work_order.pk,
-            "status": to_status,
-            "from_status": from_status,
-            "change": "transition",
-            "actor": actor_name(actor),
-        },
+        details=move.details,
     )
     if to_status == S.ANALYZED:
         _on_analyzed(work_order)
