@@ -76,7 +76,7 @@ DRAFT_TRANSITIONS: dict[str, frozenset[str]] = {
     S.APPROVED: frozenset({S.PUBLISHING}),
     S.PUBLISHING: frozenset({S.PUBLISHED, S.PUBLISH_FAILED}),
     S.PUBLISHED: frozenset(),
-    S.PUBLISH_FAILED: frozenset(),
+    S.PUBLISH_FAILED: frozenset({S.PUBLISHING}),  # a retry once the cause is fixed
 }
 # A service is running on the draft: an edit must wait.
 DRAFT_BUSY = frozenset({S.VALIDATING, S.TESTING, S.REVIEWING, S.PUBLISHING})

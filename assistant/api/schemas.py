@@ -62,6 +62,13 @@ class DraftOut(Schema):
     version: int
     created: datetime
     updated: datetime
+    status_reason: str = ""  # why a failed draft failed (the reason its last move recorded)
+
+    @staticmethod
+    def resolve_status_reason(obj: Any) -> str:
+        from assistant.services.publish import draft_status_reason
+
+        return draft_status_reason(obj) if hasattr(obj, "reviews") else ""
 
 
 class TurnOut(Schema):

@@ -45,9 +45,25 @@ def _authorise_publisher(draft: Draft, actor: AbstractBaseUser) -> None:
         raise Forbidden("Publishing requires scope approver or the release principal.", code="missing_scope")
 
 
+def _latest_review(draft: Draft) -> Review | None:
+    return draft.reviews.filter(cleared=False).order_by("-id").first()
+
+
+def _separation_problem(draft: Draft, actor: AbstractBaseUser) -> str:
+    """Who approved may not publish, and the author approves nothing: checked before any move."""
+    review = _latest_review(draft)
+    if review is None:
+        return ""
+    if review.reviewer_id is None or review.reviewer_id == draft.owner_id:
+        return "shared identities: the approval was not given by someone other than the author."
+    if review.reviewer_id == actor.pk:
+        return "shared identities: the reviewer cannot also publish; another approver or the release principal does."
+    return ""
+
+
 def _approval_problem(draft: Draft, actor: AbstractBaseUser) -> str:
     """Why this candidate may not go live, or "" — status, review row, hash/version, identities, expiry."""
-    review = draft.reviews.filter(cleared=False).order_by("-id").first()
+    review = _latest_review(draft)
     if review is None or review.decision != ReviewDecision.APPROVE:
         return "no approving review for this candidate."
     current_hash = draft.compute_hash()
@@ -55,10 +71,9 @@ def _approval_problem(draft: Draft, actor: AbstractBaseUser) -> str:
         return "candidate drift: the content hash differs from the approved candidate."
     if review.candidate_version != draft.version:
         return "candidate drift: the version differs from the approved candidate."
-    if review.reviewer_id is None or review.reviewer_id == draft.owner_id:
-        return "shared identities: the approval was not given by someone other than the author."
-    if review.reviewer_id == actor.pk:
-        return "shared identities: the reviewer cannot also publish."
+    separation = _separation_problem(draft, actor)
+    if separation:
+        return separation
     if review.expires_at is not None and review.expires_at <= timezone.now():
         return "review expired."
     if review.kind == ReviewKind.AGENT:
@@ -75,12 +90,26 @@ def _approval_problem(draft: Draft, actor: AbstractBaseUser) -> str:
     return ""
 
 
+PUBLISHABLE = (S.APPROVED, S.PUBLISH_FAILED)
+
+
 def draft_publish(*, draft: Draft, actor: AbstractBaseUser) -> Draft:
-    """approved → publishing → published | publish_failed (reason recorded, audited)."""
+    """approved | publish_failed → publishing → published | publish_failed (reason recorded, audited).
+
+    Who may publish (scope, author, the approver who approved) is decided before any move: a
+    refusal is a 403 naming the reason and leaves the draft as it was, approval intact. A
+    publish_failed draft (e.g. the reviewer engine went offline) is retried once the cause is fixed."""
     draft = Draft.objects.select_related("owner").get(pk=draft.pk)
-    if draft.status != S.APPROVED:
-        raise Conflict(f"Only an approved draft can be published (this one is {draft.status}).", allowed=[])
+    if draft.status not in PUBLISHABLE:
+        raise Conflict(
+            f"Only an approved draft can be published (this one is {draft.status}).",
+            allowed=[],
+            status=draft.status,
+        )
     _authorise_publisher(draft, actor)
+    separation = _separation_problem(draft, actor)
+    if separation:
+        raise Forbidden(f"Separation of duties: {separation}", code="separation_of_duties")
     draft = draft_transition(draft=draft, to_status=S.PUBLISHING, actor=actor)
     problem = _approval_problem(draft, actor)
     if problem:
@@ -105,6 +134,20 @@ def draft_publish(*, draft: Draft, actor: AbstractBaseUser) -> Draft:
             draft=draft, to_status=S.PUBLISH_FAILED, actor=actor, reason=f"{type(exc).__name__}: {exc}"
         )
     return draft_transition(draft=draft, to_status=S.PUBLISHED, actor=actor, artifact_id=artifact.pk)
+
+
+def draft_status_reason(draft: Draft) -> str:
+    """The reason recorded with the draft's latest move (why it failed), or ""."""
+    from core.models import AuditRecord
+
+    if draft.status not in (S.PUBLISH_FAILED, S.REVIEW_FAILED, S.REVIEW_REJECTED):
+        return ""
+    record = (
+        AuditRecord.objects.filter(target_type="assistant.draft", target_id=str(draft.pk), action="draft.transition")
+        .order_by("-id")
+        .first()
+    )
+    return str((record.details or {}).get("reason", "")) if record else ""
 
 
 def prompt_alias_move(*, name: str, version: int, actor: AbstractBaseUser, alias: str = "production") -> PromptAlias:
@@ -150,7 +193,14 @@ def prompt_alias_remove(*, name: str, actor: AbstractBaseUser, alias: str = "pro
 
 
 def latest_approval(draft: Draft) -> Review | None:
-    return draft.reviews.filter(cleared=False).order_by("-id").first()
+    return _latest_review(draft)
 
 
-__all__ = ["PublishedArtifact", "draft_publish", "latest_approval", "prompt_alias_move", "prompt_alias_remove"]
+__all__ = [
+    "PublishedArtifact",
+    "draft_publish",
+    "draft_status_reason",
+    "latest_approval",
+    "prompt_alias_move",
+    "prompt_alias_remove",
+]
