@@ -168,6 +168,9 @@ ARIA_ALARM_EPISODE_SECONDS = env.float("ARIA_ALARM_EPISODE_SECONDS", default=600
 ARIA_PLAN_POLL_INTERVAL = env.float("ARIA_PLAN_POLL_INTERVAL", default=10.0)
 # A plan step left `running` longer than this is taken over (its worker is presumed dead).
 ARIA_PLAN_STEP_LEASE_SECONDS = env.float("ARIA_PLAN_STEP_LEASE_SECONDS", default=300.0)
+# Work leases held while work runs (investigations, generations, plan steps) are renewed every
+# TTL/3; a holder that dies on any host frees its work within this TTL (core.leases.lease_hold).
+ARIA_LEASE_TTL_SECONDS = env.float("ARIA_LEASE_TTL_SECONDS", default=45.0)
 # /ws/events consumers re-read the outbox this often (0 = off): events that missed the fast path.
 ARIA_EVENTS_TAIL_SECONDS = env.float("ARIA_EVENTS_TAIL_SECONDS", default=2.0)
 # The sweeper (core.sweep): work stuck this long past its deadline is re-driven or ended.

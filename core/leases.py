@@ -1,26 +1,42 @@
-"""Work leases: one holder per unit of work (an investigation, a generation), until it expires.
+"""Work leases: one holder per unit of work (an investigation, a plan step), until it expires.
 
 A task takes the lease before it starts the work and releases it when done; a duplicate or
 re-driven message finds the lease held and does nothing. A holder that dies leaves its lease
 behind: it is free again once it expires, or at once when its process is known to be dead (the
 holder is `host:pid`; on the same host the pid is checked), so a restarted worker re-drives
 the work without waiting out the TTL. Every change is a conditional UPDATE on the row's token.
+
+Work that runs for minutes holds its lease with `lease_hold()`: a short TTL
+(ARIA_LEASE_TTL_SECONDS) renewed by a heartbeat thread every TTL/3 while the work runs. A holder
+that dies or hangs on any host stops renewing, so its lease is free within one short TTL, while
+slow work that is alive keeps it for as long as it runs.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
+import threading
 import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db import IntegrityError, transaction
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from core.models import WorkLease
 
+logger = logging.getLogger(__name__)
 HOST = socket.gethostname()
+
+
+def lease_ttl() -> float:
+    """The TTL of a heartbeated lease: how long a dead holder's work waits before it is re-driven."""
+    return float(getattr(settings, "ARIA_LEASE_TTL_SECONDS", 45.0))
 
 
 def current_holder() -> str:
@@ -74,8 +90,104 @@ def lease_acquire(key: str, *, ttl_seconds: float) -> Lease | None:
     return Lease(key, token) if won else None
 
 
+def lease_seize(key: str, *, ttl_seconds: float) -> Lease | None:
+    """Take the lease on `key` even from a live holder (the caller decided it is hung: work past
+    its outer bound). The holder's heartbeat then finds its token gone. None if another seizer won."""
+    lease = lease_acquire(key, ttl_seconds=ttl_seconds)
+    if lease is not None:
+        return lease
+    row = WorkLease.objects.filter(key=key).first()
+    if row is None:
+        return lease_acquire(key, ttl_seconds=ttl_seconds)
+    now, token = timezone.now(), uuid.uuid4().hex
+    won = WorkLease.objects.filter(key=key, token=row.token).update(
+        holder=current_holder(), token=token, acquired_at=now, expires_at=now + timedelta(seconds=ttl_seconds)
+    )
+    return Lease(key, token) if won else None
+
+
 def lease_release(lease: Lease) -> None:
     WorkLease.objects.filter(key=lease.key, token=lease.token).delete()
+
+
+def lease_renew(lease: Lease, *, ttl_seconds: float) -> bool:
+    """Push the lease's expiry to now + ttl; False when the token is gone (it was taken over)."""
+    expires = timezone.now() + timedelta(seconds=ttl_seconds)
+    return bool(WorkLease.objects.filter(key=lease.key, token=lease.token).update(expires_at=expires))
+
+
+class LeaseHeartbeat:
+    """A daemon thread renewing `leases` every `interval` seconds until `stop()`.
+
+    A renewal that finds a token gone is logged (the work was taken over: its holder looked dead)
+    and that lease is no longer renewed. A database error is logged and retried at the next beat.
+    The thread closes its own database connection when it ends.
+    """
+
+    def __init__(self, leases: Sequence[Lease], *, ttl_seconds: float, interval: float | None = None) -> None:
+        self.leases = list(leases)
+        self.ttl_seconds = ttl_seconds
+        self.interval = interval if interval is not None else ttl_seconds / 3
+        self.lost: list[Lease] = []
+        self._stop = threading.Event()
+        names = ",".join(lease.key for lease in self.leases[:3])
+        self._thread = threading.Thread(target=self._run, name=f"lease-heartbeat[{names}]", daemon=True)
+
+    def start(self) -> LeaseHeartbeat:
+        if self.leases:
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=max(5.0, self.interval))
+
+    def _run(self) -> None:
+        try:
+            while self.leases and not self._stop.wait(self.interval):
+                for lease in list(self.leases):
+                    try:
+                        renewed = lease_renew(lease, ttl_seconds=self.ttl_seconds)
+                    except Exception:
+                        logger.exception("Lease %s: renewal failed; retrying in %.0fs", lease.key, self.interval)
+                        continue
+                    if not renewed:
+                        logger.warning("Lease %s was taken over (its token is gone); no longer renewing it", lease.key)
+                        self.leases.remove(lease)
+                        self.lost.append(lease)
+        finally:
+            connection.close()
+
+
+@contextmanager
+def leases_heartbeat(leases: Sequence[Lease], *, ttl_seconds: float | None = None) -> Iterator[LeaseHeartbeat]:
+    """Renew already-acquired `leases` while the block runs (the caller releases them)."""
+    beat = LeaseHeartbeat(leases, ttl_seconds=lease_ttl() if ttl_seconds is None else ttl_seconds).start()
+    try:
+        yield beat
+    finally:
+        beat.stop()
+
+
+@contextmanager
+def lease_hold(
+    key: str, *, ttl_seconds: float | None = None, heartbeat_seconds: float | None = None
+) -> Iterator[Lease | None]:
+    """Hold the lease on `key` while the block runs: yields None when a live holder has it, else the
+    lease, renewed every `heartbeat_seconds` (default TTL/3) and released when the block ends.
+    The TTL defaults to ARIA_LEASE_TTL_SECONDS: a holder that dies is noticed within it."""
+    ttl = lease_ttl() if ttl_seconds is None else ttl_seconds
+    lease = lease_acquire(key, ttl_seconds=ttl)
+    if lease is None:
+        yield None
+        return
+    beat = LeaseHeartbeat([lease], ttl_seconds=ttl, interval=heartbeat_seconds).start()
+    try:
+        yield lease
+    finally:
+        beat.stop()
+        lease_release(lease)
 
 
 def lease_held(key: str) -> bool:

@@ -1,19 +1,22 @@
 """The orchestrator's reapers (registered with core.sweep): plans whose execute message was lost,
-and steps parked on a job that never finishes."""
+steps whose worker died while running them, and steps parked on a job that never finishes."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
 from django.conf import settings
-from django.db.models import Max
+from django.db.models import CharField, Exists, Max, OuterRef, Value
+from django.db.models.functions import Cast, Concat
 from django.utils import timezone
 
 from core.dispatch import dispatch_pending
+from core.leases import lease_held
+from core.models import WorkLease
 from core.sweep import register_reaper
 from orchestrator.choices import PlanStatus, StepStatus
 from orchestrator.models import Plan, PlanStep
-from orchestrator.services.executor import _ready_steps, enqueue_execution
+from orchestrator.services.executor import _ready_steps, enqueue_execution, step_lease_key
 from orchestrator.services.jobs import _settle_job
 
 
@@ -46,6 +49,36 @@ def plans_lost_execution(limit: int) -> int:
     return touched
 
 
+def steps_lost_holder(limit: int) -> int:
+    """Steps `running` whose work lease nobody holds any more (their worker died: a dead pid on this
+    host, or a lease not renewed for ARIA_LEASE_TTL_SECONDS on any host) are lost at once: their
+    plan is re-dispatched, and the executor takes the step over with the attempt's key. A step
+    whose holder renews its lease is left alone however slow it is. One intent per step attempt
+    and window (ARIA_STRANDED_AFTER_SECONDS), none while an execute message is waiting to be sent."""
+    now = timezone.now()
+    window = _seconds("ARIA_STRANDED_AFTER_SECONDS", 60.0)
+    bucket = int(now.timestamp() // window)
+    live_lease = WorkLease.objects.filter(
+        key=Concat(Value("plan_step:"), Cast(OuterRef("pk"), CharField())), expires_at__gt=now
+    )
+    candidates = (
+        PlanStep.objects.filter(status=StepStatus.RUNNING, plan__status=PlanStatus.RUNNING)
+        .annotate(leased=Exists(live_lease))
+        .order_by("pk")
+    )
+    touched = 0
+    # Expired or missing leases first; an unexpired one is free only if its holder is a dead process
+    # on this host (lease_held checks).
+    for step in [*candidates.filter(leased=False)[:limit], *candidates.filter(leased=True)[:limit]]:
+        if lease_held(step_lease_key(step.pk)):
+            continue
+        if dispatch_pending(f"orchestrator.execute_plan:{step.plan_id}:"):
+            continue  # the broker is down or the relay has not run yet: it is on its way
+        enqueue_execution(step.plan_id, key=f"step{step.pk}-lost-{step.attempts}-{bucket}")
+        touched += 1
+    return touched
+
+
 def steps_stuck_on_jobs(limit: int) -> int:
     """Steps parked on a job for longer than ARIA_PLAN_JOB_DEADLINE_SECONDS fail with that reason
     (their plan then fails and says why) instead of waiting forever."""
@@ -65,4 +98,5 @@ def steps_stuck_on_jobs(limit: int) -> int:
 
 def register() -> None:
     register_reaper("orchestrator.plans_lost_execution", plans_lost_execution)
+    register_reaper("orchestrator.steps_lost_holder", steps_lost_holder)
     register_reaper("orchestrator.steps_stuck_on_jobs", steps_stuck_on_jobs)

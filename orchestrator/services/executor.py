@@ -9,10 +9,14 @@ same key. One commit per step: step N's outcome and step N+1's claim share a tra
 commits before step N+1's handler runs. Read steps that are ready together run as one batch
 (`read_batch.py`: claimed in one statement, settled in one; a read has no side effect to repeat).
 
-A worker killed after a claim leaves the step `running`; once its lease
-(ARIA_PLAN_STEP_LEASE_SECONDS) is stale, the next pass (beat `orchestrator.poll_jobs`) takes it
-over with the SAME key, so a capability that honours the key applies its side effect at most
-once. A human's pause or cancel always wins a race with the executor.
+The claim also takes the work lease `plan_step:<id>` (core.leases, committed with the claim),
+heartbeated while the handler runs and released with the outcome. A worker killed after a claim
+leaves the step `running` with a lease nobody renews: once it is free (dead pid on this host, or
+ARIA_LEASE_TTL_SECONDS on any host) the sweeper re-drives the plan (orchestrator/reapers.py) and
+the next pass takes the step over with the SAME key, so a capability that honours the key applies
+its side effect at most once; a step whose holder is alive and renewing is never taken over
+before the outer bound ARIA_PLAN_STEP_LEASE_SECONDS (then beat `orchestrator.poll_jobs` seizes
+it as hung). A human's pause or cancel always wins a race with the executor.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from core.access import has_scopes
 from core.capabilities import CapabilityContext, CapabilityResult, Tier, dispatch, registry
 from core.dispatch import dispatch as dispatch_task
 from core.errors import Conflict
+from core.leases import Lease, lease_acquire, lease_release, lease_seize, lease_ttl, leases_heartbeat
 from orchestrator.choices import STEP_SETTLED, InteractionStatus, PlanStatus, StepStatus, gate_decision
 from orchestrator.models import Interaction, Plan, PlanStep
 from orchestrator.services.interactions import ask_confirm, ask_permission, gate_evidence
@@ -43,6 +48,10 @@ IN_FLIGHT = (StepStatus.RUNNING, StepStatus.WAITING_JOB, StepStatus.WAITING_INTE
 
 def step_lease() -> timedelta:
     return timedelta(seconds=getattr(settings, "ARIA_PLAN_STEP_LEASE_SECONDS", 300))
+
+
+def step_lease_key(step_id: int) -> str:
+    return f"plan_step:{step_id}"
 
 
 def enqueue_execution(plan_id: int, *, key: str = "") -> None:
@@ -124,18 +133,34 @@ def _claim(plan: Plan, step: PlanStep) -> bool:
     if won:
         step.status, step.idempotency_key, step.claimed_at = StepStatus.RUNNING, key, now
         step.attempts += 1
+        _lease_claimed([step])
     return won
 
 
-def _reclaim_stale(plan: Plan, step: PlanStep, stale_before) -> bool:
-    """A step left running by a dead worker: take its lease over, keeping the attempt's key."""
+def _lease_claimed(steps: list[PlanStep]) -> None:
+    """Claimed steps take their work lease in the claim's transaction: never running unleased."""
+    for step in steps:
+        step.lease = lease_seize(step_lease_key(step.pk), ttl_seconds=lease_ttl())
+
+
+def _take_over(plan: Plan, step: PlanStep, stale_before) -> Lease | None:
+    """A step left running whose holder stopped renewing its lease (died or hung, on any host), or
+    that ran past the outer bound: take it over, keeping the attempt's key. None while a live
+    holder renews it (or another worker took it first)."""
+    key, ttl = step_lease_key(step.pk), lease_ttl()
+    overdue = step.claimed_at is not None and step.claimed_at <= stale_before
+    lease = lease_seize(key, ttl_seconds=ttl) if overdue else lease_acquire(key, ttl_seconds=ttl)
+    if lease is None:
+        return None
     now = timezone.now()
-    won = PlanStep.objects.filter(
-        pk=step.pk, status=StepStatus.RUNNING, claimed_at=step.claimed_at, claimed_at__lte=stale_before
-    ).update(claimed_at=now)
-    if won:
-        step.claimed_at = now
-    return bool(won)
+    won = PlanStep.objects.filter(pk=step.pk, status=StepStatus.RUNNING, claimed_at=step.claimed_at).update(
+        claimed_at=now
+    )
+    if not won:
+        lease_release(lease)
+        return None
+    step.claimed_at = now
+    return lease
 
 
 def _write_outcome(plan: Plan, step: PlanStep, **fields: Any) -> bool:
@@ -273,6 +298,7 @@ def _next_move(plan: Plan, steps: list[PlanStep]) -> tuple[str, PlanStep | list[
     batch = _read_batch(plan, step, ready) if batchable(plan, step, cap) else [step]
     if len(batch) > 1:
         won = claim_batch(plan, batch)
+        _lease_claimed(won)
         return ("run_batch", won) if won else ("lost", None)
     return ("run", step) if _claim(plan, step) else ("lost", None)
 
@@ -285,21 +311,27 @@ def plan_execute(plan_id: int, *, stale_after: timedelta | None = None) -> Plan:
     stale_before = timezone.now() - (step_lease() if stale_after is None else stale_after)
     steps = list(plan.steps.all())
     for step in steps:
-        if step.status == StepStatus.RUNNING and step.claimed_at and step.claimed_at <= stale_before:
-            if _reclaim_stale(plan, step, stale_before):
-                logger.warning("Plan %s: resuming step %s left running by a dead worker", plan.pk, step.pk)
+        if step.status == StepStatus.RUNNING and (lease := _take_over(plan, step, stale_before)):
+            logger.warning("Plan %s: resuming step %s left running by a dead or hung worker", plan.pk, step.pk)
+            with leases_heartbeat([lease]):
                 result = _dispatch(plan, step)
-                with transaction.atomic():
-                    _record(plan, step, result)
+            with transaction.atomic():
+                _record(plan, step, result)
+                lease_release(lease)
     dispatched: list[tuple[PlanStep, CapabilityResult]] = []
+    held: list[Lease] = []
     while True:
         # One commit per step (or read batch): the previous outcome and the next claim together,
         # both durable before the next handler runs.
         with transaction.atomic():
             for done in record_batch(plan, dispatched) if len(dispatched) > 1 else dispatched:
                 _record(plan, *done)
+            for lease in held:
+                lease_release(lease)
             dispatched = []
             move, step = _next_move(plan, steps)
+            claimed = [step] if move == "run" else step if move == "run_batch" else []
+            held = [s.lease for s in claimed if getattr(s, "lease", None)]
         if move == "stop":
             plan.refresh_from_db(fields=["status", "error"])
             return plan
@@ -309,9 +341,11 @@ def plan_execute(plan_id: int, *, stale_after: timedelta | None = None) -> Plan:
                 return plan
             steps = list(plan.steps.all())
         elif move == "run":
-            dispatched = [(step, _dispatch(plan, step))]
+            with leases_heartbeat(held):
+                dispatched = [(step, _dispatch(plan, step))]
         elif move == "run_batch":
-            dispatched = [(each, _dispatch(plan, each)) for each in step]
+            with leases_heartbeat(held):
+                dispatched = [(each, _dispatch(plan, each)) for each in step]
 
 
 def plans_needing_attention(limit: int = 100) -> list[int]:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import logging
 import uuid
-
-from django.conf import settings
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from core.agents.engines import Engine
 from core.agents.loop import run_agent
@@ -20,7 +20,7 @@ from core.audit import audit_record
 from core.capabilities import CapabilityContext
 from core.dispatch import dispatch
 from core.events import turn_scope
-from core.leases import Lease, lease_acquire, lease_release
+from core.leases import Lease, lease_hold
 from core.sweep import agent_runs_abandon
 from workorders.agents import generator, investigator
 from workorders.choices import WorkOrderStatus
@@ -34,8 +34,6 @@ S = WorkOrderStatus
 
 INVESTIGATE_TASK = "workorders.investigate"
 GENERATE_TASK = "workorders.generate"
-# Longer than the agent's wall timeout (120 s) and shorter than the task's hard limit (240 s).
-LEASE_SECONDS = 210
 
 
 def investigation_key(work_order_id: int) -> str:
@@ -58,18 +56,20 @@ def generation_dispatch(work_order_id: int, *, reason: str = "") -> None:
     dispatch(GENERATE_TASK, args=[work_order_id], key=key)
 
 
-def _take_lease(key: str, agent: str, work_order_id: int) -> Lease | None:
-    """The order's work lease; runs of this agent left `running` by a dead holder are abandoned."""
-    lease = lease_acquire(key, ttl_seconds=LEASE_SECONDS + float(getattr(settings, "ARIA_SWEEP_GRACE_SECONDS", 30)))
-    if lease is None:
-        logger.info("Work order %s: %s already in progress elsewhere; not starting another", work_order_id, agent)
-        return None
-    agent_runs_abandon(
-        reason="its worker was lost (the work lease was free again); the work was re-driven",
-        subject=("work_order", str(work_order_id)),
-        agent=agent,
-    )
-    return lease
+@contextmanager
+def _take_lease(key: str, agent: str, work_order_id: int) -> Iterator[Lease | None]:
+    """The order's work lease, heartbeated while the agent runs (a dead holder on any host frees it
+    within ARIA_LEASE_TTL_SECONDS); runs of this agent left `running` by a dead holder are abandoned."""
+    with lease_hold(key) as lease:
+        if lease is None:
+            logger.info("Work order %s: %s already in progress elsewhere; not starting another", work_order_id, agent)
+        else:
+            agent_runs_abandon(
+                reason="its worker was lost (the work lease was free again); the work was re-driven",
+                subject=("work_order", str(work_order_id)),
+                agent=agent,
+            )
+        yield lease
 
 
 def _load(work_order_id: int, status: str) -> WorkOrder | None:
@@ -98,13 +98,8 @@ def work_order_investigate(*, work_order_id: int, engine: Engine | None = None) 
     """Investigate a `detected` order: RCA on submit, a fallback RCA (confidence 0) otherwise."""
     if _load(work_order_id, S.DETECTED) is None:
         return None
-    lease = _take_lease(investigation_key(work_order_id), investigator.NAME, work_order_id)
-    if lease is None:
-        return None
-    try:
-        return _investigate(work_order_id, engine)
-    finally:
-        lease_release(lease)
+    with _take_lease(investigation_key(work_order_id), investigator.NAME, work_order_id) as lease:
+        return None if lease is None else _investigate(work_order_id, engine)
 
 
 def _investigate(work_order_id: int, engine: Engine | None) -> WorkOrder | None:
@@ -147,13 +142,8 @@ def work_order_generate(*, work_order_id: int, engine: Engine | None = None) -> 
     """Write the repair order of an `analyzed` order; on failure it stays analyzed for a human."""
     if _load(work_order_id, S.ANALYZED) is None:
         return None
-    lease = _take_lease(generation_key(work_order_id), generator.NAME, work_order_id)
-    if lease is None:
-        return None
-    try:
-        return _generate(work_order_id, engine)
-    finally:
-        lease_release(lease)
+    with _take_lease(generation_key(work_order_id), generator.NAME, work_order_id) as lease:
+        return None if lease is None else _generate(work_order_id, engine)
 
 
 def _generate(work_order_id: int, engine: Engine | None) -> WorkOrder | None:
