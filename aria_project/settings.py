@@ -242,6 +242,8 @@ ARIA_RATES = {
 ARIA_DAILY_TOKEN_BUDGET = env.int("ARIA_DAILY_TOKEN_BUDGET", default=200_000)
 # Open sockets re-validate their session/token and scopes this often (0 = only on events/frames).
 ARIA_SOCKET_RECHECK_SECONDS = env.float("ARIA_SOCKET_RECHECK_SECONDS", default=60.0)
+# /metrics without a token: requests straight from these networks (core.metrics; never via a proxy).
+ARIA_METRICS_ALLOWED_NETWORKS = env.list("ARIA_METRICS_ALLOWED_NETWORKS", default=["127.0.0.1/32"])
 # django-axes: after this many failed sign-ins for one username from one address, that pair is
 # locked out for the cool-off (an admin can reset it under Axes in the admin).
 AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]

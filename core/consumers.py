@@ -25,6 +25,7 @@ from django.db import connections
 
 from core.events.fanout import EventFanout, encode_frame, events_after, latest_event_id
 from core.events.transport import bind_server_loop
+from core.metrics import websocket_clients
 from core.sockets import (
     CLOSE_FORBIDDEN,
     CLOSE_UNAUTHENTICATED,
@@ -102,6 +103,7 @@ class SessionBoundConsumer(AsyncJsonWebsocketConsumer):
             await self.channel_layer.group_discard(user_group(auth.user_id), self.channel_name)
             return refusal
         self.user, self.socket_auth = user, auth
+        websocket_clients(type(self).__name__).inc()
         if settings.ARIA_SOCKET_RECHECK_SECONDS > 0:
             self._recheck_task = asyncio.create_task(self._recheck_periodically())
         return None
@@ -131,6 +133,7 @@ class SessionBoundConsumer(AsyncJsonWebsocketConsumer):
         if task is not None and task is not asyncio.current_task():
             task.cancel()
         if auth is not None:
+            websocket_clients(type(self).__name__).dec()
             await self.channel_layer.group_discard(user_group(auth.user_id), self.channel_name)
         await self.stop_streams()
 

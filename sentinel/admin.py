@@ -9,6 +9,7 @@ from django.http import HttpRequest
 
 from core.audit import audit_record
 from core.errors import DomainError
+from sentinel.connectors import admin as _connectors_admin  # noqa: F401  (registers Connector)
 from sentinel.models import Alarm, AlarmEvent, Cell, Line, SignalDefinition, SignalLatest, Site, StaleCondition
 from sentinel.services import alarm_acknowledge, alarm_put_out_of_service, alarm_shelve, alarm_unshelve
 

@@ -166,3 +166,83 @@ class IngestBatch(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["user", "key"], name="ingest_batch_one_per_user_key")]
+
+
+class Connector(models.Model):
+    """A link to a plant data source (MQTT broker, OPC UA server) run by `manage.py run_connectors`.
+
+    Credentials are never stored: `username_env` / `password_env` name environment variables of
+    the connectors process. The status fields are written by the running connector."""
+
+    class Kind(models.TextChoices):
+        MQTT_JSON = "mqtt_json", "MQTT (JSON topics)"
+        MQTT_SPARKPLUG_B = "mqtt_sparkplug_b", "MQTT (Sparkplug B)"
+        OPCUA = "opcua", "OPC UA"
+
+    class Status(models.TextChoices):
+        STOPPED = "stopped", "stopped"
+        CONNECTING = "connecting", "connecting"
+        CONNECTED = "connected", "connected"
+        ERROR = "error", "error"
+
+    class SecurityMode(models.TextChoices):
+        NONE = "None", "None"
+        SIGN = "Sign", "Sign"
+        SIGN_AND_ENCRYPT = "SignAndEncrypt", "Sign and encrypt"
+
+    name = models.CharField(max_length=100, unique=True)
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    endpoint = models.CharField(
+        max_length=300, help_text="mqtt://host:1883, mqtts://host:8883 or opc.tcp://host:4840/path"
+    )
+    topic_filter = models.CharField(
+        max_length=300, blank=True, help_text="MQTT subscription, e.g. plant/# or spBv1.0/# (default: #)."
+    )
+    username_env = models.CharField(
+        max_length=100, blank=True, help_text="Name of the environment variable holding the user name."
+    )
+    password_env = models.CharField(
+        max_length=100, blank=True, help_text="Name of the environment variable holding the password."
+    )
+    security_mode = models.CharField(max_length=20, choices=SecurityMode.choices, default=SecurityMode.NONE)
+    security_policy = models.CharField(max_length=40, blank=True, help_text="OPC UA, e.g. Basic256Sha256.")
+    certificate_path = models.CharField(max_length=300, blank=True, help_text="OPC UA client certificate (PEM/DER).")
+    private_key_path = models.CharField(max_length=300, blank=True, help_text="OPC UA client private key (PEM).")
+    enabled = models.BooleanField(default=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    # Written by the running connector.
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.STOPPED)
+    status_changed_at = models.DateTimeField(null=True, blank=True)
+    last_message_at = models.DateTimeField(null=True, blank=True)
+    messages_per_second = models.FloatField(default=0.0)
+    messages_total = models.BigIntegerField(default=0)
+    samples_total = models.BigIntegerField(default=0)
+    last_error = models.CharField(max_length=500, blank=True)
+    error_count = models.BigIntegerField(default=0)
+    bad_quality_count = models.BigIntegerField(default=0)
+    unknown_tag_count = models.BigIntegerField(default=0)
+    unknown_tags = models.JSONField(default=list, blank=True, help_text="The first unknown tags seen (at most 50).")
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ConnectorTag(models.Model):
+    """One source tag (MQTT topic, Sparkplug metric `group/node[/device]/metric`, OPC UA node id)
+    → one signal: stored value = raw × scale + offset."""
+
+    connector = models.ForeignKey(Connector, on_delete=models.CASCADE, related_name="tags")
+    source = models.CharField(max_length=300)
+    signal = models.ForeignKey(SignalDefinition, on_delete=models.CASCADE, related_name="connector_tags")
+    scale = models.FloatField(default=1.0)
+    offset = models.FloatField(default=0.0)
+
+    class Meta:
+        ordering = ["connector_id", "source"]
+        constraints = [models.UniqueConstraint(fields=["connector", "source"], name="connector_tag_unique_source")]
+
+    def __str__(self) -> str:
+        return f"{self.source} → {self.signal_id}"

@@ -4,18 +4,70 @@ that have none). History goes through the ingest service, so latest values exist
 from __future__ import annotations
 
 import math
+import os
 import random
+from collections.abc import Callable
 from datetime import timedelta
 
 from django.db import transaction
 from django.utils import timezone
 
-from sentinel.models import Cell, Line, SignalDefinition, SignalSample, Site
+from sentinel.models import Cell, Connector, ConnectorTag, Line, SignalDefinition, SignalSample, Site
 from sentinel.plant import CELLS, SITE
 from sentinel.services import samples_ingest
 
 HISTORY_HOURS = 4
 HISTORY_STEP_SECONDS = 30
+DEMO_CONNECTOR = "demo-mqtt"
+DEMO_TOPIC_PREFIX = "aria/demo"
+
+
+def mqtt_url() -> str:
+    """The demo broker (`ARIA_MQTT_URL`, default a local Mosquitto)."""
+    return os.environ.get("ARIA_MQTT_URL") or "mqtt://127.0.0.1:1883"
+
+
+def demo_topic(cell_tag: str, signal_key: str) -> str:
+    return f"{DEMO_TOPIC_PREFIX}/{cell_tag}/{signal_key}"
+
+
+def demo_connector_seed() -> Connector:
+    """The demo MQTT connector (off until `--via mqtt`): every signal of the onboarded cells on
+    `aria/demo/<cell tag>/<signal key>`. Idempotent; adds tags for signals added since."""
+    connector, _ = Connector.objects.get_or_create(
+        name=DEMO_CONNECTOR,
+        defaults={
+            "kind": Connector.Kind.MQTT_JSON,
+            "endpoint": mqtt_url(),
+            "topic_filter": f"{DEMO_TOPIC_PREFIX}/#",
+            "enabled": False,
+        },
+    )
+    mapped = set(connector.tags.values_list("signal_id", flat=True))
+    signals = SignalDefinition.objects.filter(cell__onboarding_complete=True).select_related("cell").order_by("pk")
+    ConnectorTag.objects.bulk_create(
+        [
+            ConnectorTag(connector=connector, source=demo_topic(s.cell.tag, s.key), signal=s)
+            for s in signals
+            if s.pk not in mapped
+        ],
+        ignore_conflicts=True,
+    )
+    return connector
+
+
+def demo_connector_enable(log: Callable[[str], None]) -> Connector:
+    """`--via mqtt`: the demo connector on, pointed at ARIA_MQTT_URL."""
+    from sentinel.connectors.services import connector_set_enabled
+
+    with transaction.atomic():
+        connector = demo_connector_seed()
+        if connector.endpoint != mqtt_url():
+            Connector.objects.filter(pk=connector.pk).update(endpoint=mqtt_url())
+        if not connector.enabled:
+            connector = connector_set_enabled(connector=connector, enabled=True)
+    log(f"connectors: demo connector {connector.name!r} on, broker {mqtt_url()}")
+    return connector
 
 
 def _history(spec, signal_id: int, tag: str, rng: random.Random, now) -> list[tuple]:
@@ -70,6 +122,7 @@ def seed(stdout) -> None:
                 rows = _history(spec, signal.pk, cell.tag, rng, now)
                 samples_ingest(samples=rows, now=now)
                 samples += len(rows)
+        demo_connector_seed()
     stdout.write(
         f"sentinel: plant {SITE!r} with {len(CELLS)} cells; {created_signals} new signals; {samples} history samples\n"
     )

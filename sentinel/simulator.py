@@ -7,6 +7,7 @@ can start in a thread.
 
 from __future__ import annotations
 
+import json
 import logging
 import random
 import threading
@@ -14,6 +15,7 @@ import time as monotonic_time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.db import close_old_connections, connection
 from django.utils import timezone
@@ -89,7 +91,12 @@ class Simulator:
         ramp_seconds: float | None = None,
         seed: int | None = None,
         log: Callable[[str], None] | None = None,
+        via: str = "service",
     ) -> None:
+        if via not in ("service", "mqtt"):
+            raise ValueError(f"Unknown --via {via!r}; known: service, mqtt")
+        self.via = via
+        self.publisher: Any = None
         if scenario is not None and scenario not in SCENARIOS:
             raise ValueError(f"Unknown scenario {scenario!r}; known: {', '.join(SCENARIOS)}")
         self.scenario = SCENARIOS[scenario] if scenario else None
@@ -141,26 +148,84 @@ class Simulator:
             self.log(f"simulate: alarms raised {result.evaluation.raised}")
         return result
 
+    def tick_mqtt(self, now: datetime | None = None) -> int:
+        """One round published to the broker (`--via mqtt`): `{"value", "time"}` on
+        `aria/demo/<cell tag>/<signal key>`, which the seeded demo connector maps. Returns how
+        many values were handed to the client."""
+        from sentinel.seed import demo_topic
+
+        now = now or timezone.now()
+        if self.started_at is None:
+            self.started_at = now
+        if not self.channels or self.ticks % 60 == 0:
+            self.load()
+        self.ticks += 1
+        if self.publisher is None:
+            self.publisher = _MqttPublisher(self.log)
+        sent = 0
+        for channel in self.channels:
+            body = json.dumps({"value": self.value(channel, now), "time": now.isoformat()})
+            sent += self.publisher.publish(demo_topic(channel.tag, channel.key), body)
+        return sent
+
     def run(self, stop_event: threading.Event | None = None, *, once: bool = False) -> None:
         """Feed until `stop_event` is set (or one tick with `once`). Errors are logged, not fatal."""
         stop_event = stop_event or threading.Event()
         name = self.scenario.name if self.scenario else "steady"
-        self.log(f"simulate: scenario {name}, every {self.interval:g}s")
+        self.log(f"simulate: scenario {name}, every {self.interval:g}s, via {self.via}")
         try:
             while not stop_event.is_set():
                 started = monotonic_time.monotonic()
                 if not connection.in_atomic_block:  # (never inside a caller's transaction, e.g. a test)
                     close_old_connections()
                 try:
-                    self.tick()
+                    self.tick_mqtt() if self.via == "mqtt" else self.tick()
                 except Exception:
                     logger.exception("simulate: tick failed")
                 if once:
                     break
                 stop_event.wait(max(0.0, self.interval - (monotonic_time.monotonic() - started)))
         finally:
+            if self.publisher is not None:
+                self.publisher.close()
             if threading.current_thread() is not threading.main_thread():
                 connection.close()
+
+
+class _MqttPublisher:
+    """The simulator's MQTT client (paho, reconnecting in its own thread) for ARIA_MQTT_URL."""
+
+    def __init__(self, log: Callable[[str], None]) -> None:
+        import paho.mqtt.client as mqtt
+        from paho.mqtt.enums import CallbackAPIVersion
+
+        from sentinel.connectors.mqtt import broker_address
+        from sentinel.seed import mqtt_url
+
+        url = mqtt_url()
+        host, port, tls = broker_address(url)
+        self.client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"aria-simulator-{id(self)}")
+        if tls:
+            self.client.tls_set()
+        self.client.reconnect_delay_set(1, 10)
+        self.client.connect_async(host, port, keepalive=30)
+        self.client.loop_start()
+        log(f"simulate: publishing to {url}")
+        self._log, self._warned = log, False
+
+    def publish(self, topic: str, body: str) -> int:
+        info = self.client.publish(topic, body, qos=0)
+        if info.rc != 0:
+            if not self._warned:
+                self._log(f"simulate: broker not reachable yet (rc {info.rc}); retrying")
+                self._warned = True
+            return 0
+        self._warned = False
+        return 1
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
 
 
 # --- alarm flood (the alarm-performance page's demo and tests) --------------------------------

@@ -23,3 +23,6 @@ class WorkordersConfig(AppConfig):
         handover.register_events()  # handover_updated
 
         reapers.register()
+        from workorders import metrics
+
+        metrics.register()  # work orders by status, read at scrape time (core.metrics)

@@ -34,6 +34,7 @@ from core.capabilities import (
 from core.events import publish, turn_scope
 from core.events.bus import current_turn_id
 from core.events.render_props import validate_props
+from core.metrics import agent_run_observe, agent_tool_call_observe
 from core.models import AgentRun, AgentStep
 
 logger = logging.getLogger(__name__)
@@ -296,6 +297,7 @@ class _Loop:
                 "turn_id": self.ctx.turn_id,
             },
         )
+        agent_tool_call_observe(self.spec.name, use.name, result.duration_ms, is_error=result.is_error)
         summary = result.summary()
         self.on_frame({"type": "tool_result", "name": use.name, "summary": summary})
         if render is not None:
@@ -375,6 +377,7 @@ class _Loop:
         run.finished_at = timezone.now()
         run.duration_ms = int((time.monotonic() - self.started) * 1000)
         run.save()
+        agent_run_observe(run)
         payload = {"agent": self.spec.name, "turn_id": self.ctx.turn_id, "finish_reason": end_reason}
         result = AgentResult(
             run=run,

@@ -95,6 +95,19 @@ class AgentEnd(_Payload):
     finish_reason: str
 
 
+class ConnectorStatus(_Payload):
+    """A plant connector (MQTT, Sparkplug B, OPC UA) changed status (sentinel/connectors)."""
+
+    connector_id: int
+    name: str
+    kind: str
+    status: Literal["stopped", "connecting", "connected", "error"]
+    last_message_at: str | None
+    messages_per_second: float
+    last_error: str
+    unknown_tags: int
+
+
 # Every WebSocket frame is {id, type, created_at, …payload}: a payload field may not reuse these.
 ENVELOPE_KEYS = frozenset({"id", "type", "created_at"})
 
@@ -109,6 +122,7 @@ EVENT_TYPES: dict[str, type[_Payload]] = {
     "ui_render": UiRender,
     "agent_start": AgentStart,
     "agent_end": AgentEnd,
+    "connector_status": ConnectorStatus,
 }
 
 

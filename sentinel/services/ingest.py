@@ -27,6 +27,7 @@ from django.utils import timezone
 
 from core.errors import Conflict, InvalidInput, PayloadTooLarge
 from sentinel.choices import OPEN_ALARM_STATES
+from sentinel.metrics import ingest_observe
 from sentinel.models import Alarm, IngestBatch, SignalDefinition, SignalLatest, SignalSample, StaleCondition
 from sentinel.services.evaluation import EvaluationSummary, id_list, signals_evaluate
 
@@ -276,6 +277,7 @@ def samples_ingest(
                 cleared_at=now
             )
         evaluation = signals_evaluate(now=now, signal_ids=signal_ids if watch is None else watch)
+    ingest_observe(parsed)
     return IngestResult(
         accepted=len(parsed),
         signals=len(signal_ids),

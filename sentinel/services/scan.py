@@ -8,6 +8,7 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
+from sentinel.metrics import SCAN_SECONDS
 from sentinel.services.alarms import alarm_unshelve_expired
 from sentinel.services.evaluation import EvaluationSummary, signals_evaluate
 from sentinel.services.ingest import stale_window
@@ -22,6 +23,7 @@ class ScanSummary:
         return {"unshelved": self.unshelved, **self.evaluation.as_dict()}
 
 
+@SCAN_SECONDS.time()
 def sentinel_scan(*, now: datetime | None = None) -> ScanSummary:
     """One pass over every enabled signal of onboarded cells, in a constant number of queries
     (plus one audit record per alarm transition). Safe to run twice at once: the one-open-alarm

@@ -18,6 +18,12 @@ class Command(BaseCommand):
             "--ramp-seconds", type=float, default=None, help="Scenario ramp duration (0 = jump to the end state)."
         )
         parser.add_argument("--seed", type=int, default=None, help="Random seed for reproducible noise.")
+        parser.add_argument(
+            "--via",
+            choices=["service", "mqtt"],
+            default="service",
+            help="mqtt: publish to ARIA_MQTT_URL for the demo connector instead of calling the ingest service.",
+        )
 
     def handle(self, *args, **options):
         if options["interval"] <= 0:
@@ -27,6 +33,7 @@ class Command(BaseCommand):
             interval=options["interval"],
             ramp_seconds=options["ramp_seconds"],
             seed=options["seed"],
+            via=options["via"],
             log=lambda message: self.stdout.write(message),
         )
         stop = threading.Event()

@@ -1,0 +1,141 @@
+"""Admin for connectors: configuration (credentials by environment-variable name only), the
+tag mapping inline, and the live status columns written by the running connector."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django import forms
+from django.contrib import admin
+from django.http import HttpRequest
+
+from core.audit import audit_record
+from sentinel.models import Connector, ConnectorTag
+
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")
+STATUS_FIELDS = [
+    "status",
+    "status_changed_at",
+    "last_message_at",
+    "messages_per_second",
+    "messages_total",
+    "samples_total",
+    "last_error",
+    "error_count",
+    "bad_quality_count",
+    "unknown_tag_count",
+    "unknown_tags",
+]
+SCHEMES = {
+    Connector.Kind.MQTT_JSON: ("mqtt://", "mqtts://"),
+    Connector.Kind.MQTT_SPARKPLUG_B: ("mqtt://", "mqtts://"),
+    Connector.Kind.OPCUA: ("opc.tcp://",),
+}
+
+
+class ConnectorForm(forms.ModelForm):
+    class Meta:
+        model = Connector
+        fields = [
+            "name",
+            "kind",
+            "endpoint",
+            "topic_filter",
+            "username_env",
+            "password_env",
+            "security_mode",
+            "security_policy",
+            "certificate_path",
+            "private_key_path",
+            "enabled",
+        ]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        kind, endpoint = data.get("kind"), data.get("endpoint") or ""
+        if kind in SCHEMES and not endpoint.startswith(SCHEMES[kind]):
+            self.add_error("endpoint", f"must start with {' or '.join(SCHEMES[kind])}")
+        for name in ("username_env", "password_env"):
+            if data.get(name) and not ENV_NAME.match(data[name]):
+                self.add_error(name, "must be an environment variable name (letters, digits, _), not the secret")
+        if data.get("security_mode", "None") != "None":
+            for name in ("security_policy", "certificate_path", "private_key_path"):
+                if not data.get(name):
+                    self.add_error(name, "is required when the security mode is Sign or SignAndEncrypt")
+        return data
+
+
+class ConnectorTagForm(forms.ModelForm):
+    class Meta:
+        model = ConnectorTag
+        fields = ["source", "signal", "scale", "offset"]
+
+    def clean_source(self) -> str:
+        source = self.cleaned_data["source"].strip()
+        if not source:
+            raise forms.ValidationError("is required")
+        return source
+
+
+class ConnectorTagInline(admin.TabularInline):
+    model = ConnectorTag
+    form = ConnectorTagForm
+    extra = 1
+    autocomplete_fields = ["signal"]
+
+
+@admin.register(Connector)
+class ConnectorAdmin(admin.ModelAdmin):
+    form = ConnectorForm
+    list_display = [
+        "name",
+        "kind",
+        "endpoint",
+        "enabled",
+        "status",
+        "last_message_at",
+        "messages_per_second",
+        "last_error",
+        "unknown_tag_count",
+    ]
+    list_filter = ["kind", "enabled", "status"]
+    search_fields = ["name", "endpoint"]
+    readonly_fields = STATUS_FIELDS
+    inlines = [ConnectorTagInline]
+
+    def save_model(self, request: HttpRequest, obj: Connector, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        audit_record(
+            actor=request.user,
+            action="connector.change" if change else "connector.create",
+            target_type="sentinel.connector",
+            target_id=obj.pk,
+            details={f: str(form.cleaned_data.get(f)) for f in form.changed_data},
+        )
+
+    def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
+        super().save_formset(request, form, formset, change)
+        changes = [
+            *({"added": t.source, "signal_id": t.signal_id} for t in formset.new_objects),
+            *({"changed": t.source, "fields": fields} for t, fields in formset.changed_objects),
+            *({"removed": t.source} for t in formset.deleted_objects),
+        ]
+        if changes:
+            audit_record(
+                actor=request.user,
+                action="connector.tags_change",
+                target_type="sentinel.connector",
+                target_id=form.instance.pk,
+                details={"changes": changes},
+            )
+
+    def delete_model(self, request: HttpRequest, obj: Connector) -> None:
+        audit_record(
+            actor=request.user,
+            action="connector.delete",
+            target_type="sentinel.connector",
+            target_id=obj.pk,
+            details={"name": obj.name},
+        )
+        super().delete_model(request, obj)

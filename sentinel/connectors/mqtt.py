@@ -1,0 +1,129 @@
+"""MQTT sessions (paho-mqtt 2.x): JSON topics and Sparkplug B, reconnecting with backoff."""
+
+from __future__ import annotations
+
+import logging
+import os
+import ssl
+import threading
+import time
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+import paho.mqtt.client as mqtt
+from paho.mqtt.enums import CallbackAPIVersion
+
+from sentinel.connectors.feed import Feed
+from sentinel.connectors.payloads import (
+    SPARKPLUG_NAMESPACE,
+    PayloadError,
+    SparkplugState,
+    json_values,
+    rebirth_request,
+    sparkplug_topic,
+)
+
+logger = logging.getLogger(__name__)
+
+RECONNECT_MIN_SECONDS = 1
+RECONNECT_MAX_SECONDS = 30
+REBIRTH_EVERY_SECONDS = 5.0
+
+
+def broker_address(endpoint: str) -> tuple[str, int, bool]:
+    """mqtt://host[:1883] or mqtts://host[:8883] → (host, port, tls); ValueError otherwise."""
+    parts = urlsplit(endpoint)
+    if parts.scheme not in ("mqtt", "mqtts", "tcp", "ssl") or not parts.hostname:
+        raise ValueError("endpoint must be mqtt://host[:port] or mqtts://host[:port]")
+    tls = parts.scheme in ("mqtts", "ssl")
+    return parts.hostname, parts.port or (8883 if tls else 1883), tls
+
+
+def credentials(username_env: str, password_env: str) -> tuple[str | None, str | None]:
+    """The values of the named environment variables (the names are stored, never the values)."""
+    return (
+        os.environ.get(username_env) if username_env else None,
+        os.environ.get(password_env) if password_env else None,
+    )
+
+
+class MqttSession:
+    """One MQTT connection of a connector. `sparkplug` switches the payload format."""
+
+    def __init__(self, connector: Any, feed: Feed, *, sparkplug: bool) -> None:
+        self.feed = feed
+        self.sparkplug = SparkplugState(feed) if sparkplug else None
+        self.host, self.port, tls = broker_address(connector.endpoint)
+        default_filter = f"{SPARKPLUG_NAMESPACE}/#" if sparkplug else "#"
+        self.topic_filter = connector.topic_filter or default_filter
+        self.client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"aria-{connector.pk}-{os.getpid()}")
+        username, password = credentials(connector.username_env, connector.password_env)
+        if username or password:
+            self.client.username_pw_set(username, password)
+        if tls:
+            self.client.tls_set(cert_reqs=ssl.CERT_REQUIRED)
+        self.client.reconnect_delay_set(RECONNECT_MIN_SECONDS, RECONNECT_MAX_SECONDS)
+        self.client.on_connect = self._on_connect
+        self.client.on_connect_fail = self._on_connect_fail
+        self.client.on_disconnect = self._on_disconnect
+        self.client.on_message = self._on_message
+        self._rebirth_asked: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        self.feed.status("connecting")
+        self.client.connect_async(self.host, self.port, keepalive=30)
+        self.client.loop_start()
+
+    def stop(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+    # paho callbacks (its network thread) ---------------------------------------------------
+    def _on_connect(self, client: mqtt.Client, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
+        if reason.is_failure:
+            self.feed.error(f"broker refused the connection: {reason}", status="error")
+            return
+        client.subscribe(self.topic_filter, qos=1)
+        self.feed.status("connected")
+
+    def _on_connect_fail(self, client: mqtt.Client, userdata: Any) -> None:
+        self.feed.error(f"cannot reach the broker at {self.host}:{self.port}", status="error")
+
+    def _on_disconnect(self, client: mqtt.Client, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
+        if not reason.is_failure:  # our own disconnect()
+            return
+        self.feed.error(f"disconnected from the broker: {reason}", status="error")
+
+    def _on_message(self, client: mqtt.Client, userdata: Any, message: mqtt.MQTTMessage) -> None:
+        received_at = datetime.now(UTC)
+        self.feed.message()
+        try:
+            if self.sparkplug is not None:
+                self._sparkplug(message, received_at)
+            else:
+                for time_, value in json_values(bytes(message.payload), received_at):
+                    self.feed.sample(message.topic, time_, value)
+        except PayloadError as error:
+            self.feed.error(f"{message.topic[:200]}: {error}")
+        except Exception as error:  # hostile input must never stop the session
+            logger.exception("connector: message on %r failed", message.topic)
+            self.feed.error(f"{message.topic[:200]}: {type(error).__name__}")
+
+    def _sparkplug(self, message: mqtt.MQTTMessage, received_at: datetime) -> None:
+        assert self.sparkplug is not None
+        topic = sparkplug_topic(message.topic)
+        if topic is None or topic.message_type in ("NCMD", "DCMD", "STATE"):
+            return
+        if self.sparkplug.handle(topic, bytes(message.payload), received_at):
+            self._ask_rebirth(topic.group, topic.node)
+
+    def _ask_rebirth(self, group: str, node: str) -> None:
+        key, now = f"{group}/{node}", time.monotonic()
+        with self._lock:
+            if now - self._rebirth_asked.get(key, -REBIRTH_EVERY_SECONDS) < REBIRTH_EVERY_SECONDS:
+                return
+            self._rebirth_asked[key] = now
+        payload = rebirth_request(int(time.time() * 1000))
+        self.client.publish(f"{SPARKPLUG_NAMESPACE}/{group}/NCMD/{node}", payload, qos=0)

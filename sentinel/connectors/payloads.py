@@ -1,0 +1,205 @@
+"""Decoding connector payloads (untrusted): JSON topic values and Sparkplug B state."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from google.protobuf.message import DecodeError
+
+from sentinel.connectors.feed import Feed
+from sentinel.connectors.sparkplug_b_pb2 import Payload
+
+MAX_PAYLOAD_BYTES = 256 * 1024
+MAX_VALUES_PER_MESSAGE = 10_000
+
+
+class PayloadError(ValueError):
+    """A payload that cannot be read: counted as a connector error, never fatal."""
+
+
+def _number(raw: Any, where: str) -> float:
+    if type(raw) not in (int, float):
+        raise PayloadError(f"{where}: value must be a number")
+    value = float(raw)
+    if not math.isfinite(value):
+        raise PayloadError(f"{where}: value must be finite")
+    return value
+
+
+def _time(raw: Any, received_at: datetime, where: str) -> datetime:
+    """ISO 8601 with a timezone, or epoch milliseconds; absent = when it arrived."""
+    if raw is None:
+        return received_at
+    if type(raw) in (int, float):
+        try:
+            return datetime.fromtimestamp(raw / 1000.0, UTC)
+        except (OverflowError, OSError, ValueError):
+            raise PayloadError(f"{where}: time out of range") from None
+    if isinstance(raw, str):
+        try:
+            value = datetime.fromisoformat(raw)
+        except ValueError:
+            raise PayloadError(f"{where}: time must be ISO 8601 or epoch milliseconds") from None
+        if value.tzinfo is None:
+            raise PayloadError(f"{where}: time must include a timezone")
+        return value
+    raise PayloadError(f"{where}: time must be ISO 8601 or epoch milliseconds")
+
+
+def json_values(payload: bytes, received_at: datetime) -> list[tuple[datetime, float]]:
+    """`{"value": 1.2, "time": "…"}`, a list of those, or a bare number."""
+    if len(payload) > MAX_PAYLOAD_BYTES:
+        raise PayloadError(f"payload larger than {MAX_PAYLOAD_BYTES} bytes")
+    try:
+        data = json.loads(payload)
+    except (ValueError, UnicodeDecodeError):
+        raise PayloadError("payload is not JSON") from None
+    if type(data) in (int, float):
+        return [(received_at, _number(data, "payload"))]
+    items = data if isinstance(data, list) else [data]
+    if len(items) > MAX_VALUES_PER_MESSAGE:
+        raise PayloadError(f"at most {MAX_VALUES_PER_MESSAGE} values per message")
+    values = []
+    for index, item in enumerate(items):
+        where = f"[{index}]" if isinstance(data, list) else "payload"
+        if not isinstance(item, dict) or "value" not in item:
+            raise PayloadError(f"{where}: expected an object with value (and optional time)")
+        values.append((_time(item.get("time"), received_at, where), _number(item["value"], where)))
+    return values
+
+
+# --- Sparkplug B ------------------------------------------------------------------------------
+SPARKPLUG_NAMESPACE = "spBv1.0"
+REBIRTH_METRIC = "Node Control/Rebirth"
+
+
+@dataclass
+class EdgeNode:
+    """What one edge node announced: metric aliases (node and devices) and its sequence."""
+
+    aliases: dict[int, str] = field(default_factory=dict)  # alias → source "group/node[/device]/metric"
+    sources: dict[str, set[str]] = field(default_factory=dict)  # device ("" = node) → its metric sources
+    seq: int | None = None
+    born: bool = False
+
+
+@dataclass(frozen=True)
+class SparkplugTopic:
+    group: str
+    message_type: str
+    node: str
+    device: str  # "" for node-level messages
+
+    def source(self, metric: str) -> str:
+        return "/".join(p for p in (self.group, self.node, self.device, metric) if p)
+
+
+def sparkplug_topic(topic: str) -> SparkplugTopic | None:
+    parts = topic.split("/")
+    if len(parts) not in (4, 5) or parts[0] != SPARKPLUG_NAMESPACE:
+        return None
+    return SparkplugTopic(parts[1], parts[2], parts[3], parts[4] if len(parts) == 5 else "")
+
+
+def _metric_value(metric: Any) -> float | None:
+    kind = metric.WhichOneof("value")
+    if metric.is_null or kind is None or kind in ("string_value", "bytes_value"):
+        return None
+    return _number(float(getattr(metric, kind)), f"metric {metric.name or metric.alias}")
+
+
+class SparkplugState:
+    """Per-connector Sparkplug B host state: births, aliases, sequence numbers, deaths."""
+
+    def __init__(self, feed: Feed) -> None:
+        self.feed = feed
+        self.nodes: dict[tuple[str, str], EdgeNode] = {}
+        self.seq_gaps = 0
+
+    def handle(self, topic: SparkplugTopic, payload: bytes, received_at: datetime) -> bool:
+        """Apply one message. True when the edge node should be asked for a rebirth (data before
+        its birth, or a sequence gap)."""
+        if len(payload) > MAX_PAYLOAD_BYTES:
+            raise PayloadError(f"payload larger than {MAX_PAYLOAD_BYTES} bytes")
+        try:
+            message = Payload.FromString(payload)
+        except DecodeError:
+            raise PayloadError("not a Sparkplug B protobuf payload") from None
+        key = (topic.group, topic.node)
+        kind = topic.message_type
+        if kind == "NBIRTH":
+            self.nodes[key] = node = EdgeNode(born=True, seq=message.seq if message.HasField("seq") else None)
+            self._birth(node, topic, message, received_at)
+            return False
+        found = self.nodes.get(key)
+        if kind == "NDEATH":
+            if found is not None:
+                node = found
+                self.feed.stale(sorted(set().union(*node.sources.values())) if node.sources else [])
+                node.born = False
+            return False
+        if found is None or not found.born:
+            self.feed.error(f"Sparkplug {kind} from {topic.group}/{topic.node} before its NBIRTH; rebirth requested")
+            return True
+        node = found
+        rebirth = self._check_seq(node, message)
+        if kind == "DBIRTH":
+            node.sources[topic.device] = set()
+            self._birth(node, topic, message, received_at)
+        elif kind == "DDEATH":
+            self.feed.stale(sorted(node.sources.get(topic.device, ())))
+        elif kind in ("NDATA", "DDATA"):
+            self._data(node, topic, message, received_at)
+        return rebirth
+
+    def _check_seq(self, node: EdgeNode, message: Any) -> bool:
+        if not message.HasField("seq"):
+            return False
+        expected = None if node.seq is None else (node.seq + 1) % 256
+        node.seq = message.seq
+        if expected is not None and message.seq != expected:
+            self.seq_gaps += 1
+            self.feed.error(f"Sparkplug sequence gap: expected {expected}, got {message.seq}; rebirth requested")
+            return True
+        return False
+
+    def _birth(self, node: EdgeNode, topic: SparkplugTopic, message: Any, received_at: datetime) -> None:
+        sources = node.sources.setdefault(topic.device, set())
+        for metric in message.metrics:
+            if not metric.name:
+                continue
+            source = topic.source(metric.name)
+            sources.add(source)
+            if metric.HasField("alias"):
+                node.aliases[metric.alias] = source
+        self._data(node, topic, message, received_at)
+
+    def _data(self, node: EdgeNode, topic: SparkplugTopic, message: Any, received_at: datetime) -> None:
+        default_ms = message.timestamp if message.HasField("timestamp") else None
+        for metric in message.metrics:
+            if metric.name:
+                source = topic.source(metric.name)
+            elif metric.HasField("alias") and metric.alias in node.aliases:
+                source = node.aliases[metric.alias]
+            else:
+                self.feed.error(f"Sparkplug metric alias {metric.alias} was not announced in a birth")
+                continue
+            if metric.is_historical and not self.feed.target(source):
+                continue
+            value = _metric_value(metric)
+            if value is None:
+                continue
+            ms = metric.timestamp if metric.HasField("timestamp") else default_ms
+            time = datetime.fromtimestamp(ms / 1000.0, UTC) if ms is not None else received_at
+            self.feed.sample(source, time, value)
+
+
+def rebirth_request(timestamp_ms: int) -> bytes:
+    """An NCMD payload asking an edge node to send its births again."""
+    message = Payload(timestamp=timestamp_ms)
+    message.metrics.add(name=REBIRTH_METRIC, timestamp=timestamp_ms, datatype=11, boolean_value=True)
+    return message.SerializeToString()

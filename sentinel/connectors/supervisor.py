@@ -1,0 +1,180 @@
+"""Runs every enabled connector: sessions in their own threads, ingest and status in this one."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from django.db import close_old_connections, connection
+from django.utils import timezone
+
+from core.errors import InvalidInput
+from sentinel.connectors.feed import Drained, Feed, TagTarget
+from sentinel.connectors.services import connector_status_record, signals_mark_stale
+from sentinel.models import Connector
+from sentinel.services import samples_ingest
+from sentinel.services.ingest import MAX_FUTURE
+
+logger = logging.getLogger(__name__)
+
+TICK_SECONDS = 0.5
+RELOAD_SECONDS = 2.0
+MAX_BATCH = 5_000  # samples per ingest call (the service takes at most 10,000)
+
+
+class Session(Protocol):
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+def build_session(connector: Connector, feed: Feed) -> Session:
+    if connector.kind == Connector.Kind.OPCUA:
+        from sentinel.connectors.opcua import OpcUaSession
+
+        return OpcUaSession(connector, feed)
+    from sentinel.connectors.mqtt import MqttSession
+
+    return MqttSession(connector, feed, sparkplug=connector.kind == Connector.Kind.MQTT_SPARKPLUG_B)
+
+
+def _tag_map(connector: Connector) -> dict[str, TagTarget]:
+    tags = {}
+    for tag in connector.tags.all():
+        source = tag.source.strip()
+        if connector.kind == Connector.Kind.OPCUA:
+            from sentinel.connectors.opcua import node_key
+
+            source = node_key(source)
+        tags[source] = TagTarget(tag.signal_id, tag.scale, tag.offset)
+    return tags
+
+
+def _fingerprint(connector: Connector) -> tuple[Any, ...]:
+    """What a running session depends on: any change restarts it."""
+    tags = tuple(connector.tags.values_list("source", "signal_id", "scale", "offset").order_by("pk"))
+    return (connector.updated_at, tags)
+
+
+@dataclass
+class _Running:
+    connector_id: int
+    fingerprint: tuple[Any, ...]
+    feed: Feed
+    session: Session | None
+    rate_window_start: float
+    rate_messages: int = 0
+    rate: float = 0.0
+
+
+class ConnectorSupervisor:
+    def __init__(self, *, log: Any = None) -> None:
+        self.running: dict[int, _Running] = {}
+        self.log = log or logger.info
+        self._last_reload = -RELOAD_SECONDS
+
+    # lifecycle ---------------------------------------------------------------------------------
+    def reload(self) -> None:
+        wanted = {c.pk: c for c in Connector.objects.filter(enabled=True).prefetch_related("tags")}
+        for connector_id in list(self.running):
+            current = wanted.get(connector_id)
+            if current is None or _fingerprint(current) != self.running[connector_id].fingerprint:
+                self._stop(connector_id, status=Connector.Status.STOPPED if current is None else None)
+        for connector_id, connector in wanted.items():
+            if connector_id not in self.running:
+                self._start(connector)
+
+    def _start(self, connector: Connector) -> None:
+        feed = Feed({})
+        running = _Running(connector.pk, _fingerprint(connector), feed, None, time.monotonic())
+        self.running[connector.pk] = running
+        try:
+            feed.tags = _tag_map(connector)
+            running.session = build_session(connector, feed)
+            running.session.start()
+            self.log(f"connectors: {connector.name} ({connector.kind}) started")
+        except Exception as error:  # a bad endpoint or mapping: report it, retry on the next change
+            logger.warning("connectors: %s cannot start: %s", connector.name, error)
+            feed.error(f"cannot start: {error}", status=Connector.Status.ERROR)
+
+    def _stop(self, connector_id: int, *, status: str | None) -> None:
+        running = self.running.pop(connector_id)
+        if running.session is not None:
+            try:
+                running.session.stop()
+            except Exception:
+                logger.exception("connectors: stopping %s failed", connector_id)
+        self._flush(running, timezone.now())
+        if status:
+            connector_status_record(
+                connector_id=connector_id, drained=Drained(), samples=0, rate=0.0, now=timezone.now(), status=status
+            )
+
+    def stop_all(self) -> None:
+        for connector_id in list(self.running):
+            self._stop(connector_id, status=Connector.Status.STOPPED)
+
+    # one round ---------------------------------------------------------------------------------
+    def tick(self) -> None:
+        """Reload the configuration now and then, then ingest what every session received."""
+        monotonic = time.monotonic()
+        if monotonic - self._last_reload >= RELOAD_SECONDS:
+            self._last_reload = monotonic
+            self.reload()
+        now = timezone.now()
+        for running in list(self.running.values()):
+            try:
+                self._flush(running, now)
+            except Exception:
+                logger.exception("connectors: flushing connector %s failed", running.connector_id)
+
+    def _flush(self, running: _Running, now: datetime) -> None:
+        drained = running.feed.drain()
+        latest_allowed = now + MAX_FUTURE
+        if any(t > latest_allowed for _, t, _ in drained.samples):
+            future = [s for s in drained.samples if s[1] > latest_allowed]
+            drained.samples = [s for s in drained.samples if s[1] <= latest_allowed]
+            drained.errors += len(future)
+            drained.last_error = f"{len(future)} sample(s) more than 5 minutes in the future were refused"
+        stored = 0
+        for start in range(0, len(drained.samples), MAX_BATCH):
+            batch = drained.samples[start : start + MAX_BATCH]
+            try:
+                stored += samples_ingest(samples=batch, now=now).accepted
+            except InvalidInput as error:  # e.g. a mapped signal deleted, a time in the future
+                drained.errors += 1
+                drained.last_error = f"ingest refused a batch: {error}"[:500]
+        if drained.stale_signal_ids:
+            signals_mark_stale(signal_ids=drained.stale_signal_ids, now=now)
+        running.rate_messages += drained.messages
+        elapsed = time.monotonic() - running.rate_window_start
+        if elapsed >= 1.0:
+            running.rate = running.rate_messages / elapsed
+            running.rate_messages, running.rate_window_start = 0, time.monotonic()
+        if drained.messages or drained.errors or drained.status or drained.unknown or elapsed >= 1.0:
+            connector_status_record(
+                connector_id=running.connector_id, drained=drained, samples=stored, rate=running.rate, now=now
+            )
+
+    def run(self, stop_event: threading.Event | None = None) -> None:
+        """Until `stop_event` is set: what `manage.py run_connectors` and runaria's thread run."""
+        stop_event = stop_event or threading.Event()
+        self.log("connectors: running")
+        try:
+            while not stop_event.is_set():
+                started = time.monotonic()
+                if not connection.in_atomic_block:
+                    close_old_connections()
+                try:
+                    self.tick()
+                except Exception:
+                    logger.exception("connectors: tick failed")
+                stop_event.wait(max(0.0, TICK_SECONDS - (time.monotonic() - started)))
+        finally:
+            self.stop_all()
+            if threading.current_thread() is not threading.main_thread():
+                connection.close()
