@@ -13,7 +13,7 @@ from core.access import OPERATOR
 from core.capabilities import CapabilityContext, Tier, capability, dispatch, job_status
 
 START_INVESTIGATION = "workorders.start_investigation"
-_WORD = re.compile(r"[a-z0-9]{4,}")
+_WORD = re.compile(r"[^\W_]{4,}")
 _RCA_KEYS = ("rca_summary", "root_cause", "failure_mode", "cause")
 
 
@@ -43,21 +43,31 @@ def _text_of(item: dict) -> str:
     return " ".join(parts)
 
 
-def _matches(question: str, text: str) -> bool:
-    """A past RCA answers the question when it has an RCA and shares a content word (or the
-    question is a generic 'why did it trip/fail')."""
-    if not text:
-        return False
-    words = set(_WORD.findall(question.lower())) - {"what", "why", "when", "with", "this", "that", "does", "trip"}
-    generic = not words or bool(re.search(r"\b(why|cause|trip|fail)", question.lower()))
-    return generic or bool(words & set(_WORD.findall(text.lower())))
+def _content_words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if not w.isdigit()}
+
+
+def _best_rca(question: str, candidates: list[tuple[str, dict]]) -> tuple[str, dict, str] | None:
+    """The cell's record that explains the question: the one sharing most words with it (a
+    signal or failure mode it names, in any language), else the newest. The equipment was resolved
+    before (cell_id), so no question wording is needed to find the cell's RCA."""
+    asked = _content_words(question)
+    best: tuple[int, int, str, dict, str] | None = None
+    for order, (kind, item) in enumerate(candidates):
+        text = _text_of(item)
+        if not text:
+            continue
+        overlap = len(asked & _content_words(text))
+        if best is None or overlap > best[0]:
+            best = (overlap, order, kind, item, text)
+    return (best[2], best[3], best[4]) if best else None
 
 
 @capability(
     "assistant.ask_investigator",
     description=(
-        "Ask the Investigator why a cell misbehaved. Answers from the cell's recent root-cause analyses "
-        "and failure history when they match, else starts a new investigation."
+        "Ask the Investigator why a cell misbehaved (any language). Answers from the cell's recent root-cause "
+        "analyses and failure history, else starts an investigation of its detected work order."
     ),
     input=AskInvestigatorInput,
     tier=Tier.SAFE,  # it may start an investigation
@@ -75,20 +85,22 @@ def ask_investigator(ctx: CapabilityContext, params: AskInvestigatorInput) -> di
     if not history.is_error:
         candidates += [("failure", item) for item in _items(history.content)]
     # A detected (not yet analysed) order is the current event: an old RCA would not explain it.
+    # Only the resolved cell's records (a stand-in or a broad listing may return other cells' too).
+    candidates = [(kind, item) for kind, item in candidates if item.get("cell_id") in (None, params.cell_id)]
     detected = [item for kind, item in candidates if kind == "work_order" and item.get("status") == "detected"]
     if not detected:
-        for kind, item in candidates:
-            text = _text_of(item)
-            if _matches(params.question, text):
-                ref = f"{kind} #{item.get('id', item.get('work_order_id', '?'))}"
-                sources.append(ref)
-                return {
-                    "source": "recent_rca",
-                    "summary": f"From {ref}: {text[:300]}",
-                    "answer": text[:2000],
-                    "sources": sources,
-                    "record": item,
-                }
+        found = _best_rca(params.question, candidates)
+        if found:
+            kind, item, text = found
+            ref = f"{kind} #{item.get('id', item.get('work_order_id', '?'))}"
+            sources.append(ref)
+            return {
+                "source": "recent_rca",
+                "summary": f"From {ref}: {text[:300]}",
+                "answer": text[:2000],
+                "sources": sources,
+                "record": item,
+            }
         return {
             "source": "none",
             "summary": "No matching RCA on record and no detected work order of this cell to investigate.",

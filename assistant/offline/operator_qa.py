@@ -1,19 +1,53 @@
 """OFFLINE STAND-IN for the operator Q&A agent (fake engine only): it resolves the equipment the
-question names, reads its signals and history through the same tools a model would, charts the
-trend, asks the Investigator for "why" questions, and answers citing what it used. English only:
-answering in the operator's language is the model's job (the agent's prompt asks for it)."""
+question names (its tag, else a cell name from the plant's cells), reads its signals and history
+through the same tools a model would, charts the trend over the window the question names ("last
+6 hours", "since Monday"), asks the Investigator for "why" questions, answers KPI questions
+(MTBF/MTTR/OEE of a cell or every cell ranked, over the named period), and frames its answer in
+the operator's language (en, fr, de, es, it, pt; the templates in replies.py) around the tools'
+data, citing what it used."""
 
 from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from typing import Any
 
+from django.utils import timezone
+
+from assistant.offline.replies import WHY_CUES, reply_text
 from assistant.tool_args import accepts, args_for
 from core.agents.engines.fake import FakeReply, FakeState, fake_policy
+from core.languages import language_of
+from core.timewindows import TimeWindow, parse_time_window
 
-TAG = re.compile(r"\b([A-Z]{1,4}-?\d{1,4}[A-Z]?)\b")
+TAG = re.compile(r"\b((?i:[a-z]{1,4}-\d{1,4}[a-z]?)|[A-Z]{1,4}\d{1,4}[A-Z]?)\b")
 RESOLVERS = ("find_cells", "find_cell", "resolve_cell", "search_cells", "list_cells", "get_cells", "get_cell")
+KPI = re.compile(r"\b(mtbf|mttr|oee)\b", re.I)
+WHY = re.compile(rf"\b(?:{WHY_CUES})\b")
+KPI_FIELD = {"mtbf": ("mtbf_hours", "h"), "mttr": ("mttr_hours", "h"), "oee": ("oee", "")}
+MAX_TREND_MINUTES = 7 * 24 * 60
+DEFAULT_KPI_PERIOD = "last 90 days"
+
+
+def plain(text: str) -> str:
+    """Lower case without accents: how cue words and cell names are compared."""
+    decomposed = unicodedata.normalize("NFKD", text.lower())
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def _named_cell(content: Any, question: str) -> int | None:
+    """The cell whose tag or name the question names, from a listing of the plant's cells."""
+    rows = content.get("cells", []) if isinstance(content, dict) else []
+    text = f" {re.sub(r'[^0-9a-z-]+', ' ', plain(question))} "
+    for row in rows:
+        if not isinstance(row, dict) or not isinstance(row.get("cell_id"), int):
+            continue
+        for label in (row.get("tag"), row.get("name")):
+            words = re.sub(r"[^0-9a-z-]+", " ", plain(str(label or ""))).strip()
+            if len(words) >= 3 and f" {words} " in text:
+                return row["cell_id"]
+    return None
 
 
 def _find_cell_id(content: Any, tag: str) -> int | None:
@@ -48,10 +82,9 @@ def _cell_id(state: FakeState, tag: str | None) -> int | None:
             continue
         if isinstance(outcome.input.get("cell_id"), int):
             return outcome.input["cell_id"]
-        if tag:
-            found = _find_cell_id(outcome.content, tag)
-            if found is not None:
-                return found
+        found = _find_cell_id(outcome.content, tag) if tag else _named_cell(outcome.content, state.user_text)
+        if found is not None:
+            return found
     return None
 
 
@@ -93,18 +126,68 @@ def _chart_signals(current: Any, question: str = "", trigger: list[int] | None =
     return ids[:4] or None
 
 
+def _kpi_reply(kpi: str, result: dict, language: str) -> str:
+    """The KPI's value for one cell, or the worst cell of the ranking and the next ones."""
+    field, unit = KPI_FIELD[kpi]
+    since = str(result.get("start", ""))[:10]
+    name = kpi.upper()
+    if isinstance(result.get("ranking"), list):
+        valued = [r for r in result["ranking"] if isinstance(r, dict) and r.get(field) is not None]
+        if not valued:
+            return reply_text(language, "kpi_none").format(kpi=name, since=since)
+        worst = valued[0]
+        text = reply_text(language, "kpi_worst").format(
+            kpi=name, since=since, tag=worst.get("cell_tag"), value=worst[field], unit=unit
+        )
+        ranking = ", ".join(f"{r.get('cell_tag')} {r[field]}" for r in valued[:5])
+        return f"{text} {reply_text(language, 'ranking')}: {ranking}."
+    if result.get(field) is None:
+        return reply_text(language, "kpi_none").format(kpi=name, since=since)
+    return reply_text(language, "kpi_cell").format(
+        kpi=name, tag=result.get("cell_tag"), since=since, value=result[field], unit=unit
+    )
+
+
+def _investigator_reply(result: Any, label: str, language: str) -> str:
+    if not isinstance(result, dict):
+        return _brief(result, 400)
+    ref = ", ".join(str(s) for s in result.get("sources") or [])
+    source = result.get("source")
+    if source in ("recent_rca", "investigation") and result.get("answer"):
+        return reply_text(language, "rca").format(ref=ref, text=str(result["answer"])[:400])
+    if source == "investigation_started":
+        work_order_id = (result.get("investigation") or {}).get("work_order_id")
+        return reply_text(language, "started").format(ref=f"work_order #{work_order_id}")
+    return reply_text(language, "no_rca").format(label=label)
+
+
+def _trend_minutes(window: TimeWindow | None) -> int:
+    """The trend window the question names ("last 6 hours"), else a day; at most a week."""
+    return min(window.minutes, MAX_TREND_MINUTES) if window else 24 * 60
+
+
 @fake_policy("operator_qa")
 def operator_qa(state: FakeState) -> FakeReply:
     """Resolve the equipment, look at its signals and history, chart the trend, ask the
-    investigator for 'why' questions, then answer citing what was used."""
+    investigator for 'why' questions, answer KPI questions, then answer citing what was used."""
     tools = state.request.tools
     names = state.tool_names
     question = state.user_text
+    language = language_of(question)
+    window = parse_time_window(question, now=timezone.now())
     tag_match = TAG.search(question)
-    tag = tag_match.group(1) if tag_match else None
+    tag = tag_match.group(1).upper() if tag_match else None
+    kpi_match = KPI.search(question)
+    kpi = kpi_match.group(1).lower() if kpi_match else None
     cell_id = _cell_id(state, tag)
-    why = bool(re.search(r"\b(why|cause|trip|tripped|fail|failed|wrong)\b", question, re.I))
+    why = bool(WHY.search(plain(question)))
 
+    if kpi and f"get_{kpi}" in names and not state.called(f"get_{kpi}") and (cell_id is not None or not tag):
+        period = window.label if window else DEFAULT_KPI_PERIOD
+        return FakeReply(
+            thinking=f"{kpi.upper()} {'of cell ' + str(cell_id) if cell_id is not None else 'of every cell'}, {period}.",
+            tool_calls=[(f"get_{kpi}", args_for(f"get_{kpi}", {"cell_id": cell_id, "period": period}, tools))],
+        )
     if cell_id is None and tag:
         for resolver in (*RESOLVERS, "get_current_signals"):
             if resolver in names and not state.called(resolver) and accepts(resolver, "tag", tools):
@@ -118,13 +201,19 @@ def operator_qa(state: FakeState) -> FakeReply:
                 thinking=f"Find the cell tagged {tag} through its work orders.",
                 tool_calls=[("get_work_orders", args_for("get_work_orders", {"limit": 100}, tools))],
             )
-    if cell_id is not None:
+    if cell_id is None and not tag and not kpi and "find_cells" in names and not state.called("find_cells"):
+        return FakeReply(
+            thinking="Look for a cell the question names among the plant's cells.",
+            tool_calls=[("find_cells", args_for("find_cells", {"limit": 100}, tools))],
+        )
+    if cell_id is not None and not kpi:
+        minutes = _trend_minutes(window)
         known = {
             "cell_id": cell_id,
             "tag": tag,
             "question": question,
-            "hours": 24,
-            "minutes": 24 * 60,
+            "hours": round(minutes / 60, 2),
+            "minutes": minutes,
             "signal_def_ids": _chart_signals(
                 state.result("get_current_signals"), question, _trigger_signal(state.result("get_work_orders"), cell_id)
             ),
@@ -145,13 +234,20 @@ def operator_qa(state: FakeState) -> FakeReply:
                 ):
                     continue
                 return FakeReply(tool_calls=[(tool, args_for(tool, known, tools))])
+    return FakeReply(text=_answer(state, language, tag, cell_id, kpi))
 
-    sources = []
-    lines = []
-    label = tag or (f"cell {cell_id}" if cell_id is not None else "the plant")
+
+def _answer(state: FakeState, language: str, tag: str | None, cell_id: int | None, kpi: str | None) -> str:
+    sources: list[str] = []
+    lines: list[str] = []
+    label = tag or (f"cell {cell_id}" if cell_id is not None else reply_text(language, "the_plant"))
+    kpi_result = state.result(f"get_{kpi}") if kpi else None
+    if isinstance(kpi_result, dict):
+        lines.append(_kpi_reply(kpi or "", kpi_result, language))
+        sources.append(reply_text(language, "KPIs"))
     investigator = state.result("ask_investigator")
     if investigator:
-        lines.append(_brief(investigator, 400))
+        lines.append(_investigator_reply(investigator, label, language))
         sources += [str(s) for s in investigator.get("sources", [])] if isinstance(investigator, dict) else []
     for tool, source in (
         ("get_current_signals", "signals"),
@@ -164,12 +260,13 @@ def operator_qa(state: FakeState) -> FakeReply:
         if state.called(tool):
             result = state.result(tool)
             if result is not None:
-                sources.append(source)
-                if not investigator and tool != "render_signal_chart":
-                    lines.append(f"{source.capitalize()}: {_brief(result, 160)}")
+                name = reply_text(language, source)
+                sources.append(name)
+                if not investigator and kpi_result is None:
+                    lines.append(f"{name[:1].upper()}{name[1:]}: {_brief(result, 160)}")
     if not lines:
-        lines.append(f"I could not find data for {label}.")
-    answer = f"About {label}: " + " ".join(lines)
+        lines.append(reply_text(language, "no_data").format(label=label))
+    answer = reply_text(language, "about").format(label=label) + " ".join(lines)
     if sources:
-        answer += "\nSources: " + ", ".join(dict.fromkeys(sources)) + "."
-    return FakeReply(text=answer)
+        answer += f"\n{reply_text(language, 'sources')}: " + ", ".join(dict.fromkeys(sources)) + "."
+    return answer

@@ -1,4 +1,6 @@
-"""Operator Q&A: one chat turn through the Q&A agent, persisted in Session/Message/Run."""
+"""Operator Q&A: one chat turn through the Q&A agent, persisted in Session/Message/Run. The
+session's attachments reach the model as delimited data (never instructions); the model is told
+the operator's language."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 
 from assistant import selectors
-from assistant.agents.qa import QA_AGENT, qa_system_prompt, qa_tools
+from assistant.agents.qa import QA_AGENT, attachments_block, language_line, qa_system_prompt, qa_tools
 from assistant.choices import Mode, Role, RunStatus
 from assistant.conf import get_config
 from assistant.engines import author_engine
@@ -32,12 +34,19 @@ class ChatOutcome:
     error: str = ""
 
 
-def qa_spec() -> AgentSpec:
+def qa_spec(*, question: str = "", session: Session | None = None) -> AgentSpec:
+    """The Q&A agent for one turn: its prompt, the language to answer in, the session's attachments
+    (delimited data, after the instructions) and its read tools."""
     prompt, ref = qa_system_prompt()
+    sections = [prompt, language_line(question)]
+    if session is not None:
+        block = attachments_block(session.attachments.order_by("id"))
+        if block:
+            sections.append(block)
     config = get_config()
     return AgentSpec(
         name=QA_AGENT,
-        system_prompt=prompt,
+        system_prompt="\n\n".join(sections),
         prompt_ref=ref,
         tools=qa_tools(),
         max_tier=Tier.SAFE,  # only reaches ask_investigator: every other Q&A tool is read
@@ -95,7 +104,9 @@ def chat_turn(
     extra = {"session_id": session.pk, "investigator_wait_seconds": get_config().investigator_wait_seconds}
     ctx = CapabilityContext(user=user, turn_id=trace_id, extra=extra)
     try:
-        result = run_agent(qa_spec(), messages=history, ctx=ctx, engine=engine, on_frame=frame)
+        question = history[-1]["content"] if history else ""
+        spec = qa_spec(question=question if isinstance(question, str) else "", session=session)
+        result = run_agent(spec, messages=history, ctx=ctx, engine=engine, on_frame=frame)
     except Exception as exc:  # the loop never raises; building the spec or a DB error still might
         run_fail(run=run, error=f"{type(exc).__name__}: {exc}")
         raise

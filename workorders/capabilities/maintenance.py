@@ -10,6 +10,9 @@ from pydantic import BaseModel, Field
 
 from core.access import OPERATOR
 from core.capabilities import CapabilityContext, Tier, capability
+from core.errors import InvalidInput
+from core.timewindows import parse_time_window
+from sentinel.models import Cell
 from workorders import kpis, selectors
 from workorders.choices import Priority, WorkOrderStatus
 from workorders.models import LogbookEntry, ShiftAssignment
@@ -91,8 +94,32 @@ class KbPatchInput(BaseModel):
 
 
 class KpiInput(BaseModel):
-    cell_id: int
-    days: int = Field(default=90, ge=1, le=3650)
+    cell_id: int | None = Field(default=None, description="One cell; omit to rank every cell, worst first.")
+    days: int = Field(default=90, ge=1, le=3650, description="Last N days, when neither period nor since is given.")
+    period: str | None = Field(
+        default=None,
+        max_length=100,
+        description="The period in words: 'this month', 'last 30 days', 'since Monday', 'yesterday'.",
+    )
+    since: datetime | None = Field(default=None, description="Start of the period (ISO datetime); ends now.")
+
+    def window(self) -> tuple[datetime, datetime, str]:
+        """[start, end) and its label: since, else the period in words, else the last `days` days."""
+        now = timezone.now()
+        if self.since is not None:
+            since = self.since if timezone.is_aware(self.since) else timezone.make_aware(self.since)
+            if since >= now:
+                raise InvalidInput("since must be in the past.", field="since")
+            return since, now, f"since {since.isoformat()}"
+        if self.period:
+            window = parse_time_window(self.period, now=now)
+            if window is None:
+                raise InvalidInput(
+                    f"Unknown period {self.period!r}: say e.g. 'this month', 'last 30 days', 'since Monday'.",
+                    field="period",
+                )
+            return window.start, window.end, window.label
+        return now - timedelta(days=self.days), now, f"last {self.days} days"
 
 
 def _read(name: str, description: str, input: type[BaseModel]):
@@ -237,16 +264,45 @@ def update_work_order(ctx: CapabilityContext, params: UpdateWorkOrderInput) -> d
     return data
 
 
-@_read("get_oee", "OEE = availability × performance × quality of a cell over the last N days.", KpiInput)
+def _kpi(kpi: kpis.KpiName, params: KpiInput) -> dict[str, Any]:
+    start, end, label = params.window()
+    field, _ = kpis.KPI_VALUE[kpi]
+    if params.cell_id is not None:
+        result = kpis.KPI_FUNCTIONS[kpi](selectors.get_cell(params.cell_id), start=start, end=end)
+        result["period"] = label
+        result["summary"] = f"{kpi.upper()} of {result['cell_tag']} ({label}): {result[field]}"
+        return result
+    ranked = kpis.ranking(kpi, Cell.objects.all(), start=start, end=end)
+    worst = next((row for row in ranked if row[field] is not None), None)
+    summary = (
+        f"Worst {kpi.upper()} ({label}): {worst['cell_tag']} with {worst[field]}"
+        if worst
+        else f"No cell has a {kpi.upper()} value ({label})."
+    )
+    return {
+        "kpi": kpi,
+        "period": label,
+        "start": start.isoformat(),
+        "end": end.isoformat(),
+        "ranking": ranked,
+        "worst": worst,
+        "summary": summary,
+    }
+
+
+_KPI_SCOPE = "of a cell, or every cell ranked worst first (no cell_id), over a period (words, since, or last N days)."
+
+
+@_read("get_oee", f"OEE = availability × performance × quality {_KPI_SCOPE}", KpiInput)
 def get_oee(ctx: CapabilityContext, params: KpiInput) -> dict[str, Any]:
-    return kpis.oee(selectors.get_cell(params.cell_id), days=params.days)
+    return _kpi("oee", params)
 
 
-@_read("get_mtbf", "Mean time between failures (hours) of a cell over the last N days.", KpiInput)
+@_read("get_mtbf", f"Mean time between confirmed failures (hours) {_KPI_SCOPE}", KpiInput)
 def get_mtbf(ctx: CapabilityContext, params: KpiInput) -> dict[str, Any]:
-    return kpis.mtbf(selectors.get_cell(params.cell_id), days=params.days)
+    return _kpi("mtbf", params)
 
 
-@_read("get_mttr", "Mean time to repair (hours) of a cell over the last N days.", KpiInput)
+@_read("get_mttr", f"Mean time to repair (hours) {_KPI_SCOPE}", KpiInput)
 def get_mttr(ctx: CapabilityContext, params: KpiInput) -> dict[str, Any]:
-    return kpis.mttr(selectors.get_cell(params.cell_id), days=params.days)
+    return _kpi("mttr", params)

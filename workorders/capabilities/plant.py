@@ -1,8 +1,11 @@
 """Read capabilities over the plant's signals and alarms."""
 
+import math
+from datetime import datetime
 from typing import Any
 
 from django.db.models import Q
+from django.utils import timezone
 from pydantic import BaseModel, Field, model_validator
 
 from core.access import OPERATOR
@@ -12,6 +15,8 @@ from sentinel import selectors as sentinel_selectors
 from sentinel.models import Cell, SignalDefinition
 from workorders import selectors
 
+MAX_TREND_MINUTES = 7 * 24 * 60
+
 
 class CellInput(BaseModel):
     cell_id: int = Field(description="Cell (equipment) id.")
@@ -20,7 +25,11 @@ class CellInput(BaseModel):
 class TrendsInput(BaseModel):
     cell_id: int | None = Field(default=None, description="All enabled signals of this cell…")
     signal_def_ids: list[int] | None = Field(default=None, description="…or these signals.")
-    minutes: int = Field(default=60, ge=1, le=7 * 24 * 60, description="Window ending now.")
+    minutes: int = Field(default=60, ge=1, le=MAX_TREND_MINUTES, description="Window ending now, in minutes…")
+    hours: float | None = Field(
+        default=None, gt=0, le=MAX_TREND_MINUTES / 60, description="…or in hours ('last 6 hours' → 6)…"
+    )
+    since: datetime | None = Field(default=None, description="…or from this ISO datetime ('since Monday') to now.")
     buckets: int = Field(default=12, ge=1, le=60, description="Number of time buckets (min/avg/max each).")
 
     @model_validator(mode="after")
@@ -28,6 +37,18 @@ class TrendsInput(BaseModel):
         if self.cell_id is None and not self.signal_def_ids:
             raise ValueError("give cell_id or signal_def_ids")
         return self
+
+    def window_minutes(self) -> int:
+        """The window the caller meant: since, else hours, else minutes (at most seven days)."""
+        if self.since is not None:
+            since = self.since if timezone.is_aware(self.since) else timezone.make_aware(self.since)
+            minutes = math.ceil((timezone.now() - since).total_seconds() / 60)
+            if minutes < 1 or minutes > MAX_TREND_MINUTES:
+                raise InvalidInput("since must be in the past, at most 7 days ago.", field="since")
+            return minutes
+        if self.hours is not None:
+            return max(1, round(self.hours * 60))
+        return self.minutes
 
 
 def signals_for(cell_id: int | None, signal_def_ids: list[int] | None) -> list[SignalDefinition]:
@@ -71,16 +92,16 @@ def get_current_signals(ctx: CapabilityContext, params: CellInput) -> dict[str, 
     scopes=(OPERATOR,),
 )
 def get_signal_trends(ctx: CapabilityContext, params: TrendsInput) -> dict[str, Any]:
+    minutes = params.window_minutes()
     signals = signals_for(params.cell_id, params.signal_def_ids)
-    trends = sentinel_selectors.trends(signals, minutes=params.minutes, buckets=params.buckets, digits=3)
+    trends = sentinel_selectors.trends(signals, minutes=minutes, buckets=params.buckets, digits=3)
     breaching = [t["key"] for t in trends if t["breach"]]
     return {
         "cell_id": params.cell_id if params.cell_id is not None else (signals[0].cell_id if signals else None),
-        "minutes": params.minutes,
+        "minutes": minutes,
         "buckets": params.buckets,
         "signals": trends,
-        "summary": f"{len(trends)} signal trend(s) over {params.minutes} min; beyond limits: "
-        f"{', '.join(breaching) or 'none'}",
+        "summary": f"{len(trends)} signal trend(s) over {minutes} min; beyond limits: {', '.join(breaching) or 'none'}",
     }
 
 

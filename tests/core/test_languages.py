@@ -1,0 +1,29 @@
+"""The operator's language among those ARIA answers in, deterministically (lingua, restricted)."""
+
+import pytest
+
+from core.languages import language_of
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("Why did P-02 trip?", "en"),
+        ("Which cell has the worst MTBF this month?", "en"),
+        ("pourquoi P-02 a déclenché ?", "fr"),
+        ("¿Por qué se disparó la P-02?", "es"),
+        ("Warum hat P-02 ausgelöst?", "de"),
+        ("Perché P-02 è scattato?", "it"),
+        ("Por que a P-02 disparou?", "pt"),
+        ("Quelle cellule a le pire MTBF ce mois-ci ?", "fr"),
+    ],
+)
+def test_short_operator_questions(text, code):
+    assert language_of(text) == code
+    assert language_of(text) == code  # the same answer every time
+
+
+@pytest.mark.parametrize("text", ["P-02?", "", "  ", "42", "C-01 P-02"])
+def test_too_little_text_falls_back_to_the_default(text):
+    assert language_of(text) == "en"
+    assert language_of(text, default="fr") == "fr"
