@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from core.dispatch import dispatch_pending
 from core.leases import lease_held
-from core.models import WorkLease
+from core.models import DispatchIntent, WorkLease
 from core.sweep import register_reaper
 from orchestrator.choices import PlanStatus, StepStatus
 from orchestrator.models import Plan, PlanStep
@@ -72,9 +72,14 @@ def steps_lost_holder(limit: int) -> int:
     for step in [*candidates.filter(leased=False)[:limit], *candidates.filter(leased=True)[:limit]]:
         if lease_held(step_lease_key(step.pk)):
             continue
-        if dispatch_pending(f"orchestrator.execute_plan:{step.plan_id}:"):
+        prefix = f"orchestrator.execute_plan:{step.plan_id}:"
+        if dispatch_pending(prefix):
             continue  # the broker is down or the relay has not run yet: it is on its way
-        enqueue_execution(step.plan_id, key=f"step{step.pk}-lost-{step.attempts}-{bucket}")
+        claim = int(step.claimed_at.timestamp() * 1000) if step.claimed_at else 0
+        key = f"step{step.pk}-lost-{claim}-{bucket}"  # a takeover moves claimed_at: a new key
+        if DispatchIntent.objects.filter(dedupe_key=f"{prefix}{key}").exists():
+            continue  # re-driven in this window already
+        enqueue_execution(step.plan_id, key=key)
         touched += 1
     return touched
 
