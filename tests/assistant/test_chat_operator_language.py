@@ -71,6 +71,16 @@ def test_a_french_question_naming_the_pump_without_a_tag_resolves_it_through_the
     assert f"Cause racine enregistrée (work_order #{order.pk})" in body["response"]
 
 
+def test_equipment_named_without_a_tag_is_found_among_the_plant_cells(client, operator, p02):
+    p02.name = "Bomba de alimentación"
+    p02.save(update_fields=["name"])
+    order = f.make_work_order(p02, status="analyzed", rca_summary=RCA)
+    body = ask(client, operator, "¿Por qué se paró la bomba de alimentación?")
+    assert body["tool_calls"][0]["name"] == "find_cells"
+    assert calls(body, "ask_investigator")[0]["args"]["cell_id"] == p02.pk
+    assert f"Causa raíz registrada (work_order #{order.pk})" in body["response"]
+
+
 def test_a_cell_without_an_rca_is_said_so_in_the_operators_language_not_someone_elses_rca(client, operator, p02):
     # Given another cell's RCA on record, P-02 has none
     other = f.make_cell("C-01")
