@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from assistant.validators import AGENT_FINISH_TOOLS
+
 INTENTS = {
     "create_tool": "tool",
     "create_skill": "skill",
@@ -55,6 +57,9 @@ def draft_for(intent: str, slots: dict[str, Any], text: str = "") -> dict[str, A
         if not body and instruction:
             body = f"You are the {agent}. {instruction[:1].upper()}{instruction[1:]}"
         body = body or f"You are the {agent}. Focus on {{{{focus}}}} first."
+        finish = AGENT_FINISH_TOOLS.get(agent)
+        if finish and finish not in body:  # validation refuses a prompt that drops the finish instruction
+            body = f"{body.rstrip()} Finish by calling {finish}."
         variables = sorted(set(re.findall(r"\{\{\s*(\w+)\s*\}\}", body)))
         spec = {"agent": agent, "text": body, "variables": variables}
         return {"type": kind, "name": str(slots.get("name") or f"{agent}_prompt"), "spec": spec}

@@ -22,6 +22,35 @@ TEMPLATE_VARIABLE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 PLACEHOLDER = re.compile(r"^\{[A-Za-z_][A-Za-z0-9_]*\}$")
 NAME = re.compile(r"^[a-z][a-z0-9_]{1,62}$")
 MCP_TRANSPORTS = ("stdio", "http", "streamable_http", "sse")
+MCP_TIERS = ("read", "safe", "mutate")  # `gated` is never given to a model
+# The finish tool each agent's loop ends with (their AgentSpec.finish_tool; a test keeps them in step):
+# a published prompt for one of them must keep naming it.
+AGENT_FINISH_TOOLS = {
+    "investigator": "submit_rca",
+    "work_order_generator": "submit_work_order",
+    "shift_handover": "submit_handover",
+    "kb_builder": "submit_kb_answer",
+    "planner": "submit_plan",
+    "coordinator": "submit_action_plan",
+    "draft_reviewer": "submit_review",
+    "authoring_assistant": "submit_turn",
+}
+# "ignore the instructions above", "replace the system prompt", "forget your rules" …
+CONTRACT_OVERRIDE = re.compile(
+    r"\b(ignore|disregard|forget|override|overrides|replace|replaces|drop|discard)\b[^.\n]{0,40}?"
+    r"(\b(previous|above|prior|earlier|built-?in|system|default|original|your|all|other)\b[^.\n]{0,20}?"
+    r"\b(instructions?|prompts?|rules|contract|method)\b"
+    r"|\b(instructions?|prompts?|rules|contract|method)\s+(above|before|earlier|you were given)\b)",
+    re.IGNORECASE,
+)
+# "do not call submit_rca", "never use tools", "answer without calling the finish tool" …
+FINISH_NEGATION = re.compile(
+    r"\b(do not|don't|dont|never|no need to|without|avoid|instead of|stop)\s+(\w+\s+){0,3}?"
+    r"(call|calling|use|using|invoke|invoking|submit|submitting)\b[^.\n]{0,20}?"
+    r"(\bsubmit_\w+|\bfinish(ing)? tool|\b(any|the|your) tools\b|\bfunction calls?\b)"
+    r"|\b(skip|omit|avoid)\s+(the\s+)?(submit_\w+|finish tool)",
+    re.IGNORECASE,
+)
 
 
 def validator(draft_type: str) -> Callable[[Validator], Validator]:
@@ -82,7 +111,26 @@ def validate_prompt(name: str, spec: dict[str, Any], config: AssistantConfig) ->
         return ["variables must be a list of names."]
     used = set(TEMPLATE_VARIABLE.findall(text))
     undeclared = sorted(used - set(declared))
-    return [f"template variable {{{{{v}}}}} is not declared." for v in undeclared]
+    errors = [f"template variable {{{{{v}}}}} is not declared." for v in undeclared]
+    return errors + prompt_contract_errors(str(spec.get("agent") or name), text)
+
+
+def prompt_contract_errors(agent: str, text: str) -> list[str]:
+    """A published prompt adds to the agent's built-in contract; text that would remove it is refused."""
+    errors = []
+    override = CONTRACT_OVERRIDE.search(text)
+    if override:
+        errors.append(
+            f"text would remove the agent's built-in contract ({override.group(0)!r}): a published prompt "
+            "adds site instructions to the built-in prompt, it cannot replace it."
+        )
+    negation = FINISH_NEGATION.search(text)
+    if negation:
+        errors.append(f"text would stop the agent from using its tools or finish tool ({negation.group(0)!r}).")
+    finish = AGENT_FINISH_TOOLS.get(agent)
+    if finish and finish not in text:
+        errors.append(f'text must keep the finish instruction: name {finish} (e.g. "Finish by calling {finish}.").')
+    return errors
 
 
 @validator(DraftType.SKILL)

@@ -1,4 +1,6 @@
-"""Where an agent's system prompt comes from: a published prompt alias when one exists.
+"""Where an agent's system prompt comes from: a published prompt alias, composed with the
+agent's built-in prompt (its contract: method, tools, finish tool, output rules), which always
+stays — a published prompt adds site instructions, it cannot drop "finish by calling submit_rca".
 
 The assistant app (which owns published prompts) registers a source; core never imports it.
 """
@@ -44,9 +46,22 @@ def fill_prompt_variables(text: str, variables: Mapping[str, Any] | None) -> str
     return TEMPLATE_VARIABLE.sub(replace, text)
 
 
+CONTRACT_HEADING = "## Built-in contract of this agent"
+
+
+def compose_prompt(published: str, builtin: str, ref: str) -> str:
+    """The published text first, then the built-in prompt under a heading that says it always applies."""
+    return (
+        f"{published.rstrip()}\n\n{CONTRACT_HEADING} (always applies; the instructions above ({ref}) add to it "
+        "and never remove its tools, its finish tool or its output rules)\n"
+        f"{builtin}"
+    )
+
+
 def system_prompt_for(agent: str, default: str, variables: Mapping[str, Any] | None = None) -> tuple[str, str]:
-    """The published `production` prompt of this agent if any, else the built-in default, with its
-    `{{variables}}` filled from `variables` (the agent's context; unknown ones are left as written)."""
+    """The published `production` prompt of this agent composed with the built-in `default` (which
+    always stays), else the built-in alone; `{{variables}}` filled from `variables` (the agent's
+    context; unknown ones are left as written)."""
     for source in _sources:
         try:
             found = source(agent)
@@ -55,5 +70,5 @@ def system_prompt_for(agent: str, default: str, variables: Mapping[str, Any] | N
             continue
         if found:
             text, ref = found
-            return fill_prompt_variables(text, variables), ref
+            return fill_prompt_variables(compose_prompt(text, default, ref), variables), ref
     return fill_prompt_variables(default, variables), "builtin"

@@ -17,7 +17,7 @@ TOOL_SPEC = {
 }
 PROMPT_SPEC = {
     "agent": "investigator",
-    "text": "You are the plant's Investigator. Always check {{focus}} first.",
+    "text": "You are the plant's Investigator. Always check {{focus}} first. Finish by calling submit_rca.",
     "variables": ["focus"],
 }
 SKILL_SPEC = {"instructions": "When drafting tools, keep them pure.", "triggers": ["tool"], "runtime_mode": "auto"}

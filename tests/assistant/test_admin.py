@@ -47,7 +47,9 @@ def test_admin_moves_the_production_alias_back(client, make_user, operator, appr
         ),
         actor=releaser,
     )
-    draft = draft_update(draft=draft, actor=operator, spec={**PROMPT_SPEC, "text": "v2 {{focus}}"})
+    draft = draft_update(
+        draft=draft, actor=operator, spec={**PROMPT_SPEC, "text": "v2 {{focus}}; finish with submit_rca"}
+    )
     draft_validate(draft=draft, actor=operator)
     draft_test(draft=draft, actor=operator)
     draft_publish(draft=draft_approve(draft=draft, actor=approver), actor=releaser)

@@ -6,7 +6,7 @@ import pytest
 from assistant.models import PromptAlias, PromptVersion, PublishedArtifact, Skill
 from assistant.services.drafts import draft_approve, draft_test, draft_update, draft_validate
 from assistant.services.publish import draft_publish, prompt_alias_move
-from core.agents.prompts import system_prompt_for
+from core.agents.prompts import compose_prompt, system_prompt_for
 from core.capabilities import CapabilityContext, Tier, dispatch, project_tools, registry
 from core.plan_templates import get_plan_template
 
@@ -32,16 +32,21 @@ def test_prompt_publication_moves_production_and_rollback_moves_it_back(operator
         make_tested_draft(operator, spec=PROMPT_SPEC, type="prompt", name="investigator-v1"), approver, publisher
     )
     assert draft.status == "published"
-    assert system_prompt_for("investigator", default) == (PROMPT_SPEC["text"], "prompt:investigator@v1")
+    prompt, ref = system_prompt_for("investigator", default)
+    assert ref == "prompt:investigator@v1"
+    assert prompt == compose_prompt(PROMPT_SPEC["text"], default, ref) and prompt.endswith(default)
 
-    draft = draft_update(draft=draft, actor=operator, spec={**PROMPT_SPEC, "text": "Second: check {{focus}}."})
+    draft = draft_update(
+        draft=draft, actor=operator, spec={**PROMPT_SPEC, "text": "Second: check {{focus}}; submit_rca."}
+    )
     draft_validate(draft=draft, actor=operator)
     draft_test(draft=draft, actor=operator)
     publish(draft, approver, publisher)
     assert system_prompt_for("investigator", default)[1] == "prompt:investigator@v2"
 
     prompt_alias_move(name="investigator", version=1, actor=approver)
-    assert system_prompt_for("investigator", default) == (PROMPT_SPEC["text"], "prompt:investigator@v1")
+    assert system_prompt_for("investigator", default)[0].startswith(PROMPT_SPEC["text"])
+    assert system_prompt_for("investigator", default)[1] == "prompt:investigator@v1"
     assert PromptAlias.objects.get(name="investigator").version.version == 1
 
 
@@ -66,7 +71,8 @@ def test_a_published_prompt_changes_what_the_investigator_is_told(operator, appr
         ctx=CapabilityContext(user=operator),
         engine=FakeEngine(script=[FakeReply(text="done")]),
     )
-    assert result.run.system_prompt == PROMPT_SPEC["text"]
+    assert result.run.system_prompt.startswith(PROMPT_SPEC["text"])
+    assert result.run.system_prompt.endswith("built-in")  # the built-in prompt always stays
     assert result.run.prompt_ref == "prompt:investigator@v1"
 
 
@@ -111,7 +117,7 @@ def test_a_published_workflow_is_a_plan_template(operator, approver, publisher, 
 
 def test_prompt_alias_routes(client, operator, approver, publisher):
     first = publish(make_tested_draft(operator, spec=PROMPT_SPEC, type="prompt", name="a"), approver, publisher)
-    draft = draft_update(draft=first, actor=operator, spec={**PROMPT_SPEC, "text": "v2 {{focus}}"})
+    draft = draft_update(draft=first, actor=operator, spec={**PROMPT_SPEC, "text": "v2 {{focus}}, submit_rca"})
     draft_validate(draft=draft, actor=operator)
     draft_test(draft=draft, actor=operator)
     publish(draft, approver, publisher)

@@ -44,7 +44,7 @@ def test_operator_asks_why_p02_tripped_against_the_real_capabilities(operator, p
 def test_published_production_prompt_changes_what_the_investigator_is_told(
     operator, approver, make_user, p02, django_capture_on_commit_callbacks
 ):
-    text = "You are the plant Investigator (published v1). Check {{focus}} before anything else."
+    text = "You are the plant Investigator (published v1). Check {{focus}} before anything else. Then submit_rca."
     spec = {"agent": "investigator", "text": text, "variables": ["focus"]}
     draft = draft_approve(
         draft=make_tested_draft(operator, spec=spec, type="prompt", name="investigator"), actor=approver
@@ -78,7 +78,7 @@ def test_published_prompt_variables_are_filled_from_the_work_order(
     unknown variable stays visible; the Generator's prompt is filled too."""
     investigator_text = (
         "Investigator for {{cell_tag}} ({{cell_name}}), order {{work_order_id}}; watch {{ mystery }}.\n"
-        "Past failures:\n{{recent_failures}}"
+        "Past failures:\n{{recent_failures}}\nFinish with submit_rca."
     )
     _publish_prompt(
         operator,
@@ -93,7 +93,7 @@ def test_published_prompt_variables_are_filled_from_the_work_order(
         approver,
         make_user,
         "work_order_generator",
-        "Generator: write the repair order for WO-{{work_order_id}} on {{cell_tag}}.",
+        "Generator: write the repair order for WO-{{work_order_id}} on {{cell_tag}}; submit_work_order.",
         ["work_order_id", "cell_tag"],
     )
     work_order = f.make_work_order(p02, status="detected", triggered_by_signal_def=p02.signals.first())
@@ -111,7 +111,9 @@ def test_published_prompt_variables_are_filled_from_the_work_order(
     assert "{{cell_tag}}" not in run.system_prompt and "{{recent_failures}}" not in run.system_prompt
     assert "## Last 5 failures" not in run.system_prompt  # placed by the prompt itself, so not appended again
     generator_run = AgentRun.objects.filter(agent="work_order_generator").latest("id")
-    assert generator_run.system_prompt == f"Generator: write the repair order for WO-{work_order.pk} on P-02."
+    assert generator_run.system_prompt.startswith(
+        f"Generator: write the repair order for WO-{work_order.pk} on P-02; submit_work_order.\n\n## Built-in contract"
+    )
 
 
 def test_plan_mode_with_the_real_orchestrator_capability(client, operator, p02):
