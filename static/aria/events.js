@@ -1,11 +1,11 @@
 /*
  * AriaEvents — the browser client of the ARIA event bus (/ws/events). No dependencies.
  *
- *   var conn = AriaEvents.connect({
- *     onFrame:  function (frame) {},   // every bus frame {id, type, ...payload}, once, in arrival order
- *     onStatus: function (status, detail) {},  // "connecting" | "open" | "reconnecting" |
+ *   const conn = AriaEvents.connect({
+ *     onFrame:  (frame) => {},   // every bus frame {id, type, ...payload}, once, in arrival order
+ *     onStatus: (status, detail) => {},  // "connecting" | "open" | "reconnecting" |
  *                                              // "unauthorized" | "closed"
- *     onError:  function (frame) {},   // optional: server error frames {type: "error", code, detail}
+ *     onError:  (frame) => {},   // optional: server error frames {type: "error", code, detail}
  *     after:    123,                   // optional: replay stored events with id > after first
  *     types:    ["anomaly_detected"],  // optional: only pass these event types to onFrame
  *     url:      "/ws/events",          // optional: path or absolute ws(s):// URL
@@ -21,17 +21,17 @@
  * "unauthorized"; 4400 (bad request) stops with "closed". Several panels of a page may each
  * call connect(); each gets its own socket.
  */
-(function (global) {
+((global) => {
   "use strict";
 
-  var SEEN_LIMIT = 5000;
+  const SEEN_LIMIT = 5000;
 
   function socketUrl(path, after) {
-    var url;
+    let url;
     if (/^wss?:\/\//.test(path)) {
       url = new URL(path);
     } else {
-      var loc = global.location;
+      const loc = global.location;
       url = new URL(path, (loc.protocol === "https:" ? "wss://" : "ws://") + loc.host);
     }
     if (after !== null && after !== undefined) url.searchParams.set("after", String(after));
@@ -39,23 +39,23 @@
   }
 
   function connect(options) {
-    var opts = options || {};
-    var onFrame = opts.onFrame || function () {};
-    var onStatus = opts.onStatus || function () {};
-    var onError = opts.onError || function () {};
-    var path = opts.url || "/ws/events";
-    var minDelay = opts.minDelay || 500;
-    var maxDelay = opts.maxDelay || 15000;
-    var types = opts.types ? new Set(opts.types) : null;
+    const opts = options || {};
+    const onFrame = opts.onFrame || (() => {});
+    const onStatus = opts.onStatus || (() => {});
+    const onError = opts.onError || (() => {});
+    const path = opts.url || "/ws/events";
+    const minDelay = opts.minDelay || 500;
+    const maxDelay = opts.maxDelay || 15000;
+    const types = opts.types ? new Set(opts.types) : null;
 
-    var lastId = typeof opts.after === "number" && opts.after >= 0 ? opts.after : null;
-    var seen = new Set();
-    var seenOrder = [];
-    var socket = null;
-    var attempts = 0;
-    var timer = null;
-    var stopped = false;
-    var current = "connecting";
+    let lastId = typeof opts.after === "number" && opts.after >= 0 ? opts.after : null;
+    const seen = new Set();
+    const seenOrder = [];
+    let socket = null;
+    let attempts = 0;
+    let timer = null;
+    let stopped = false;
+    let current = "connecting";
 
     function setStatus(status, detail) {
       current = status;
@@ -69,7 +69,7 @@
     }
 
     function handle(message) {
-      var frame;
+      let frame;
       try { frame = JSON.parse(message.data); } catch (err) { return; }
       if (!frame || typeof frame !== "object") return;
       if (frame.type === "error" && typeof frame.id !== "number") {
@@ -85,7 +85,7 @@
 
     function schedule() {
       if (stopped) return;
-      var delay = Math.min(maxDelay, minDelay * Math.pow(2, attempts));
+      let delay = Math.min(maxDelay, minDelay * Math.pow(2, attempts));
       delay = delay / 2 + Math.random() * delay / 2;
       attempts += 1;
       setStatus("reconnecting", { inMs: Math.round(delay), attempt: attempts });
@@ -96,7 +96,7 @@
       timer = null;
       if (stopped) return;
       setStatus(attempts === 0 ? "connecting" : "reconnecting", { attempt: attempts });
-      var ws;
+      let ws;
       try {
         ws = new global.WebSocket(socketUrl(path, lastId));
       } catch (err) {
@@ -104,12 +104,12 @@
         return;
       }
       socket = ws;
-      ws.onopen = function () {
+      ws.onopen = () => {
         attempts = 0;
         setStatus("open");
       };
       ws.onmessage = handle;
-      ws.onclose = function (event) {
+      ws.onclose = (event) => {
         if (socket === ws) socket = null;
         if (stopped) return;
         if (event.code === 4401) {
@@ -129,9 +129,9 @@
     open();
 
     return {
-      lastId: function () { return lastId; },
-      status: function () { return current; },
-      close: function () {
+      lastId: () => { return lastId; },
+      status: () => { return current; },
+      close: () => {
         stopped = true;
         if (timer) global.clearTimeout(timer);
         if (socket) socket.close(1000);
@@ -140,5 +140,5 @@
     };
   }
 
-  global.AriaEvents = { connect: connect };
+  global.AriaEvents = { connect };
 })(window);

@@ -1,37 +1,19 @@
 /* Ask ARIA drawer: chat (WebSocket, streamed ChatMap frames) and build/plan/coordinator turns
    (REST), history, attachments, settings, drafts with status badges. No inline scripts; text only
    via textContent. */
-(function () {
+(() => {
   "use strict";
   const drawer = document.getElementById("aria-drawer");
   if (!drawer || !window.AriaRender) return;
-  const { el } = window.AriaRender;
+  const { el } = window.Aria;
   const API = drawer.dataset.assistantApi;
   const $ = (id) => document.getElementById(id);
   const log = $("aria-log");
   const state = { sessionId: null, mode: "chat", socket: null, pending: null, busy: false, queue: [] };
 
-  function csrf() {
-    const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
-    return match ? decodeURIComponent(match[1]) : "";
-  }
-
-  async function api(method, path, body, isForm) {
-    const headers = { "X-CSRFToken": csrf() };
-    if (body && !isForm) headers["Content-Type"] = "application/json";
-    const response = await fetch(path.startsWith("/api/") ? path : API + path, {
-      method, headers, credentials: "same-origin", body: body ? (isForm ? body : JSON.stringify(body)) : undefined,
-    });
-    const data = response.status === 204 ? null : await response.json().catch(() => ({}));
-    if (!response.ok) throw new Error(detailOf(data) || `HTTP ${response.status}`);
-    return data;
-  }
-
-  function detailOf(data) {  // a string detail, or a validation list [{loc, msg}] named by field
-    const d = data && data.detail;
-    if (Array.isArray(d)) return d.map((e) => `${(e.loc || []).filter((x) => x !== "body").join(".")}: ${e.msg}`).join("; ");
-    return typeof d === "string" ? d : "";
-  }
+  // Paths are under the assistant API unless already absolute (/api/…); uploads go as FormData.
+  const api = (method, path, body, isForm) =>
+    window.Aria.api(method, path.startsWith("/api/") ? path : API + path, body, { form: Boolean(isForm) });
 
   /* ---------- log rendering ---------- */
   function row(cls) {

@@ -1,22 +1,14 @@
 /* Ask ARIA drawer settings: engine, model, reasoning and disabled intents (PATCH /config), and
    the readiness of agent_review / full_autonomy. Text only via textContent. */
-(function () {
+(() => {
   "use strict";
   const drawer = document.getElementById("aria-drawer");
   if (!drawer || !window.AriaRender) return;
-  const { el } = window.AriaRender;
+  const { el } = window.Aria;
   const API = drawer.dataset.assistantApi;
   const $ = (id) => document.getElementById(id);
 
-  async function api(method, path, body) {
-    const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
-    const headers = { "X-CSRFToken": match ? decodeURIComponent(match[1]) : "" };
-    if (body) headers["Content-Type"] = "application/json";
-    const response = await fetch(API + path, { method, headers, credentials: "same-origin", body: body ? JSON.stringify(body) : undefined });
-    const data = await response.json().catch(() => ({}));
-    if (!response.ok) throw new Error(typeof data.detail === "string" ? data.detail : `HTTP ${response.status}`);
-    return data;
-  }
+  const api = (method, path, body) => window.Aria.api(method, API + path, body);
 
   $("aria-settings-toggle").addEventListener("click", async () => {
     const panel = $("aria-settings");

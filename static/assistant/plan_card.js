@@ -2,32 +2,14 @@
    Execute, Poll and the answers to its open asks — the same /api/v1/aria routes as the Plans
    page, refreshed on plan_updated / interaction_needed from the event bus. Text only via
    textContent. */
-(function () {
+(() => {
   "use strict";
   const API = "/api/v1/aria";
   const cards = new Map(); // plan id → refresh functions of the cards showing it
   let bus = null;
 
-  function el(tag, cls, text) {
-    const node = document.createElement(tag);
-    if (cls) node.className = cls;
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    return node;
-  }
-  function csrf() {
-    const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
-    return match ? decodeURIComponent(match[1]) : "";
-  }
-  async function api(method, path, body) {
-    const headers = { Accept: "application/json" };
-    if (method !== "GET") { headers["Content-Type"] = "application/json"; headers["X-CSRFToken"] = csrf(); }
-    const response = await fetch(API + path, {
-      method, headers, credentials: "same-origin", body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const data = await response.json().catch(() => ({}));
-    if (!response.ok) throw new Error(typeof data.detail === "string" ? data.detail : `HTTP ${response.status}`);
-    return data;
-  }
+  const { el } = window.Aria;
+  const api = (method, path, body) => window.Aria.api(method, API + path, body);
 
   function listen() {
     if (bus || !window.AriaEvents) return;

@@ -7,9 +7,8 @@
  *   AriaRender.drawInto(container, name, props) // replaces the container's content, returns the element
  *   AriaRender.components                       // the names drawn by a dedicated renderer
  */
-(function () {
+(() => {
   "use strict";
-  const SVG = "http://www.w3.org/2000/svg";
   const STYLE = `
 .aria-render { max-width: 100%; }
 .aria-alert { border-left: 4px solid var(--warn, #b26b00); }
@@ -33,18 +32,7 @@
     (document.head || document.documentElement).appendChild(style);
   }
 
-  function el(tag, cls, text) {
-    const node = document.createElement(tag);
-    if (cls) node.className = cls;
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    return node;
-  }
-
-  function svg(tag, attrs) {
-    const node = document.createElementNS(SVG, tag);
-    Object.entries(attrs || {}).forEach(([k, v]) => node.setAttribute(k, String(v)));
-    return node;
-  }
+  const { el, svg } = window.Aria;
 
   // An empty bucket (null) is a gap in the line, never a zero: Number(null) would be 0.
   function num(v) { return v === null || v === undefined || v === "" ? NaN : Number(v); }

@@ -2,29 +2,26 @@
  * Markup (in the nav):  <a href="/plans/">Plans <span id="needs-me-badge" class="nav-badge" hidden></span></a>
  * Script (after aria/events.js):  <script src="{% static 'orchestrator/needs_me.js' %}" defer></script>
  * Counts come from GET /api/v1/aria/needs-me and refresh on plan_updated / interaction_needed events. */
-(function () {
+(() => {
   "use strict";
-  var badge = document.getElementById("needs-me-badge");
-  if (!badge || !window.fetch) return;
-  var url = badge.getAttribute("data-url") || "/api/v1/aria/needs-me";
-  var timer = null;
+  const badge = document.getElementById("needs-me-badge");
+  if (!badge) return;
+  const url = badge.getAttribute("data-url") || "/api/v1/aria/needs-me";
+  let timer = null;
 
-  function refresh() {
-    fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
-      .then(function (r) { return r.ok ? r.json() : null; })
-      .then(function (body) {
-        if (!body) return;
-        badge.textContent = String(body.count);
-        badge.hidden = body.count === 0;
-        badge.setAttribute("title", body.count + " plan(s) waiting for your decision");
-      })
-      .catch(function () {});
-  }
+  const refresh = async () => {
+    try {
+      const body = await window.Aria.api("GET", url);
+      badge.textContent = String(body.count);
+      badge.hidden = body.count === 0;
+      badge.setAttribute("title", `${body.count} plan(s) waiting for your decision`);
+    } catch (err) { /* the badge keeps its last count */ }
+  };
 
-  function soon() {
+  const soon = () => {
     if (timer) return;
-    timer = setTimeout(function () { timer = null; refresh(); }, 300);
-  }
+    timer = setTimeout(() => { timer = null; refresh(); }, 300);
+  };
 
   refresh();
   if (window.AriaEvents) {

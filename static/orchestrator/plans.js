@@ -1,41 +1,14 @@
 /* The Plans page: the viewer's goal-plans, their steps and asks, live over /ws/events.
  * Everything is built with createElement/textContent (no HTML strings); CSP allows static JS only. */
-(function () {
+(() => {
   "use strict";
-  var list = document.getElementById("plans-list");
+  const list = document.getElementById("plans-list");
   if (!list) return;
-  var API = list.getAttribute("data-api") || "/api/v1/aria";
-  var msg = document.getElementById("plans-msg");
+  const API = list.getAttribute("data-api") || "/api/v1/aria";
+  const msg = document.getElementById("plans-msg");
 
-  function cookie(name) {
-    var match = document.cookie.match(new RegExp("(?:^|; )" + name + "=([^;]*)"));
-    return match ? decodeURIComponent(match[1]) : "";
-  }
-
-  function api(method, path, body) {
-    var headers = { Accept: "application/json" };
-    if (method !== "GET") { headers["Content-Type"] = "application/json"; headers["X-CSRFToken"] = cookie("csrftoken"); }
-    return fetch(API + path, {
-      method: method, credentials: "same-origin", headers: headers,
-      body: body === undefined ? undefined : JSON.stringify(body)
-    }).then(function (response) {
-      return response.json().catch(function () { return {}; }).then(function (data) {
-        if (!response.ok) {
-          var detail = data.detail || ("HTTP " + response.status);
-          if (data.allowed) detail += " (allowed: " + data.allowed.join(", ") + ")";
-          throw new Error(detail);
-        }
-        return data;
-      });
-    });
-  }
-
-  function el(tag, cls, text) {
-    var node = document.createElement(tag);
-    if (cls) node.className = cls;
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    return node;
-  }
+  const { el } = window.Aria;
+  const api = (method, path, body) => window.Aria.api(method, API + path, body);
 
   function say(text) {
     msg.textContent = text || "";
@@ -43,12 +16,19 @@
   }
 
   function button(label, onClick) {
-    var b = el("button", "", label);
+    const b = el("button", "", label);
     b.type = "button";
-    b.addEventListener("click", function () {
+    b.addEventListener("click", async () => {
       b.disabled = true;
       say("");
-      onClick().then(refresh, function (err) { say(err.message); b.disabled = false; });
+      try {
+        await onClick();
+      } catch (err) {
+        say(err.message);
+        b.disabled = false;
+        return;
+      }
+      refresh();
     });
     return b;
   }
@@ -58,94 +38,98 @@
     if (value === null || value === undefined) return "";
     if (typeof value !== "object") return String(value);
     if (Array.isArray(value)) return value.map(describe).filter(Boolean).join(", ");
-    return Object.keys(value).map(function (key) {
-      var shown = describe(value[key]);
+    return Object.keys(value).map((key) => {
+      const shown = describe(value[key]);
       if (!shown) return "";
-      return key + ": " + (typeof value[key] === "object" && !Array.isArray(value[key]) ? "{" + shown + "}" : shown);
+      return `${key}: ${typeof value[key] === "object" && !Array.isArray(value[key]) ? `{${shown}}` : shown}`;
     }).filter(Boolean).join(" · ");
   }
 
   function answer(ask, decision) {
-    return api("POST", "/interactions/" + ask.id + "/answer", { decision: decision });
+    return api("POST", `/interactions/${ask.id}/answer`, { decision });
   }
 
   function askNode(ask, canAnswer) {
-    var li = el("li", "ask");
+    const li = el("li", "ask");
     li.appendChild(el("span", "ask-question", ask.question));
-    if (ask.required_scope) li.appendChild(el("span", "step-inputs", "needs a different " + ask.required_scope));
+    if (ask.required_scope) li.appendChild(el("span", "step-inputs", `needs a different ${ask.required_scope}`));
     li.appendChild(el("div", "ask-evidence", describe(ask.evidence)));
     if (canAnswer) {
-      var actions = el("div", "plan-actions");
-      var yes = ask.kind === "confirm" ? "accept" : "approve";
-      actions.appendChild(button(yes.charAt(0).toUpperCase() + yes.slice(1), function () { return answer(ask, yes); }));
-      actions.appendChild(button("Reject", function () { return answer(ask, "reject"); }));
+      const actions = el("div", "plan-actions");
+      const yes = ask.kind === "confirm" ? "accept" : "approve";
+      actions.appendChild(button(yes.charAt(0).toUpperCase() + yes.slice(1), () => answer(ask, yes)));
+      actions.appendChild(button("Reject", () => answer(ask, "reject")));
       li.appendChild(actions);
     }
     return li;
   }
 
   function stepNode(step) {
-    var li = el("li");
+    const li = el("li");
     li.appendChild(el("span", "step-cap", step.capability));
     li.appendChild(document.createTextNode(" "));
-    var status = el("span", "step-status", step.status);
+    const status = el("span", "step-status", step.status);
     status.setAttribute("data-status", step.status);
     li.appendChild(status);
-    li.appendChild(el("span", "step-inputs", step.tier + " · " + describe(step.inputs)));
-    if (step.depends_on.length) li.appendChild(el("span", "step-inputs", "after " + step.depends_on.join(", ")));
+    li.appendChild(el("span", "step-inputs", `${step.tier} · ${describe(step.inputs)}`));
+    if (step.depends_on.length) li.appendChild(el("span", "step-inputs", `after ${step.depends_on.join(", ")}`));
     if (step.error) li.appendChild(el("span", "step-error", step.error));
     return li;
   }
 
   function planNode(plan) {
-    var box = el("article", "plan");
-    box.id = "plan-" + plan.id;
-    var head = el("div", "plan-head");
-    head.appendChild(el("span", "plan-id", "#" + plan.id));
+    const box = el("article", "plan");
+    box.id = `plan-${plan.id}`;
+    const head = el("div", "plan-head");
+    head.appendChild(el("span", "plan-id", `#${plan.id}`));
     head.appendChild(el("span", "plan-goal", plan.goal));
-    var status = el("span", "plan-status", plan.status);
+    const status = el("span", "plan-status", plan.status);
     status.setAttribute("data-status", plan.status);
     head.appendChild(status);
-    var autonomy = el("select", "plan-autonomy");
-    ["ask_all", "ask_mutations", "auto"].forEach(function (value) {
-      var option = el("option", "", value);
+    const autonomy = el("select", "plan-autonomy");
+    ["ask_all", "ask_mutations", "auto"].forEach((value) => {
+      const option = el("option", "", value);
       option.value = value;
       option.selected = value === plan.autonomy;
       autonomy.appendChild(option);
     });
-    autonomy.disabled = ["completed", "cancelled", "failed"].indexOf(plan.status) >= 0;
-    autonomy.addEventListener("change", function () {
-      api("PATCH", "/plans/" + plan.id, { autonomy: autonomy.value }).then(refresh, function (err) { say(err.message); });
+    autonomy.disabled = ["completed", "cancelled", "failed"].includes(plan.status);
+    autonomy.addEventListener("change", async () => {
+      try {
+        await api("PATCH", `/plans/${plan.id}`, { autonomy: autonomy.value });
+      } catch (err) {
+        say(err.message);
+        return;
+      }
+      refresh();
     });
     head.appendChild(autonomy);
     box.appendChild(head);
 
-    var steps = el("ol", "plan-steps");
-    plan.steps.forEach(function (step) { steps.appendChild(stepNode(step)); });
+    const steps = el("ol", "plan-steps");
+    plan.steps.forEach((step) => { steps.appendChild(stepNode(step)); });
     box.appendChild(steps);
     if (plan.planner_notes && plan.planner_notes.length) {
-      box.appendChild(el("div", "plan-notes", plan.planner_notes.map(function (n) {
-        return n.action + " " + (n.capability || "") + ": " + n.reason;
-      }).join(" · ")));
+      box.appendChild(el("div", "plan-notes", plan.planner_notes.map((n) => `${n.action} ${n.capability || ""}: ${n.reason}`).join(" · ")));
     }
     if (plan.error) box.appendChild(el("div", "step-error", plan.error));
 
-    var actions = el("div", "plan-actions");
-    var path = "/plans/" + plan.id;
-    if (plan.status === "draft") actions.appendChild(button("Approve", function () { return api("POST", path + "/approve"); }));
-    if (plan.status === "approved") actions.appendChild(button("Execute", function () { return api("POST", path + "/execute"); }));
-    if (plan.steps.some(function (s) { return s.status === "waiting_job"; })) {
-      actions.appendChild(button("Poll jobs", function () { return api("POST", path + "/poll"); }));
+    const actions = el("div", "plan-actions");
+    const path = `/plans/${plan.id}`;
+    if (plan.status === "draft") actions.appendChild(button("Approve", () => api("POST", `${path}/approve`)));
+    if (plan.status === "approved") actions.appendChild(button("Execute", () => api("POST", `${path}/execute`)));
+    if (plan.steps.some((s) => s.status === "waiting_job")) {
+      actions.appendChild(button("Poll jobs", () => api("POST", `${path}/poll`)));
     }
-    if (["draft", "approved", "running", "paused"].indexOf(plan.status) >= 0) {
-      actions.appendChild(button("Cancel", function () { return api("PATCH", path, { status: "cancelled" }); }));
+    if (["draft", "approved", "running", "paused"].includes(plan.status)) {
+      actions.appendChild(button("Cancel", () => api("PATCH", path, { status: "cancelled" })));
     }
     box.appendChild(actions);
 
-    var open = (plan.interactions || []).filter(function (i) { return i.status === "open"; });
+    const open = (plan.interactions || []).filter((i) => i.status === "open");
     if (open.length) {
-      var asks = el("ul", "plans-asks");
-      open.forEach(function (ask) { asks.appendChild(askNode(ask, !ask.required_scope)); });
+      const asks = el("ul", "plans-asks");
+      open.forEach((ask) => { asks.appendChild(askNode(ask, !ask.required_scope)); });
       box.appendChild(asks);
     }
     return box;
@@ -154,53 +138,62 @@
   function renderPlans(plans) {
     list.textContent = "";
     document.getElementById("plans-empty").hidden = plans.length > 0;
-    plans.forEach(function (plan) { list.appendChild(planNode(plan)); });
+    plans.forEach((plan) => { list.appendChild(planNode(plan)); });
   }
 
   function renderNeeds(needs) {
-    var badge = document.getElementById("plans-needs");
+    const badge = document.getElementById("plans-needs");
     document.getElementById("plans-needs-count").textContent = String(needs.count);
     badge.hidden = needs.count === 0;
-    var panel = document.getElementById("plans-asks-panel");
-    var ul = document.getElementById("plans-asks");
+    const panel = document.getElementById("plans-asks-panel");
+    const ul = document.getElementById("plans-asks");
     ul.textContent = "";
-    var others = needs.interactions.filter(function (i) { return i.required_scope; });
-    others.forEach(function (ask) {
-      var li = askNode(ask, true);
-      li.insertBefore(el("span", "plan-id", "plan #" + ask.plan_id + " · "), li.firstChild);
+    const others = needs.interactions.filter((i) => i.required_scope);
+    others.forEach((ask) => {
+      const li = askNode(ask, true);
+      li.insertBefore(el("span", "plan-id", `plan #${ask.plan_id} · `), li.firstChild);
       ul.appendChild(li);
     });
     panel.hidden = others.length === 0;
   }
 
-  var pending = null;
+  let pending = null;
   function refresh() {
     if (pending) return;
-    pending = setTimeout(function () {
+    pending = setTimeout(async () => {
       pending = null;
-      api("GET", "/plans").then(renderPlans, function (err) { say(err.message); });
-      api("GET", "/needs-me").then(renderNeeds, function () {});
+      const [plans, needs] = await Promise.allSettled([api("GET", "/plans"), api("GET", "/needs-me")]);
+      if (plans.status === "fulfilled") renderPlans(plans.value); else say(plans.reason.message);
+      if (needs.status === "fulfilled") renderNeeds(needs.value);
     }, 150);
   }
 
-  document.getElementById("plans-new").addEventListener("submit", function (event) {
+  document.getElementById("plans-new").addEventListener("submit", async (event) => {
     event.preventDefault();
-    var form = event.target;
-    var refs = form.context_refs.value.split(",").map(function (s) { return s.trim(); }).filter(Boolean);
+    const form = event.target;
+    const refs = form.context_refs.value.split(",").map((s) => s.trim()).filter(Boolean);
     say("");
-    api("POST", "/plans", {
-      goal: form.goal.value, context_refs: refs, done_when: form.done_when.value,
-      autonomy: form.autonomy.value, planner: form.planner.value
-    }).then(function () { form.reset(); refresh(); }, function (err) { say(err.message); });
+    try {
+      await api("POST", "/plans", {
+        goal: form.goal.value, context_refs: refs, done_when: form.done_when.value,
+        autonomy: form.autonomy.value, planner: form.planner.value,
+      });
+    } catch (err) {
+      say(err.message);
+      return;
+    }
+    form.reset();
+    refresh();
   });
 
-  var pill = document.getElementById("plans-ws-status");
+
+  const pill = document.getElementById("plans-ws-status");
   function onStatus(status) { pill.textContent = status; pill.setAttribute("data-status", status); }
   if (window.AriaEvents) {
     window.AriaEvents.connect({
       types: ["plan_updated", "interaction_needed"],
       onFrame: refresh,
-      onStatus: onStatus
+      onStatus
     });
   } else {
     onStatus("closed");

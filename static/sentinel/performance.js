@@ -2,108 +2,80 @@
  * the top 10 bad actors, tuning suggestions that become a gated limit-change plan in one click,
  * and the lists (chattering, fleeting, standing/stale, shelved, out of service).
  * Built with createElement(NS)/textContent only (no HTML strings); CSP allows static JS only. */
-(function () {
+(() => {
   "use strict";
-  var root = document.getElementById("perf-root");
+  const root = document.getElementById("perf-root");
   if (!root) return;
-  var API = root.getAttribute("data-api");
-  var PLANS = root.getAttribute("data-plans-api");
-  var NS = "http://www.w3.org/2000/svg";
-  var form = document.getElementById("perf-window");
-  var status = document.getElementById("perf-status");
-  var msg = document.getElementById("perf-msg");
-  var linesLoaded = false;
+  const API = root.getAttribute("data-api");
+  const PLANS = root.getAttribute("data-plans-api");
+  const form = document.getElementById("perf-window");
+  const status = document.getElementById("perf-status");
+  const msg = document.getElementById("perf-msg");
+  let linesLoaded = false;
 
-  function cookie(name) {
-    var match = document.cookie.match(new RegExp("(?:^|; )" + name + "=([^;]*)"));
-    return match ? decodeURIComponent(match[1]) : "";
-  }
-
-  function request(method, url, body) {
-    var headers = { Accept: "application/json" };
-    if (method !== "GET") { headers["Content-Type"] = "application/json"; headers["X-CSRFToken"] = cookie("csrftoken"); }
-    return fetch(url, {
-      method: method, credentials: "same-origin", headers: headers,
-      body: body === undefined ? undefined : JSON.stringify(body)
-    }).then(function (response) {
-      return response.json().catch(function () { return {}; }).then(function (data) {
-        if (!response.ok) throw new Error((data.field ? data.field + ": " : "") + (data.detail || "HTTP " + response.status));
-        return data;
-      });
-    });
-  }
-
-  function el(tag, cls, text) {
-    var node = document.createElement(tag);
-    if (cls) node.className = cls;
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    return node;
-  }
-
-  function svg(name, attrs, text) {
-    var node = document.createElementNS(NS, name);
-    Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, String(attrs[k])); });
-    if (text !== undefined) node.textContent = text;
-    return node;
-  }
+  const { el, svg, api, fmtShortDate: hhmm } = window.Aria;
 
   function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); return node; }
 
   function say(text) { msg.textContent = text || ""; msg.hidden = !text; }
 
-  function hhmm(iso) {
-    var d = new Date(iso);
-    return d.toLocaleString([], { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
-  }
-
-  function who(item) { return item.cell_tag + " " + (item.display_name || item.signal_key); }
+  function who(item) { return `${item.cell_tag} ${item.display_name || item.signal_key}`; }
 
   function kpis(report) {
-    var rate = report.rate, box = clear(document.getElementById("perf-kpis"));
+    const rate = report.rate;
+    const box = clear(document.getElementById("perf-kpis"));
     [
       ["average / 10 min", rate.average_per_10_min, rate.verdict],
       ["max in 10 min", rate.max_per_10_min],
       ["alarms", rate.total],
       ["per hour", rate.per_hour],
-      ["10-min periods above target", rate.percent_periods_above_target + " %"],
-      ["time in flood", rate.percent_time_in_flood + " %"],
+      ["10-min periods above target", `${rate.percent_periods_above_target} %`],
+      ["time in flood", `${rate.percent_time_in_flood} %`],
       ["floods", report.floods.length]
-    ].forEach(function (row) {
-      var div = el("div");
+    ].forEach((row) => {
+      const div = el("div");
       div.appendChild(el("dt", "", row[0]));
-      var dd = el("dd", "", row[1]);
-      if (row[2]) { dd.setAttribute("data-verdict", row[2]); dd.title = row[2]; dd.textContent += " (" + row[2] + ")"; }
+      const dd = el("dd", "", row[1]);
+      if (row[2]) { dd.setAttribute("data-verdict", row[2]); dd.title = row[2]; dd.textContent += ` (${row[2]})`; }
       div.appendChild(dd);
       box.appendChild(div);
     });
   }
 
   function rateChart(report) {
-    var host = clear(document.getElementById("perf-rate-chart"));
-    var buckets = report.rate.buckets, t = report.targets;
-    var W = 900, H = 220, L = 34, R = 70, T = 12, B = 22;
-    var start = new Date(report.window.start).getTime(), end = new Date(report.window.end).getTime();
-    var top = Math.max(t.flood_above_per_10_min + 2, report.rate.max_per_10_min + 1);
+    const host = clear(document.getElementById("perf-rate-chart"));
+    const buckets = report.rate.buckets;
+    const t = report.targets;
+    const W = 900;
+    const H = 220;
+    const L = 34;
+    const R = 70;
+    const T = 12;
+    const B = 22;
+    const start = new Date(report.window.start).getTime();
+    const end = new Date(report.window.end).getTime();
+    const top = Math.max(t.flood_above_per_10_min + 2, report.rate.max_per_10_min + 1);
     function x(ms) { return L + (W - L - R) * (ms - start) / Math.max(end - start, 1); }
     function y(v) { return H - B - (H - T - B) * v / top; }
-    var chart = svg("svg", { viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": "Alarms per 10 minutes", id: "perf-rate-svg" });
-    report.floods.forEach(function (flood) {
-      var x0 = x(new Date(flood.start).getTime()), x1 = x(flood.end ? new Date(flood.end).getTime() : end);
-      var band = svg("rect", { "class": "flood-band", x: x0, y: T, width: Math.max(x1 - x0, 2), height: H - T - B, "data-start": flood.start });
-      band.appendChild(svg("title", {}, "flood: peak " + flood.peak + " in 10 min, " + flood.alarms + " alarms"));
+    const chart = svg("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": "Alarms per 10 minutes", id: "perf-rate-svg" });
+    report.floods.forEach((flood) => {
+      const x0 = x(new Date(flood.start).getTime());
+      const x1 = x(flood.end ? new Date(flood.end).getTime() : end);
+      const band = svg("rect", { "class": "flood-band", x: x0, y: T, width: Math.max(x1 - x0, 2), height: H - T - B, "data-start": flood.start });
+      band.appendChild(svg("title", {}, `flood: peak ${flood.peak} in 10 min, ${flood.alarms} alarms`));
       chart.appendChild(band);
     });
-    var width = (W - L - R) / Math.max(buckets.length, 1);
-    buckets.forEach(function (b) {
+    const width = (W - L - R) / Math.max(buckets.length, 1);
+    buckets.forEach((b) => {
       if (!b.count) return;
-      var cls = b.count > t.flood_above_per_10_min ? "over-flood" : b.count > t.per_10_min_target ? "over-target" : "";
-      var bar = svg("rect", { "class": "rate-bar " + cls, x: x(new Date(b.start).getTime()) + width * 0.1,
+      const cls = b.count > t.flood_above_per_10_min ? "over-flood" : b.count > t.per_10_min_target ? "over-target" : "";
+      const bar = svg("rect", { "class": `rate-bar ${cls}`, x: x(new Date(b.start).getTime()) + width * 0.1,
         y: y(b.count), width: Math.max(width * 0.8, 1), height: y(0) - y(b.count), "data-count": b.count });
-      bar.appendChild(svg("title", {}, hhmm(b.start) + ": " + b.count + " alarms"));
+      bar.appendChild(svg("title", {}, `${hhmm(b.start)}: ${b.count} alarms`));
       chart.appendChild(bar);
     });
-    [[t.per_10_min_target, "line-target", "target " + t.per_10_min_target],
-     [t.flood_above_per_10_min, "line-flood", "flood " + t.flood_above_per_10_min]].forEach(function (line) {
+    [[t.per_10_min_target, "line-target", `target ${t.per_10_min_target}`],
+     [t.flood_above_per_10_min, "line-flood", `flood ${t.flood_above_per_10_min}`]].forEach((line) => {
       chart.appendChild(svg("line", { "class": line[1], x1: L, x2: W - R, y1: y(line[0]), y2: y(line[0]) }));
       chart.appendChild(svg("text", { x: W - R + 4, y: y(line[0]) + 3 }, line[2]));
     });
@@ -114,68 +86,76 @@
     chart.appendChild(svg("text", { x: L - 4, y: y(0), "text-anchor": "end" }, "0"));
     host.appendChild(chart);
 
-    var list = clear(document.getElementById("perf-floods"));
-    report.floods.forEach(function (f) {
-      list.appendChild(el("li", "flood-item", "Flood " + hhmm(f.start) + " → " + (f.end ? hhmm(f.end) : "ongoing") +
-        ": peak " + f.peak + " in 10 min, " + f.alarms + " alarms, " + f.duration_minutes + " min"));
+    const list = clear(document.getElementById("perf-floods"));
+    report.floods.forEach((f) => {
+      list.appendChild(el("li", "flood-item", `Flood ${hhmm(f.start)} → ${f.end ? hhmm(f.end) : "ongoing"}: peak ${f.peak} in 10 min, ${f.alarms} alarms, ${f.duration_minutes} min`));
     });
     if (!report.floods.length) list.appendChild(el("li", "", "No flood in this window."));
   }
 
   function actorsChart(report) {
-    var host = clear(document.getElementById("perf-actors-chart"));
-    var actors = report.bad_actors;
+    const host = clear(document.getElementById("perf-actors-chart"));
+    const actors = report.bad_actors;
     document.getElementById("perf-top-share").textContent = actors.length
-      ? "The top " + actors.length + " account for " + report.top10_share_percent + " % of all alarms (target ~1–5 %)."
+      ? `The top ${actors.length} account for ${report.top10_share_percent} % of all alarms (target ~1–5 %).`
       : "No alarms in this window.";
     if (!actors.length) return;
-    var W = 900, row = 24, L = 260, H = actors.length * row + 8;
-    var most = actors[0].count;
-    var chart = svg("svg", { viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": "Top bad actors", id: "perf-actors-svg" });
-    actors.forEach(function (a, i) {
-      var yy = 4 + i * row, w = (W - L - 230) * a.count / most;
+    const W = 900;
+    const row = 24;
+    const L = 260;
+    const H = actors.length * row + 8;
+    const most = actors[0].count;
+    const chart = svg("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": "Top bad actors", id: "perf-actors-svg" });
+    actors.forEach((a, i) => {
+      const yy = 4 + i * row;
+      const w = (W - L - 230) * a.count / most;
       chart.appendChild(svg("text", { x: L - 6, y: yy + 14, "text-anchor": "end" }, who(a)));
-      var bar = svg("rect", { "class": "bad-actor-bar" + (a.chattering ? " chattering" : ""), x: L, y: yy + 3,
-        width: Math.max(w, 2), height: row - 8, "data-signal": a.cell_tag + "." + a.signal_key, "data-count": a.count });
-      bar.appendChild(svg("title", {}, a.count + " alarms (" + a.share_percent + " %)"));
+      const bar = svg("rect", { "class": `bad-actor-bar${a.chattering ? " chattering" : ""}`, x: L, y: yy + 3,
+        width: Math.max(w, 2), height: row - 8, "data-signal": `${a.cell_tag}.${a.signal_key}`, "data-count": a.count });
+      bar.appendChild(svg("title", {}, `${a.count} alarms (${a.share_percent} %)`));
       chart.appendChild(bar);
-      var tags = (a.chattering ? " · chattering" : "") + (a.fleeting ? " · " + a.fleeting + " fleeting" : "");
-      chart.appendChild(svg("text", { x: L + w + 6, y: yy + 14 }, a.count + " (" + a.share_percent + " %)" + tags));
+      const tags = (a.chattering ? " · chattering" : "") + (a.fleeting ? ` · ${a.fleeting} fleeting` : "");
+      chart.appendChild(svg("text", { x: L + w + 6, y: yy + 14 }, `${a.count} (${a.share_percent} %)${tags}`));
     });
     host.appendChild(chart);
   }
 
-  function createPlan(suggestion, button, done) {
+  async function createPlan(suggestion, button, done) {
     button.disabled = true;
     say("");
-    request("POST", PLANS, suggestion.plan).then(function (plan) {
-      var step = (plan.steps || []).filter(function (s) { return s.capability === "sentinel.change_signal_limits"; })[0];
-      done.textContent = "";
-      done.appendChild(document.createTextNode(step
-        ? "Plan #" + plan.id + " drafted (gated limit change). "
-        : "Plan #" + plan.id + " drafted, but the planner could not add the change: " +
-          ((plan.planner_notes || []).map(function (n) { return n.reason; }).join("; ")) + " "));
-      var link = el("a", "", "Review it on Plans");
-      link.href = "/plans/";
-      done.appendChild(link);
-      done.setAttribute("data-plan-id", plan.id);
-    }, function (err) { say(err.message); button.disabled = false; });
+    let plan;
+    try {
+      plan = await api("POST", PLANS, suggestion.plan);
+    } catch (err) {
+      say(err.message);
+      button.disabled = false;
+      return;
+    }
+    const step = (plan.steps || []).filter((s) => s.capability === "sentinel.change_signal_limits")[0];
+    done.textContent = "";
+    done.appendChild(document.createTextNode(step
+      ? `Plan #${plan.id} drafted (gated limit change). `
+      : `Plan #${plan.id} drafted, but the planner could not add the change: ${(plan.planner_notes || []).map((n) => n.reason).join("; ")} `));
+    const link = el("a", "", "Review it on Plans");
+    link.href = "/plans/";
+    done.appendChild(link);
+    done.setAttribute("data-plan-id", plan.id);
   }
 
   function suggestions(report) {
-    var list = clear(document.getElementById("perf-suggestions"));
-    report.bad_actors.forEach(function (a) {
-      var s = a.suggestion;
+    const list = clear(document.getElementById("perf-suggestions"));
+    report.bad_actors.forEach((a) => {
+      const s = a.suggestion;
       if (!s) return;
-      var li = el("li", "suggestion");
-      li.setAttribute("data-signal", a.cell_tag + "." + a.signal_key);
-      li.appendChild(el("span", "suggestion-title", who(a) + ": " + s.title));
+      const li = el("li", "suggestion");
+      li.setAttribute("data-signal", `${a.cell_tag}.${a.signal_key}`);
+      li.appendChild(el("span", "suggestion-title", `${who(a)}: ${s.title}`));
       li.appendChild(el("div", "suggestion-evidence", s.evidence.join(" · ")));
-      var done = el("span", "suggestion-done");
+      const done = el("span", "suggestion-done");
       if (s.plan) {
-        var b = el("button", "", "Create limit-change plan");
+        const b = el("button", "", "Create limit-change plan");
         b.type = "button";
-        b.addEventListener("click", function () { createPlan(s, b, done); });
+        b.addEventListener("click", () => { createPlan(s, b, done); });
         li.appendChild(b);
       } else {
         li.appendChild(el("span", "suggestion-evidence", s.plan_unavailable));
@@ -187,70 +167,75 @@
   }
 
   function mix(report) {
-    var table = clear(document.getElementById("perf-mix"));
-    var head = el("tr");
-    ["priority", "alarms", "share", "target"].forEach(function (h) { head.appendChild(el("th", "", h)); });
+    const table = clear(document.getElementById("perf-mix"));
+    const head = el("tr");
+    ["priority", "alarms", "share", "target"].forEach((h) => { head.appendChild(el("th", "", h)); });
     table.appendChild(head);
-    ["high", "medium", "low"].forEach(function (level) {
-      var m = report.priority_mix[level], tr = el("tr");
-      [level, m.count, m.percent + " %", "~" + m.target_percent + " %"].forEach(function (v) { tr.appendChild(el("td", "", v)); });
+    ["high", "medium", "low"].forEach((level) => {
+      const m = report.priority_mix[level];
+      const tr = el("tr");
+      [level, m.count, `${m.percent} %`, `~${m.target_percent} %`].forEach((v) => { tr.appendChild(el("td", "", v)); });
       table.appendChild(tr);
     });
   }
 
   function lists(report) {
-    var describe = {
-      chattering: function (c) { return who(c) + ": " + c.alarms + " alarms, up to " + c.max_in_60s + " in 60 s" + (c.flagged ? " (flagged)" : ""); },
-      fleeting: function (f) { return who(f) + " at " + hhmm(f.raised_at) + ": cleared after " + f.seconds + " s"; },
-      standing: function (s) { return who(s) + ": " + s.state + " for " + s.age_hours + " h" + (s.signal_stale ? " (signal stale)" : ""); },
-      shelved: function (s) { return who(s) + (s.until_work_order_closes ? ": until its work order closes" : s.shelved_until ? ": until " + hhmm(s.shelved_until) : ""); },
-      out_of_service: function (s) { return who(s) + ": out of service for " + s.age_hours + " h"; }
+    const describe = {
+      chattering: (c) => { return `${who(c)}: ${c.alarms} alarms, up to ${c.max_in_60s} in 60 s${c.flagged ? " (flagged)" : ""}`; },
+      fleeting: (f) => { return `${who(f)} at ${hhmm(f.raised_at)}: cleared after ${f.seconds} s`; },
+      standing: (s) => { return `${who(s)}: ${s.state} for ${s.age_hours} h${s.signal_stale ? " (signal stale)" : ""}`; },
+      shelved: (s) => { return who(s) + (s.until_work_order_closes ? ": until its work order closes" : s.shelved_until ? `: until ${hhmm(s.shelved_until)}` : ""); },
+      out_of_service: (s) => { return `${who(s)}: out of service for ${s.age_hours} h`; }
     };
-    Object.keys(describe).forEach(function (name) {
-      var ul = clear(document.getElementById("perf-" + name)), block = report[name];
-      block.items.forEach(function (item) {
-        var li = el("li", "", describe[name](item));
+    Object.keys(describe).forEach((name) => {
+      const ul = clear(document.getElementById(`perf-${name}`));
+      const block = report[name];
+      block.items.forEach((item) => {
+        const li = el("li", "", describe[name](item));
         if (name === "standing" && item.stale) li.appendChild(el("span", "tag-stale", "stale > 24 h"));
         ul.appendChild(li);
       });
-      if (block.count > block.items.length) ul.appendChild(el("li", "", "… and " + (block.count - block.items.length) + " more"));
+      if (block.count > block.items.length) ul.appendChild(el("li", "", `… and ${block.count - block.items.length} more`));
       if (!block.count) ul.appendChild(el("li", "", "None."));
     });
   }
 
   function positions(report) {
     if (linesLoaded) return;
-    var select = form.elements.line_id;
-    report.lines.forEach(function (line) {
-      var option = el("option", "", line.name);
+    const select = form.elements.line_id;
+    report.lines.forEach((line) => {
+      const option = el("option", "", line.name);
       option.value = line.id;
       select.appendChild(option);
     });
     linesLoaded = true;
   }
 
-  function load() {
-    var params = new URLSearchParams();
+  async function load() {
+    const params = new URLSearchParams();
     params.set("hours", form.elements.hours.value);
     if (form.elements.line_id.value) params.set("line_id", form.elements.line_id.value);
     status.setAttribute("data-status", "connecting");
     status.textContent = "loading";
-    return request("GET", API + "?" + params.toString()).then(function (report) {
-      positions(report);
-      kpis(report);
-      rateChart(report);
-      actorsChart(report);
-      suggestions(report);
-      mix(report);
-      lists(report);
-      say("");
-      status.setAttribute("data-status", "open");
-      status.textContent = report.window.position.name;
-    }, function (err) {
+    let report;
+    try {
+      report = await api("GET", `${API}?${params}`);
+    } catch (err) {
       status.setAttribute("data-status", "closed");
       status.textContent = "error";
       say(err.message);
-    });
+      return;
+    }
+    positions(report);
+    kpis(report);
+    rateChart(report);
+    actorsChart(report);
+    suggestions(report);
+    mix(report);
+    lists(report);
+    say("");
+    status.setAttribute("data-status", "open");
+    status.textContent = report.window.position.name;
   }
 
   form.addEventListener("change", load);

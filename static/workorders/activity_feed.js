@@ -5,50 +5,45 @@
  * (static/assistant/render.js, window.AriaRender): charts, pattern match, diagnosis and work order
  * cards. A handed-off agent's rows carry its parent's turn (`data-parent-turn`).
  *
- *   var feed = AriaActivityFeed.create(listElement, emptyElement, {liveAfter: latestEventIdAtLoad});
+ *   const feed = AriaActivityFeed.create(listElement, emptyElement, {liveAfter: latestEventIdAtLoad});
  *   feed.add(frame);   // any bus frame; irrelevant types are ignored
  *
  * A row's time is the event's own time when the frame carries one (`created_at`, or `time` on
  * anomaly_detected); else the arrival time for live frames, and "earlier" for frames replayed from
  * before the page loaded (their arrival time would be the page-load time, not when they happened).
  */
-(function (global) {
+((global) => {
   "use strict";
 
-  var MAX_ITEMS = 150;
+  const MAX_ITEMS = 150;
 
-  function node(tag, cls, text) {
-    var el = document.createElement(tag);
-    if (cls) el.className = cls;
-    if (text !== undefined && text !== null) el.textContent = String(text);
-    return el;
-  }
+  const { el: node } = window.Aria;
 
   function brief(value, limit) {
-    var text;
+    let text;
     try { text = typeof value === "string" ? value : JSON.stringify(value); } catch (err) { text = String(value); }
     if (text === undefined) text = "";
-    return text.length > limit ? text.slice(0, limit - 1) + "…" : text;
+    return text.length > limit ? `${text.slice(0, limit - 1)}…` : text;
   }
 
   function eventTime(frame) {
-    var stamp = frame.created_at || (frame.type === "anomaly_detected" ? frame.time : null);
-    var date = stamp ? new Date(stamp) : null;
+    const stamp = frame.created_at || (frame.type === "anomaly_detected" ? frame.time : null);
+    const date = stamp ? new Date(stamp) : null;
     return date && !isNaN(date.getTime()) ? date : null;
   }
 
   function create(list, empty, options) {
-    var liveAfter = options && typeof options.liveAfter === "number" ? options.liveAfter : -1;
-    var toolRows = {};   // turn|agent|tool → [li, ...] waiting for completion (FIFO)
-    var thinking = {};   // turn|agent → {details, pre, count}
+    const liveAfter = options && typeof options.liveAfter === "number" ? options.liveAfter : -1;
+    const toolRows = {};   // turn|agent|tool → [li, ...] waiting for completion (FIFO)
+    const thinking = {};   // turn|agent → {details, pre, count}
 
     function push(item, frame) {
       item.setAttribute("data-event-type", frame.type);
       if (frame.agent) item.setAttribute("data-agent", frame.agent);
-      var replayed = typeof frame.id === "number" && frame.id <= liveAfter;
+      const replayed = typeof frame.id === "number" && frame.id <= liveAfter;
       if (replayed) item.setAttribute("data-replayed", "");
-      var when = eventTime(frame) || (replayed ? null : new Date());
-      var time = node("time", "act-time", when ? when.toLocaleTimeString() : "earlier");
+      const when = eventTime(frame) || (replayed ? null : new Date());
+      const time = node("time", "act-time", when ? when.toLocaleTimeString() : "earlier");
       if (when) time.setAttribute("datetime", when.toISOString());
       item.insertBefore(time, item.firstChild);
       list.insertBefore(item, list.firstChild);
@@ -58,8 +53,8 @@
     }
 
     function row(frame, cls, parts) {
-      var item = node("li", "act " + cls);
-      parts.forEach(function (part) { item.appendChild(part); });
+      const item = node("li", `act ${cls}`);
+      parts.forEach((part) => { item.appendChild(part); });
       return push(item, frame);
     }
 
@@ -67,8 +62,8 @@
 
     // The component drawn by the shared renderers; a page without them still says what was shown.
     function rendered(frame) {
-      var body = node("div", "act-render-body");
-      var render = global.AriaRender;
+      const body = node("div", "act-render-body");
+      const render = global.AriaRender;
       if (render && typeof render.drawInto === "function") {
         try {
           render.drawInto(body, String(frame.component || ""), frame.props || {});
@@ -84,21 +79,21 @@
     function toolKey(frame) { return [frame.turn_id, frame.agent, frame.tool_name].join("|"); }
 
     function onToolStarted(frame) {
-      var item = row(frame, "act-tool pending", [
+      const item = row(frame, "act-tool pending", [
         agentTag(frame.agent), node("span", "act-arrow", "→"),
         node("code", "act-tool-name", frame.tool_name),
         node("span", "act-args", brief(frame.args || {}, 90)),
         node("span", "act-duration", "running…")
       ]);
       item.setAttribute("data-tool", frame.tool_name);
-      var key = toolKey(frame);
+      const key = toolKey(frame);
       (toolRows[key] = toolRows[key] || []).push(item);
     }
 
     function onToolCompleted(frame) {
-      var waiting = toolRows[toolKey(frame)];
-      var item = waiting && waiting.shift();
-      var text = (typeof frame.duration_ms === "number" ? frame.duration_ms : "?") + " ms";
+      const waiting = toolRows[toolKey(frame)];
+      let item = waiting && waiting.shift();
+      const text = `${typeof frame.duration_ms === "number" ? frame.duration_ms : "?"} ms`;
       if (!item) {
         item = row(frame, "act-tool", [agentTag(frame.agent), node("span", "act-arrow", "→"),
           node("code", "act-tool-name", frame.tool_name), node("span", "act-duration", text)]);
@@ -110,38 +105,38 @@
     }
 
     function onThinking(frame) {
-      var key = [frame.turn_id, frame.agent].join("|");
-      var entry = thinking[key];
+      const key = [frame.turn_id, frame.agent].join("|");
+      let entry = thinking[key];
       if (!entry) {
-        var details = node("details", "act-thinking");
-        var summary = node("summary", null);
+        const details = node("details", "act-thinking");
+        const summary = node("summary", null);
         summary.appendChild(agentTag(frame.agent));
         summary.appendChild(node("span", "act-thinking-label", " thinking"));
         summary.appendChild(node("span", "act-thinking-count", ""));
         details.appendChild(summary);
-        var pre = node("pre", "act-thinking-text", "");
+        const pre = node("pre", "act-thinking-text", "");
         details.appendChild(pre);
-        var item = node("li", "act act-thinking-row");
+        const item = node("li", "act act-thinking-row");
         item.appendChild(details);
         push(item, frame);
-        entry = thinking[key] = { pre: pre, count: summary.querySelector(".act-thinking-count") };
+        entry = thinking[key] = { pre, count: summary.querySelector(".act-thinking-count") };
       }
       entry.pre.textContent += frame.content || "";
-      entry.count.textContent = " (" + entry.pre.textContent.length + " chars)";
+      entry.count.textContent = ` (${entry.pre.textContent.length} chars)`;
     }
 
     function add(frame) {
       switch (frame.type) {
         case "agent_start": {
-          var parts = [node("span", "act-icon", "▶"), agentTag(frame.agent), node("span", null, "started")];
+          const parts = [node("span", "act-icon", "▶"), agentTag(frame.agent), node("span", null, "started")];
           if (frame.parent_turn_id) parts.push(node("span", "act-nested-note", "(handed off)"));
-          var started = row(frame, "act-start" + (frame.parent_turn_id ? " act-nested" : ""), parts);
+          const started = row(frame, `act-start${frame.parent_turn_id ? " act-nested" : ""}`, parts);
           if (frame.parent_turn_id) started.setAttribute("data-parent-turn", frame.parent_turn_id);
           break;
         }
         case "agent_end":
           row(frame, "act-end", [node("span", "act-icon", "■"), agentTag(frame.agent),
-            node("span", null, "finished (" + (frame.finish_reason || "?") + ")")]);
+            node("span", null, `finished (${frame.finish_reason || "?"})`)]);
           break;
         case "tool_call_started": onToolStarted(frame); break;
         case "tool_call_completed": onToolCompleted(frame); break;
@@ -152,20 +147,18 @@
           break;
         case "rca_ready":
           row(frame, "act-rca", [node("span", "act-icon", "✔"), node("span", null,
-            "RCA ready for work order #" + frame.work_order_id + " (confidence " +
-            Math.round((frame.confidence || 0) * 100) + "%)")]);
+            `RCA ready for work order #${frame.work_order_id} (confidence ${Math.round((frame.confidence || 0) * 100)}%)`)]);
           break;
         case "work_order_ready":
           row(frame, "act-ready", [node("span", "act-icon", "✔"),
-            node("span", null, "Work order #" + frame.work_order_id + " is open")]);
+            node("span", null, `Work order #${frame.work_order_id} is open`)]);
           break;
         case "anomaly_detected":
-          row(frame, "act-anomaly sev-" + frame.severity, [node("span", "act-icon", "⚠"),
-            node("span", null, "Anomaly on cell " + frame.cell_id + ": " + frame.value + " (" +
-              (frame.direction === "low" ? "below " : "above ") + frame.threshold + ")")]);
+          row(frame, `act-anomaly sev-${frame.severity}`, [node("span", "act-icon", "⚠"),
+            node("span", null, `Anomaly on cell ${frame.cell_id}: ${frame.value} (${frame.direction === "low" ? "below " : "above "}${frame.threshold})`)]);
           break;
         case "ui_render": {
-          var shown = row(frame, "act-render", [agentTag(frame.agent), node("span", "act-render-label", "shows"),
+          const shown = row(frame, "act-render", [agentTag(frame.agent), node("span", "act-render-label", "shows"),
             rendered(frame)]);
           shown.setAttribute("data-component", String(frame.component || ""));
           break;
@@ -175,8 +168,8 @@
       }
     }
 
-    return { add: add };
+    return { add };
   }
 
-  global.AriaActivityFeed = { create: create };
+  global.AriaActivityFeed = { create };
 })(window);

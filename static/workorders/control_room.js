@@ -5,191 +5,169 @@
  * textContent / createElement. Work-order cards are drawn by work_order_cards.js. A trend says when
  * its cell is not onboarded or its value is stale.
  */
-(function () {
+(() => {
   "use strict";
-  var root = document.getElementById("control-room");
+  const root = document.getElementById("control-room");
   if (!root || !window.AriaEvents || !window.AriaTrendChart || !window.AriaActivityFeed ||
       !window.AriaWorkOrderCards) return;
 
-  var state = JSON.parse(document.getElementById("cr-snapshot").textContent);
-  var paths = JSON.parse(document.getElementById("cr-api-paths").textContent);
-  var latestAtLoad = Number(root.getAttribute("data-latest-event-id")) || 0;
-  var replayAfter = Number(root.getAttribute("data-replay-after")) || 0;
-  var feed = AriaActivityFeed.create(document.getElementById("activity-feed"), document.getElementById("activity-empty"),
+  let state = JSON.parse(document.getElementById("cr-snapshot").textContent);
+  const paths = JSON.parse(document.getElementById("cr-api-paths").textContent);
+  const latestAtLoad = Number(root.getAttribute("data-latest-event-id")) || 0;
+  const replayAfter = Number(root.getAttribute("data-replay-after")) || 0;
+  const feed = AriaActivityFeed.create(document.getElementById("activity-feed"), document.getElementById("activity-empty"),
     { liveAfter: latestAtLoad });
+
   // Alarm state changes (cleared, unshelved, acknowledged elsewhere) publish no bus event: the
   // snapshot is also re-read every STATE_REFRESH_MS so the lists never keep showing a stale alarm.
-  var TREND_MINUTES = 30, TREND_REFRESH_MS = 15000, STATE_REFRESH_MS = 5000;
-  var STATE_LABEL = { active_unack: "unacknowledged", acknowledged: "acknowledged", shelved: "shelved" };
-  var chosenSignal = {};   // cell id → signal id the operator picked
-  var banners = {};        // cell id → banner info
+  const TREND_MINUTES = 30;
+
+  const TREND_REFRESH_MS = 15000;
+  const STATE_REFRESH_MS = 5000;
+  const STATE_LABEL = { active_unack: "unacknowledged", acknowledged: "acknowledged", shelved: "shelved" };
+  const chosenSignal = {};   // cell id → signal id the operator picked
+  const banners = {};        // cell id → banner info
 
   // --- helpers ------------------------------------------------------------------------------------
-  function node(tag, cls, text) {
-    var el = document.createElement(tag);
-    if (cls) el.className = cls;
-    if (text !== undefined && text !== null) el.textContent = String(text);
-    return el;
-  }
+  const { el: node, api, fmtNumber: fmt, fmtTime: timeOf } = window.Aria;
   function url(name, id) { return paths[name].replace("{id}", encodeURIComponent(String(id))); }
-  function cookie(name) {
-    var match = document.cookie.split("; ").filter(function (c) { return c.indexOf(name + "=") === 0; })[0];
-    return match ? decodeURIComponent(match.slice(name.length + 1)) : "";
-  }
-  function request(method, path, body) {
-    var headers = { Accept: "application/json" };
-    if (method !== "GET") { headers["Content-Type"] = "application/json"; headers["X-CSRFToken"] = cookie("csrftoken"); }
-    return fetch(path, { method: method, credentials: "same-origin", headers: headers,
-      body: body === undefined ? undefined : JSON.stringify(body) })
-      .then(function (response) {
-        return response.json().catch(function () { return {}; }).then(function (data) {
-          if (!response.ok) throw new Error(data.detail || ("HTTP " + response.status));
-          return data;
-        });
-      });
-  }
-  function fmt(value) {
-    if (typeof value !== "number" || !isFinite(value)) return "—";
-    return Math.abs(value) >= 100 ? value.toFixed(0) : value.toFixed(2);
-  }
-  function timeOf(iso) { var d = new Date(iso); return isNaN(d.getTime()) ? "" : d.toLocaleTimeString(); }
   function findSignal(id) {
-    for (var i = 0; i < state.cells.length; i++) {
-      var signals = state.cells[i].signals;
-      for (var j = 0; j < signals.length; j++) if (signals[j].id === id) return { cell: state.cells[i], signal: signals[j] };
+    for (let i = 0; i < state.cells.length; i++) {
+      const signals = state.cells[i].signals;
+      for (let j = 0; j < signals.length; j++) if (signals[j].id === id) return { cell: state.cells[i], signal: signals[j] };
     }
     return null;
   }
-  function cellById(id) { return state.cells.filter(function (c) { return c.id === id; })[0] || null; }
+  function cellById(id) { return state.cells.filter((c) => c.id === id)[0] || null; }
   function tooWhat(direction) { return direction === "low" ? "TOO LOW" : "TOO HIGH"; }
 
   // --- alert banners ------------------------------------------------------------------------------
   function renderBanners() {
-    var host = document.getElementById("cr-banners");
+    const host = document.getElementById("cr-banners");
     host.textContent = "";
-    Object.keys(banners).forEach(function (cellId) {
-      var b = banners[cellId];
-      var box = node("div", "cr-banner sev-" + (b.severity === "trip" ? "trip" : "alert"));
+    Object.keys(banners).forEach((cellId) => {
+      const b = banners[cellId];
+      const box = node("div", `cr-banner sev-${b.severity === "trip" ? "trip" : "alert"}`);
       box.setAttribute("data-cell-id", cellId);
       box.setAttribute("data-severity", b.severity || "alert");
       box.appendChild(node("span", "cr-banner-sev", (b.severity || "alert").toUpperCase()));
-      var text = node("div", "cr-banner-text");
-      var headline = (b.cellTag || ("Cell " + cellId)) + " · " + (b.signalName || "signal") + " " + tooWhat(b.direction);
+      const text = node("div", "cr-banner-text");
+      const headline = `${b.cellTag || (`Cell ${cellId}`)} · ${b.signalName || "signal"} ${tooWhat(b.direction)}`;
       text.appendChild(node("strong", "cr-banner-head", headline));
       if (typeof b.value === "number") {
-        text.appendChild(node("span", "cr-banner-value", " " + fmt(b.value) + " " + (b.unit || "") +
-          (typeof b.threshold === "number" ? " (limit " + fmt(b.threshold) + ")" : "")));
+        text.appendChild(node("span", "cr-banner-value", ` ${fmt(b.value)} ${b.unit || ""}${typeof b.threshold === "number" ? ` (limit ${fmt(b.threshold)})` : ""}`));
       }
       if (b.message) text.appendChild(node("div", "cr-banner-msg", b.message));
       box.appendChild(text);
       if (b.workOrderId) {
-        var link = node("a", "cr-banner-wo", "Work order #" + b.workOrderId);
-        link.href = "#work-order-" + b.workOrderId;
+        const link = node("a", "cr-banner-wo", `Work order #${b.workOrderId}`);
+        link.href = `#work-order-${b.workOrderId}`;
         box.appendChild(link);
       }
-      var close = node("button", "cr-banner-close", "×");
+      const close = node("button", "cr-banner-close", "×");
       close.type = "button";
       close.setAttribute("aria-label", "Dismiss");
-      close.addEventListener("click", function () { delete banners[cellId]; renderBanners(); });
+      close.addEventListener("click", () => { delete banners[cellId]; renderBanners(); });
       box.appendChild(close);
       host.appendChild(box);
     });
   }
   function raiseBanner(cellId, info) {
-    var b = banners[cellId] || {};
-    Object.keys(info).forEach(function (k) { if (info[k] !== undefined && info[k] !== null && info[k] !== "") b[k] = info[k]; });
-    var cell = cellById(cellId);
+    const b = banners[cellId] || {};
+    Object.keys(info).forEach((k) => { if (info[k] !== undefined && info[k] !== null && info[k] !== "") b[k] = info[k]; });
+    const cell = cellById(cellId);
     if (cell) b.cellTag = cell.tag;
     banners[cellId] = b;
     renderBanners();
   }
   function bannerFromAnomaly(frame) {
-    var found = findSignal(frame.signal_def_id);
+    const found = findSignal(frame.signal_def_id);
     raiseBanner(frame.cell_id, { severity: frame.severity, direction: frame.direction, value: frame.value,
       threshold: frame.threshold, workOrderId: frame.work_order_id,
       signalName: found ? found.signal.name : null, unit: found ? found.signal.unit : null });
   }
 
   // --- alarms -------------------------------------------------------------------------------------
-  var alarmComments = {};  // alarm id → the comment being typed (kept across re-renders)
-  function alarmAction(alarm, kind, button, untilWorkOrder) {
-    var error = document.getElementById("alarm-error");
+  const alarmComments = {};  // alarm id → the comment being typed (kept across re-renders)
+  async function alarmAction(alarm, kind, button, untilWorkOrder) {
+    const error = document.getElementById("alarm-error");
     error.hidden = true;
     button.disabled = true;
-    var comment = (alarmComments[alarm.id] || "").trim();
-    var body = kind === "alarm_acknowledge" ? { comment: comment }
-      : untilWorkOrder ? { until_work_order_closes: true, comment: comment } : { minutes: 60, comment: comment };
-    request("POST", url(kind, alarm.id), body)
-      .then(function () { delete alarmComments[alarm.id]; refreshState(); })
-      .catch(function (err) { error.textContent = "Alarm #" + alarm.id + ": " + err.message; error.hidden = false; button.disabled = false; });
+    const comment = (alarmComments[alarm.id] || "").trim();
+    const body = kind === "alarm_acknowledge" ? { comment }
+      : untilWorkOrder ? { until_work_order_closes: true, comment } : { minutes: 60, comment };
+    try {
+      await api("POST", url(kind, alarm.id), body);
+      delete alarmComments[alarm.id];
+      refreshState();
+    } catch (err) {
+      error.textContent = `Alarm #${alarm.id}: ${err.message}`;
+      error.hidden = false;
+      button.disabled = false;
+    }
   }
   // The order an alarm opened or joined (its card says so): what "until the work order closes" waits on.
   function activeOrderOf(alarm) {
-    return state.work_orders.filter(function (w) {
-      return !AriaWorkOrderCards.isClosed(w.status) && w.triggered_by_alarm_id === alarm.id;
-    })[0] || null;
+    return state.work_orders.filter((w) => !AriaWorkOrderCards.isClosed(w.status) && w.triggered_by_alarm_id === alarm.id)[0] || null;
   }
   // The limit the alarm is judged against now (a limit change since it was raised shows as such).
   function currentLimit(alarm) {
-    var found = findSignal(alarm.signal_id);
-    var now = found && alarm.threshold_field ? found.signal.thresholds[alarm.threshold_field] : null;
+    const found = findSignal(alarm.signal_id);
+    const now = found && alarm.threshold_field ? found.signal.thresholds[alarm.threshold_field] : null;
     return typeof now === "number" ? now : alarm.threshold_value;
   }
   function renderAlarms() {
-    var list = document.getElementById("alarm-list");
-    var focused = document.activeElement;
-    var typingIn = focused && focused.classList && focused.classList.contains("cr-alarm-comment")
+    const list = document.getElementById("alarm-list");
+    const focused = document.activeElement;
+    const typingIn = focused && focused.classList && focused.classList.contains("cr-alarm-comment")
       ? focused.getAttribute("data-alarm-id") : null;
     list.textContent = "";
     document.getElementById("alarm-count").textContent = String(state.alarms.length);
     document.getElementById("alarms-empty").hidden = state.alarms.length > 0;
-    state.alarms.forEach(function (alarm) {
-      var item = node("li", "cr-alarm sev-" + alarm.severity + " state-" + alarm.state);
+    state.alarms.forEach((alarm) => {
+      const item = node("li", `cr-alarm sev-${alarm.severity} state-${alarm.state}`);
       item.setAttribute("data-alarm-id", String(alarm.id));
       item.setAttribute("data-state", alarm.state);
       item.appendChild(node("span", "cr-sev", alarm.severity.toUpperCase()));
-      var what = node("div", "cr-alarm-what");
-      what.appendChild(node("strong", null, alarm.cell_tag + " · " + alarm.signal_name + " " + tooWhat(alarm.direction)));
-      var limit = currentLimit(alarm);
-      var limitText = "limit " + fmt(limit) + (limit !== alarm.threshold_value ? " (was " + fmt(alarm.threshold_value) + " when raised)" : "");
-      what.appendChild(node("div", "cr-alarm-detail", fmt(alarm.value) + " " + alarm.unit + " (" + limitText +
-        ", peak " + fmt(alarm.peak_value) + ") · raised " + timeOf(alarm.raised_at) +
-        " · " + (STATE_LABEL[alarm.state] || alarm.state) +
-        (alarm.acknowledged_by ? " by " + alarm.acknowledged_by : "")));
+      const what = node("div", "cr-alarm-what");
+      what.appendChild(node("strong", null, `${alarm.cell_tag} · ${alarm.signal_name} ${tooWhat(alarm.direction)}`));
+      const limit = currentLimit(alarm);
+      const limitText = `limit ${fmt(limit)}${limit !== alarm.threshold_value ? ` (was ${fmt(alarm.threshold_value)} when raised)` : ""}`;
+      what.appendChild(node("div", "cr-alarm-detail", `${fmt(alarm.value)} ${alarm.unit} (${limitText}, peak ${fmt(alarm.peak_value)}) · raised ${timeOf(alarm.raised_at)} · ${STATE_LABEL[alarm.state] || alarm.state}${alarm.acknowledged_by ? ` by ${alarm.acknowledged_by}` : ""}`));
       if (alarm.signal_stale) {
-        var staleFlag = node("span", "trend-flag flag-stale", "signal stale: held until fresh data");
+        const staleFlag = node("span", "trend-flag flag-stale", "signal stale: held until fresh data");
         staleFlag.title = "The transmitter sends no fresh samples: this alarm can neither clear nor escalate.";
         what.appendChild(staleFlag);
       }
       if (alarm.chattering) what.appendChild(node("span", "trend-flag flag-chatter", "chattering"));
       item.appendChild(what);
       if (state.can_operate) {
-        var actions = node("div", "cr-alarm-actions");
-        var comment = node("input", "cr-alarm-comment");
+        const actions = node("div", "cr-alarm-actions");
+        const comment = node("input", "cr-alarm-comment");
         comment.type = "text";
         comment.maxLength = 500;
         comment.placeholder = "Comment (why)";
-        comment.setAttribute("aria-label", "Comment on alarm #" + alarm.id);
+        comment.setAttribute("aria-label", `Comment on alarm #${alarm.id}`);
         comment.setAttribute("data-alarm-id", String(alarm.id));
         comment.value = alarmComments[alarm.id] || "";
-        comment.addEventListener("input", function () { alarmComments[alarm.id] = comment.value; });
+        comment.addEventListener("input", () => { alarmComments[alarm.id] = comment.value; });
         actions.appendChild(comment);
         if (alarm.state === "active_unack") {
-          var ack = node("button", "btn btn-ack", "Acknowledge");
+          const ack = node("button", "btn btn-ack", "Acknowledge");
           ack.type = "button";
-          ack.addEventListener("click", function () { alarmAction(alarm, "alarm_acknowledge", ack); });
+          ack.addEventListener("click", () => { alarmAction(alarm, "alarm_acknowledge", ack); });
           actions.appendChild(ack);
         }
         if (alarm.state !== "shelved") {
-          var shelve = node("button", "btn btn-shelve", "Shelve 1 h");
+          const shelve = node("button", "btn btn-shelve", "Shelve 1 h");
           shelve.type = "button";
-          shelve.addEventListener("click", function () { alarmAction(alarm, "alarm_shelve", shelve); });
+          shelve.addEventListener("click", () => { alarmAction(alarm, "alarm_shelve", shelve); });
           actions.appendChild(shelve);
-          var order = activeOrderOf(alarm);
+          const order = activeOrderOf(alarm);
           if (order) {
-            var untilClosed = node("button", "btn btn-shelve-wo", "Shelve until WO #" + order.id + " closes");
+            const untilClosed = node("button", "btn btn-shelve-wo", `Shelve until WO #${order.id} closes`);
             untilClosed.type = "button";
-            untilClosed.addEventListener("click", function () { alarmAction(alarm, "alarm_shelve", untilClosed, true); });
+            untilClosed.addEventListener("click", () => { alarmAction(alarm, "alarm_shelve", untilClosed, true); });
             actions.appendChild(untilClosed);
           }
         }
@@ -198,134 +176,137 @@
       list.appendChild(item);
     });
     if (typingIn) {  // a refresh never takes the comment field from under the operator's fingers
-      var again = list.querySelector('.cr-alarm-comment[data-alarm-id="' + typingIn + '"]');
+      const again = list.querySelector(`.cr-alarm-comment[data-alarm-id="${typingIn}"]`);
       if (again) { again.focus(); again.setSelectionRange(again.value.length, again.value.length); }
     }
   }
 
   // --- work orders --------------------------------------------------------------------------------
-  var workOrderRenderHeld = false;
+  let workOrderRenderHeld = false;
   function renderWorkOrders() {
-    var host = document.getElementById("work-order-list");
-    var focused = document.activeElement;
+    const host = document.getElementById("work-order-list");
+    const focused = document.activeElement;
     if (focused && host.contains(focused) && /^(INPUT|TEXTAREA|SELECT)$/.test(focused.tagName)) {
       // The operator is filling in a form on a card: redraw when they leave the field.
       if (!workOrderRenderHeld) {
         workOrderRenderHeld = true;
-        focused.addEventListener("blur", function () { workOrderRenderHeld = false; setTimeout(renderWorkOrders, 0); }, { once: true });
+        focused.addEventListener("blur", () => { workOrderRenderHeld = false; setTimeout(renderWorkOrders, 0); }, { once: true });
       }
       return;
     }
     document.getElementById("wo-empty").hidden = state.work_orders.length > 0;
     AriaWorkOrderCards.render(host, state.work_orders, { canOperate: state.can_operate,
-      onChange: function (detail) { if (!patchWorkOrder(detail.id, detail)) refreshState(); refreshAccuracy(); },
-      onError: function (message) { var e = document.getElementById("alarm-error"); e.textContent = message; e.hidden = false; } });
+      onChange: (detail) => { if (!patchWorkOrder(detail.id, detail)) refreshState(); refreshAccuracy(); },
+      onError: (message) => { const e = document.getElementById("alarm-error"); e.textContent = message; e.hidden = false; } });
   }
   // "RCA confirmed n / corrected m": how often technicians agreed with the proposed root cause.
-  function refreshAccuracy() {
-    var title = document.getElementById("wo-title");
-    var badge = document.getElementById("rca-accuracy");
+  async function refreshAccuracy() {
+    const title = document.getElementById("wo-title");
+    let badge = document.getElementById("rca-accuracy");
     if (!badge) {
       badge = node("span", "cr-accuracy");
       badge.id = "rca-accuracy";
       badge.title = "Root causes the technicians confirmed or corrected when completing orders";
       title.appendChild(badge);
     }
-    request("GET", "/api/v1/workorders/execution/rca-accuracy").then(function (a) {
-      badge.textContent = " · RCA confirmed " + a.confirmed + " / corrected " + a.corrected;
+    try {
+      const a = await api("GET", "/api/v1/workorders/execution/rca-accuracy");
+      badge.textContent = ` · RCA confirmed ${a.confirmed} / corrected ${a.corrected}`;
       badge.setAttribute("data-confirmed", String(a.confirmed));
       badge.setAttribute("data-corrected", String(a.corrected));
-    }).catch(function () { /* read again on the next change */ });
+    } catch (err) { /* read again on the next change */ }
   }
   function patchWorkOrder(id, fields) {
-    var wo = state.work_orders.filter(function (w) { return w.id === id; })[0];
+    const wo = state.work_orders.filter((w) => w.id === id)[0];
     if (!wo) return false;
-    Object.keys(fields).forEach(function (k) { if (fields[k] !== undefined) wo[k] = fields[k]; });
+    Object.keys(fields).forEach((k) => { if (fields[k] !== undefined) wo[k] = fields[k]; });
     renderWorkOrders();
     return true;
   }
-  function refreshWorkOrder(id) {
-    request("GET", url("work_order", id))
-      .then(function (data) {
-        var wo = data && (data.work_order || data);
-        if (!wo || wo.id !== id || !patchWorkOrder(id, wo)) refreshState();
-      })
-      .catch(function () { refreshState(); });
+  async function refreshWorkOrder(id) {
+    try {
+      const data = await api("GET", url("work_order", id));
+      const wo = data && (data.work_order || data);
+      if (!wo || wo.id !== id || !patchWorkOrder(id, wo)) refreshState();
+    } catch (err) {
+      refreshState();
+    }
   }
 
   // --- trends -------------------------------------------------------------------------------------
   function defaultSignal(cell) {
-    var alarmed = state.alarms.filter(function (a) { return a.cell_id === cell.id; })[0];
+    const alarmed = state.alarms.filter((a) => a.cell_id === cell.id)[0];
     if (alarmed) return alarmed.signal_id;
-    var limited = cell.signals.filter(function (s) { return s.thresholds.alert !== null || s.thresholds.trip !== null; });
-    var vibration = limited.filter(function (s) { return s.key.indexOf("vibration") === 0; })[0];
+    const limited = cell.signals.filter((s) => s.thresholds.alert !== null || s.thresholds.trip !== null);
+    const vibration = limited.filter((s) => s.key.indexOf("vibration") === 0)[0];
     return (vibration || limited[0] || cell.signals[0]).id;
   }
   function ago(iso) {
-    var seconds = (Date.now() - new Date(iso).getTime()) / 1000;
+    const seconds = (Date.now() - new Date(iso).getTime()) / 1000;
     if (!isFinite(seconds)) return "";
-    if (seconds < 90) return Math.max(0, Math.round(seconds)) + " s ago";
-    if (seconds < 90 * 60) return Math.round(seconds / 60) + " min ago";
-    if (seconds < 36 * 3600) return Math.round(seconds / 3600) + " h ago";
-    return Math.round(seconds / 86400) + " d ago";
+    if (seconds < 90) return `${Math.max(0, Math.round(seconds))} s ago`;
+    if (seconds < 90 * 60) return `${Math.round(seconds / 60)} min ago`;
+    if (seconds < 36 * 3600) return `${Math.round(seconds / 3600)} h ago`;
+    return `${Math.round(seconds / 86400)} d ago`;
   }
   function flagTrend(cell, signal, figure) {
-    var flags = figure.querySelector(".trend-flags");
+    const flags = figure.querySelector(".trend-flags");
     flags.textContent = "";
     figure.toggleAttribute("data-stale", !!signal.stale);
     figure.toggleAttribute("data-not-onboarded", cell.onboarded === false);
     if (cell.onboarded === false) {
-      var off = node("span", "trend-flag flag-onboarding", "not onboarded");
+      const off = node("span", "trend-flag flag-onboarding", "not onboarded");
       off.title = "Sentinel does not scan this cell: no alarms are raised for it.";
       flags.appendChild(off);
     }
     if (signal.stale) {
-      var text = "stale";
-      if (signal.time) text += " · last sample " + fmt(signal.value) + (signal.unit ? " " + signal.unit : "") + ", " + ago(signal.time);
-      var stale = node("span", "trend-flag flag-stale", text);
-      if (signal.time) stale.title = "Last sample at " + new Date(signal.time).toLocaleString();
+      let text = "stale";
+      if (signal.time) text += ` · last sample ${fmt(signal.value)}${signal.unit ? ` ${signal.unit}` : ""}, ${ago(signal.time)}`;
+      const stale = node("span", "trend-flag flag-stale", text);
+      if (signal.time) stale.title = `Last sample at ${new Date(signal.time).toLocaleString()}`;
       flags.appendChild(stale);
     } else if (!signal.time) {
       flags.appendChild(node("span", "trend-flag flag-stale", "no samples yet"));
     }
   }
-  function drawTrend(cell, figure) {
-    var signalId = chosenSignal[cell.id] || defaultSignal(cell);
-    var found = findSignal(signalId);
+  async function drawTrend(cell, figure) {
+    const signalId = chosenSignal[cell.id] || defaultSignal(cell);
+    const found = findSignal(signalId);
     if (!found) return;
     flagTrend(found.cell, found.signal, figure);
-    var host = figure.querySelector(".trend-host");
-    var select = figure.querySelector(".trend-select");
+    const host = figure.querySelector(".trend-host");
+    const select = figure.querySelector(".trend-select");
     if (select) select.value = String(signalId);
     figure.setAttribute("data-signal-id", String(signalId));
-    request("GET", url("trends", signalId) + "?minutes=" + TREND_MINUTES + "&buckets=60")
-      .then(function (body) {
-        var pts = AriaTrendChart.points(body);
-        AriaTrendChart.draw(host, { points: pts, thresholds: found.signal.thresholds, unit: found.signal.unit,
-          title: cell.tag + " " + found.signal.name, stale: !!found.signal.stale });
-        figure.setAttribute("data-points", String(pts.length));
-      })
-      .catch(function (err) { host.textContent = "Trend unavailable: " + err.message; });
+    try {
+      const body = await api("GET", `${url("trends", signalId)}?minutes=${TREND_MINUTES}&buckets=60`);
+      const pts = AriaTrendChart.points(body);
+      AriaTrendChart.draw(host, { points: pts, thresholds: found.signal.thresholds, unit: found.signal.unit,
+        title: `${cell.tag} ${found.signal.name}`, stale: !!found.signal.stale });
+      figure.setAttribute("data-points", String(pts.length));
+    } catch (err) {
+      host.textContent = `Trend unavailable: ${err.message}`;
+    }
   }
   function renderTrends() {
-    var host = document.getElementById("trend-list");
+    const host = document.getElementById("trend-list");
     host.textContent = "";
-    state.cells.forEach(function (cell) {
-      var figure = node("figure", "trend");
+    state.cells.forEach((cell) => {
+      const figure = node("figure", "trend");
       figure.setAttribute("data-cell-id", String(cell.id));
-      var caption = node("figcaption", "trend-caption");
+      const caption = node("figcaption", "trend-caption");
       caption.appendChild(node("strong", null, cell.tag));
-      caption.appendChild(node("span", "trend-cell-name", " " + cell.name + " "));
-      var select = node("select", "trend-select");
-      select.setAttribute("aria-label", cell.tag + " signal");
-      var current = chosenSignal[cell.id] || defaultSignal(cell);
-      cell.signals.forEach(function (s) {
-        var option = node("option", null, s.name + (s.unit ? " (" + s.unit + ")" : ""));
+      caption.appendChild(node("span", "trend-cell-name", ` ${cell.name} `));
+      const select = node("select", "trend-select");
+      select.setAttribute("aria-label", `${cell.tag} signal`);
+      const current = chosenSignal[cell.id] || defaultSignal(cell);
+      cell.signals.forEach((s) => {
+        const option = node("option", null, s.name + (s.unit ? ` (${s.unit})` : ""));
         option.value = String(s.id);
         option.selected = s.id === current;
         select.appendChild(option);
       });
-      select.addEventListener("change", function () { chosenSignal[cell.id] = Number(select.value); drawTrend(cell, figure); });
+      select.addEventListener("change", () => { chosenSignal[cell.id] = Number(select.value); drawTrend(cell, figure); });
       caption.appendChild(select);
       figure.appendChild(caption);
       figure.appendChild(node("div", "trend-flags"));
@@ -335,40 +316,42 @@
     });
   }
   function reflagTrends() {
-    state.cells.forEach(function (cell) {
-      var figure = document.querySelector('.trend[data-cell-id="' + cell.id + '"]');
-      var found = figure && findSignal(chosenSignal[cell.id] || defaultSignal(cell));
+    state.cells.forEach((cell) => {
+      const figure = document.querySelector(`.trend[data-cell-id="${cell.id}"]`);
+      const found = figure && findSignal(chosenSignal[cell.id] || defaultSignal(cell));
       if (found) flagTrend(found.cell, found.signal, figure);
     });
   }
   function redrawTrends(cellId) {
-    state.cells.forEach(function (cell) {
+    state.cells.forEach((cell) => {
       if (cellId !== undefined && cell.id !== cellId) return;
-      var figure = document.querySelector('.trend[data-cell-id="' + cell.id + '"]');
+      const figure = document.querySelector(`.trend[data-cell-id="${cell.id}"]`);
       if (figure) drawTrend(cell, figure);
     });
   }
 
   // --- state and events ---------------------------------------------------------------------------
-  var refreshTimer = null;
+  let refreshTimer = null;
   function refreshState() {
     if (refreshTimer) return;
-    refreshTimer = setTimeout(function () {
+    refreshTimer = setTimeout(async () => {
       refreshTimer = null;
-      request("GET", paths.state).then(function (data) {
-        var cellsChanged = JSON.stringify(data.cells.map(function (c) { return [c.id, c.signals.length]; })) !==
-          JSON.stringify(state.cells.map(function (c) { return [c.id, c.signals.length]; }));
+      try {
+        const data = await api("GET", paths.state);
+        const cellsChanged = JSON.stringify(data.cells.map((c) => [c.id, c.signals.length])) !==
+          JSON.stringify(state.cells.map((c) => [c.id, c.signals.length]));
         state = data;
         renderAlarms();
         renderWorkOrders();
         if (cellsChanged) renderTrends();
         else reflagTrends();
-      }).catch(function () { /* the next event or reconnect retries */ });
+      } catch (err) { /* the next event or reconnect retries */ }
     }, 250);
+
   }
 
   function onFrame(frame) {
-    var live = frame.id > latestAtLoad;
+    const live = frame.id > latestAtLoad;
     feed.add(frame);
     if (!live) return;  // replayed history feeds the activity log only
     switch (frame.type) {
@@ -405,8 +388,8 @@
     }
   }
 
-  var pill = document.getElementById("ws-status");
-  var STATUS_TEXT = { open: "live", connecting: "connecting", reconnecting: "reconnecting",
+  const pill = document.getElementById("ws-status");
+  const STATUS_TEXT = { open: "live", connecting: "connecting", reconnecting: "reconnecting",
     unauthorized: "signed out", closed: "closed" };
   function onStatus(status) {
     pill.setAttribute("data-status", status);
@@ -415,8 +398,8 @@
   }
 
   // Open unacknowledged alarms announce themselves on load, too.
-  state.alarms.filter(function (a) { return a.state === "active_unack"; }).reverse().forEach(function (a) {
-    var wo = state.work_orders.filter(function (w) { return w.triggered_by_alarm_id === a.id; })[0];
+  state.alarms.filter((a) => a.state === "active_unack").reverse().forEach((a) => {
+    const wo = state.work_orders.filter((w) => w.triggered_by_alarm_id === a.id)[0];
     raiseBanner(a.cell_id, { severity: a.severity, direction: a.direction, value: a.value, threshold: a.threshold_value,
       signalName: a.signal_name, unit: a.unit, workOrderId: wo ? wo.id : null });
   });
@@ -424,7 +407,7 @@
   renderWorkOrders();
   renderTrends();
   refreshAccuracy();
-  setInterval(function () { redrawTrends(); }, TREND_REFRESH_MS);
-  setInterval(function () { if (!document.hidden) refreshState(); }, STATE_REFRESH_MS);
-  AriaEvents.connect({ onFrame: onFrame, onStatus: onStatus, after: replayAfter });
+  setInterval(() => { redrawTrends(); }, TREND_REFRESH_MS);
+  setInterval(() => { if (!document.hidden) refreshState(); }, STATE_REFRESH_MS);
+  AriaEvents.connect({ onFrame, onStatus, after: replayAfter });
 })();

@@ -2,118 +2,89 @@
  * handover (draft by the agent → edit → sign by the outgoing operator → acknowledge by the
  * incoming one), kept live over /ws/events (logbook_entry_created, handover_updated).
  * DOM is built with createElement/textContent only (entries and reports are untrusted text). */
-(function () {
+(() => {
   "use strict";
-  var configNode = document.getElementById("shift-config");
+  const configNode = document.getElementById("shift-config");
   if (!configNode) return;
-  var config = JSON.parse(configNode.textContent);
-  var API = config.api;
+  const config = JSON.parse(configNode.textContent);
+  const API = config.api;
 
   function $(id) { return document.getElementById(id); }
 
-  function cookie(name) {
-    var match = document.cookie.match(new RegExp("(?:^|; )" + name + "=([^;]*)"));
-    return match ? decodeURIComponent(match[1]) : "";
-  }
-
-  function api(method, url, body) {
-    var headers = { Accept: "application/json" };
-    if (method !== "GET") { headers["Content-Type"] = "application/json"; headers["X-CSRFToken"] = cookie("csrftoken"); }
-    return fetch(url, {
-      method: method, credentials: "same-origin", headers: headers,
-      body: body === undefined ? undefined : JSON.stringify(body)
-    }).then(function (response) {
-      return response.json().catch(function () { return {}; }).then(function (data) {
-        if (!response.ok) {
-          var detail = data.detail || ("HTTP " + response.status);
-          if (data.allowed && data.allowed.length) detail += " (allowed: " + data.allowed.join(", ") + ")";
-          throw new Error(detail);
-        }
-        return data;
-      });
-    });
-  }
-
-  function el(tag, cls, text) {
-    var node = document.createElement(tag);
-    if (cls) node.className = cls;
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    return node;
-  }
+  const { el, api, fmtDateTime: when } = window.Aria;
 
   function option(value, label) {
-    var o = el("option", "", label);
+    const o = el("option", "", label);
     o.value = value;
     return o;
   }
 
   function query(params) {
-    var parts = [];
-    Object.keys(params).forEach(function (key) {
-      var value = params[key];
-      if (value !== "" && value !== null && value !== undefined) parts.push(encodeURIComponent(key) + "=" + encodeURIComponent(value));
+    const parts = [];
+    Object.keys(params).forEach((key) => {
+      const value = params[key];
+      if (value !== "" && value !== null && value !== undefined) parts.push(`${encodeURIComponent(key)}=${encodeURIComponent(value)}`);
     });
-    return parts.length ? "?" + parts.join("&") : "";
+    return parts.length ? `?${parts.join("&")}` : "";
   }
 
-  function when(iso) {
-    var d = new Date(iso);
-    return isNaN(d) ? iso : d.toLocaleString([], { dateStyle: "short", timeStyle: "short" });
-  }
-
-  var msg = $("shift-msg");
+  const msg = $("shift-msg");
   function say(text, kind) {
     msg.textContent = text || "";
     msg.hidden = !text;
     msg.setAttribute("data-kind", kind || "error");
   }
 
-  $("shift-now").textContent = "now: " + config.shift.shift + " shift of " + config.shift.date + " · next: " + config.shift.next;
+  $("shift-now").textContent = `now: ${config.shift.shift} shift of ${config.shift.date} · next: ${config.shift.next}`;
   if (!config.can_read) return;
 
   /* ---- logbook ---------------------------------------------------------------------------- */
 
-  var cellSelect = $("logbook-cell");
-  var filterSelect = $("logbook-filter");
-  config.cells.forEach(function (cell) {
-    cellSelect.appendChild(option(cell.id, cell.tag + " · " + cell.name));
+  const cellSelect = $("logbook-cell");
+  const filterSelect = $("logbook-filter");
+  config.cells.forEach((cell) => {
+    cellSelect.appendChild(option(cell.id, `${cell.tag} · ${cell.name}`));
     filterSelect.appendChild(option(cell.id, cell.tag));
   });
-  config.categories.forEach(function (c) { $("logbook-category").appendChild(option(c.value, c.label)); });
-  config.media_types.forEach(function (t) { $("logbook-attachment-type").appendChild(option(t, t)); });
+  config.categories.forEach((c) => { $("logbook-category").appendChild(option(c.value, c.label)); });
+  config.media_types.forEach((t) => { $("logbook-attachment-type").appendChild(option(t, t)); });
   $("logbook-form").hidden = !config.can_write || config.cells.length === 0;
 
-  var shownAttachments = {};  // attachment id → its text, kept open across live re-renders
+  const shownAttachments = {};  // attachment id → its text, kept open across live re-renders
 
   function showAttachment(holder, id, name, text) {
-    var pre = el("pre", "logbook-attachment-text", text);
+    const pre = el("pre", "logbook-attachment-text", text);
     pre.setAttribute("data-attachment-id", id);
     pre.setAttribute("data-attachment", name);
     holder.appendChild(pre);
   }
 
   function attachmentButton(att, holder) {
-    var b = el("button", "", att.name + " (" + att.size + " B)");
+    const b = el("button", "", `${att.name} (${att.size} B)`);
     b.type = "button";
     b.title = "Show the attached text";
-    b.addEventListener("click", function () {
-      var shown = holder.querySelector('.logbook-attachment-text[data-attachment-id="' + att.id + '"]');
+    b.addEventListener("click", async () => {
+      const selector = `.logbook-attachment-text[data-attachment-id="${att.id}"]`;
+      const shown = holder.querySelector(selector);
       if (shown) { shown.remove(); delete shownAttachments[att.id]; return; }
-      api("GET", API.attachment.replace("{id}", att.id)).then(function (data) {
-        shownAttachments[att.id] = data.text;
-        var current = document.querySelector('.logbook-entry[data-entry-id="' + data.entry_id + '"]') || holder;
-        if (!current.querySelector('.logbook-attachment-text[data-attachment-id="' + att.id + '"]')) {
-          showAttachment(current, att.id, data.name, data.text);
-        }
-      }, function (err) { say(err.message); });
+      let data;
+      try {
+        data = await api("GET", API.attachment.replace("{id}", att.id));
+      } catch (err) {
+        say(err.message);
+        return;
+      }
+      shownAttachments[att.id] = data.text;
+      const current = document.querySelector(`.logbook-entry[data-entry-id="${data.entry_id}"]`) || holder;
+      if (!current.querySelector(selector)) showAttachment(current, att.id, data.name, data.text);
     });
     return b;
   }
 
   function entryNode(entry) {
-    var li = el("li", "logbook-entry");
+    const li = el("li", "logbook-entry");
     li.setAttribute("data-entry-id", entry.id);
-    var head = el("div", "logbook-head");
+    const head = el("div", "logbook-head");
     head.appendChild(el("span", "logbook-cell", entry.cell_tag));
     head.appendChild(el("span", "logbook-time", when(entry.time)));
     head.appendChild(el("span", "logbook-author", entry.author));
@@ -122,31 +93,36 @@
     li.appendChild(head);
     li.appendChild(el("div", "logbook-text", entry.text));
     if (entry.attachments.length) {
-      var box = el("div", "logbook-attachments");
-      entry.attachments.forEach(function (att) { box.appendChild(attachmentButton(att, li)); });
+      const box = el("div", "logbook-attachments");
+      entry.attachments.forEach((att) => { box.appendChild(attachmentButton(att, li)); });
       li.appendChild(box);
-      entry.attachments.forEach(function (att) {
+      entry.attachments.forEach((att) => {
         if (shownAttachments[att.id] !== undefined) showAttachment(li, att.id, att.name, shownAttachments[att.id]);
       });
     }
     return li;
   }
 
-  function loadLogbook() {
-    var url = API.logbook + query({ cell_id: filterSelect.value, q: $("logbook-search").value.trim(), limit: 30 });
-    return api("GET", url).then(function (data) {
-      var list = $("logbook-list");
-      list.textContent = "";
-      data.items.forEach(function (entry) { list.appendChild(entryNode(entry)); });
-      $("logbook-empty").hidden = data.items.length > 0;
-    }, function (err) { say(err.message); });
+  async function loadLogbook() {
+    const url = API.logbook + query({ cell_id: filterSelect.value, q: $("logbook-search").value.trim(), limit: 30 });
+    let data;
+    try {
+      data = await api("GET", url);
+    } catch (err) {
+      say(err.message);
+      return;
+    }
+    const list = $("logbook-list");
+    list.textContent = "";
+    data.items.forEach((entry) => { list.appendChild(entryNode(entry)); });
+    $("logbook-empty").hidden = data.items.length > 0;
   }
 
-  $("logbook-attachment-file").addEventListener("change", function (event) {
-    var file = event.target.files && event.target.files[0];
+  $("logbook-attachment-file").addEventListener("change", (event) => {
+    const file = event.target.files && event.target.files[0];
     if (!file) return;
-    var reader = new FileReader();
-    reader.onload = function () {
+    const reader = new FileReader();
+    reader.onload = () => {
       $("logbook-attachment-text").value = String(reader.result || "");
       if (!$("logbook-attachment-name").value) $("logbook-attachment-name").value = file.name;
       if (/\.csv$/i.test(file.name)) $("logbook-attachment-type").value = "text/csv";
@@ -156,15 +132,15 @@
     reader.readAsText(file);
   });
 
-  $("logbook-form").addEventListener("submit", function (event) {
+  $("logbook-form").addEventListener("submit", async (event) => {
     event.preventDefault();
-    var body = {
+    const body = {
       cell_id: Number(cellSelect.value),
       category: $("logbook-category").value,
       text: $("logbook-text").value,
       attachments: []
     };
-    var attText = $("logbook-attachment-text").value;
+    const attText = $("logbook-attachment-text").value;
     if (attText.trim()) {
       body.attachments.push({
         name: $("logbook-attachment-name").value.trim() || "note.txt",
@@ -172,50 +148,54 @@
         text: attText
       });
     }
-    var submit = $("logbook-submit");
+    const submit = $("logbook-submit");
     submit.disabled = true;
     say("");
-    api("POST", API.logbook, body).then(function () {
+    try {
+      await api("POST", API.logbook, body);
       $("logbook-text").value = "";
       $("logbook-attachment-text").value = "";
       $("logbook-attachment-name").value = "";
       $("logbook-attachment-file").value = "";
       $("logbook-attach").open = false;
       say("Logbook entry written.", "ok");
-      return loadLogbook();
-    }, function (err) { say(err.message); }).then(function () { submit.disabled = false; });
+      await loadLogbook();
+    } catch (err) {
+      say(err.message);
+    }
+    submit.disabled = false;
   });
 
   filterSelect.addEventListener("change", loadLogbook);
-  var searchTimer = null;
-  $("logbook-search").addEventListener("input", function () {
+  let searchTimer = null;
+  $("logbook-search").addEventListener("input", () => {
     clearTimeout(searchTimer);
     searchTimer = setTimeout(loadLogbook, 250);
   });
 
   /* ---- handover --------------------------------------------------------------------------- */
 
-  var selected = null;   // the handover shown in the detail pane
-  var dirty = false;     // the outgoing operator has unsaved edits
-  var bodyBox = $("handover-body");
+  let selected = null;   // the handover shown in the detail pane
+  let dirty = false;     // the outgoing operator has unsaved edits
+  const bodyBox = $("handover-body");
   $("handover-draft").hidden = !config.can_write;
 
-  function label(h) { return h.date + " " + h.shift + " · " + h.outgoing; }
+  function label(h) { return `${h.date} ${h.shift} · ${h.outgoing}`; }
 
   function showDetail(h) {
     selected = h;
     dirty = false;
     $("handover-detail").hidden = false;
     $("handover-detail").setAttribute("data-handover-id", h.id);
-    $("handover-heading").textContent = "Handover " + label(h);
-    var status = $("handover-status");
+    $("handover-heading").textContent = `Handover ${label(h)}`;
+    const status = $("handover-status");
     status.textContent = h.status;
     status.setAttribute("data-status", h.status);
     $("handover-offline").hidden = !h.drafted_offline;
-    var meta = "Period " + when(h.period_start) + " – " + when(h.period_end) + " · revision " + h.revision;
-    if (h.signed_at) meta += " · signed by " + h.outgoing + " " + when(h.signed_at);
-    if (h.acknowledged_at) meta += " · acknowledged by " + h.incoming + " " + when(h.acknowledged_at);
-    if (h.acknowledge_comment) meta += " — “" + h.acknowledge_comment + "”";
+    let meta = `Period ${when(h.period_start)} – ${when(h.period_end)} · revision ${h.revision}`;
+    if (h.signed_at) meta += ` · signed by ${h.outgoing} ${when(h.signed_at)}`;
+    if (h.acknowledged_at) meta += ` · acknowledged by ${h.incoming} ${when(h.acknowledged_at)}`;
+    if (h.acknowledge_comment) meta += ` — “${h.acknowledge_comment}”`;
     $("handover-meta").textContent = meta;
     bodyBox.value = h.report;
     bodyBox.readOnly = !h.can_edit;
@@ -223,95 +203,115 @@
     $("handover-sign").hidden = !h.can_sign;
     $("handover-ack").hidden = !h.can_acknowledge || !config.can_write;
     $("handover-ack-label").hidden = $("handover-ack").hidden;
-    document.querySelectorAll(".handover-item").forEach(function (item) {
+    document.querySelectorAll(".handover-item").forEach((item) => {
       item.setAttribute("aria-current", String(Number(item.getAttribute("data-handover-id")) === h.id));
     });
   }
 
-  function openHandover(id) {
-    return api("GET", API.handover.replace("{id}", id)).then(showDetail, function (err) { say(err.message); });
+  async function openHandover(id) {
+    let handover;
+    try {
+      handover = await api("GET", API.handover.replace("{id}", id));
+    } catch (err) {
+      say(err.message);
+      return;
+    }
+    showDetail(handover);
   }
 
   function itemNode(h) {
-    var li = el("li", "handover-item");
+    const li = el("li", "handover-item");
     li.setAttribute("data-handover-id", h.id);
     li.setAttribute("aria-current", String(selected !== null && selected.id === h.id));
-    var open = el("button", "handover-open", label(h));
+    const open = el("button", "handover-open", label(h));
     open.type = "button";
-    open.addEventListener("click", function () {
+    open.addEventListener("click", () => {
       if (dirty && !window.confirm("Discard your unsaved edits?")) return;
       openHandover(h.id);
     });
     li.appendChild(open);
-    var status = el("span", "handover-status", h.status);
+    const status = el("span", "handover-status", h.status);
     status.setAttribute("data-status", h.status);
     li.appendChild(status);
     if (h.can_acknowledge) li.appendChild(el("span", "handover-hint", "waiting for your acknowledgement"));
     return li;
   }
 
-  function loadHandovers() {
-    var url = API.handovers + query({ q: $("handover-search").value.trim(), limit: 20 });
-    return api("GET", url).then(function (data) {
-      var list = $("handover-list");
-      list.textContent = "";
-      data.items.forEach(function (h) { list.appendChild(itemNode(h)); });
-      $("handover-empty").hidden = data.items.length > 0;
-    }, function (err) { say(err.message); });
+  async function loadHandovers() {
+    const url = API.handovers + query({ q: $("handover-search").value.trim(), limit: 20 });
+    let data;
+    try {
+      data = await api("GET", url);
+    } catch (err) {
+      say(err.message);
+      return;
+    }
+    const list = $("handover-list");
+    list.textContent = "";
+    data.items.forEach((h) => { list.appendChild(itemNode(h)); });
+    $("handover-empty").hidden = data.items.length > 0;
   }
 
-  function act(button, work) {
+  async function act(button, work) {
     button.disabled = true;
     say("");
-    return work().then(function (h) {
-      showDetail(h);
-      return loadHandovers();
-    }, function (err) { say(err.message); }).then(function () { button.disabled = false; });
+    try {
+      showDetail(await work());
+      await loadHandovers();
+    } catch (err) {
+      say(err.message);
+    }
+    button.disabled = false;
   }
 
   function save() {
     return api("PATCH", API.handover.replace("{id}", selected.id), { report: bodyBox.value });
   }
 
-  bodyBox.addEventListener("input", function () { dirty = true; });
+  bodyBox.addEventListener("input", () => { dirty = true; });
 
-  $("handover-draft").addEventListener("click", function () {
-    var button = $("handover-draft");
+  $("handover-draft").addEventListener("click", async () => {
+    const button = $("handover-draft");
     button.disabled = true;
     say("Drafting the handover from the shift's alarms, work orders, limit changes and logbook…", "ok");
-    api("POST", API.handovers, {}).then(function (h) {
+    try {
+      const h = await api("POST", API.handovers, {});
       say("Draft ready: check it, edit and sign.", "ok");
       showDetail(h);
-      return loadHandovers();
-    }, function (err) { say(err.message); }).then(function () { button.disabled = false; });
+      await loadHandovers();
+    } catch (err) {
+      say(err.message);
+    }
+    button.disabled = false;
   });
 
-  $("handover-save").addEventListener("click", function () {
-    act($("handover-save"), save).then(function () { if (!msg.hidden && msg.getAttribute("data-kind") === "error") return; say("Saved.", "ok"); });
+  $("handover-save").addEventListener("click", async () => {
+    await act($("handover-save"), save);
+    if (!msg.hidden && msg.getAttribute("data-kind") === "error") return;
+    say("Saved.", "ok");
   });
 
-  $("handover-sign").addEventListener("click", function () {
-    act($("handover-sign"), function () {
-      var first = dirty ? save() : Promise.resolve(null);
-      return first.then(function () { return api("POST", API.handover.replace("{id}", selected.id) + "/sign"); });
+  $("handover-sign").addEventListener("click", () => {
+    act($("handover-sign"), async () => {
+      if (dirty) await save();
+      return api("POST", `${API.handover.replace("{id}", selected.id)}/sign`);
     });
   });
 
-  $("handover-ack").addEventListener("click", function () {
-    act($("handover-ack"), function () {
-      return api("POST", API.handover.replace("{id}", selected.id) + "/acknowledge", { comment: $("handover-ack-comment").value });
-    });
+
+  $("handover-ack").addEventListener("click", () => {
+    act($("handover-ack"), () => api("POST", `${API.handover.replace("{id}", selected.id)}/acknowledge`, { comment: $("handover-ack-comment").value }));
   });
 
-  var handoverTimer = null;
-  $("handover-search").addEventListener("input", function () {
+  let handoverTimer = null;
+  $("handover-search").addEventListener("input", () => {
     clearTimeout(handoverTimer);
     handoverTimer = setTimeout(loadHandovers, 250);
   });
 
   /* ---- live updates ----------------------------------------------------------------------- */
 
-  var pending = {};
+  const pending = {};
   function soon(name, fn) {
     clearTimeout(pending[name]);
     pending[name] = setTimeout(fn, 150);
@@ -321,15 +321,15 @@
     window.AriaEvents.connect({
       after: config.latest_event_id,
       types: ["logbook_entry_created", "handover_updated"],
-      onStatus: function (status) {
-        var pill = $("shift-ws-status");
+      onStatus: (status) => {
+        const pill = $("shift-ws-status");
         pill.textContent = status;
         pill.setAttribute("data-status", status);
       },
-      onFrame: function (frame) {
+      onFrame: (frame) => {
         if (frame.type === "logbook_entry_created") { soon("logbook", loadLogbook); return; }
         soon("handovers", loadHandovers);
-        if (selected && frame.handover_id === selected.id && !dirty) soon("detail", function () { openHandover(selected.id); });
+        if (selected && frame.handover_id === selected.id && !dirty) soon("detail", () => { openHandover(selected.id); });
       }
     });
   }

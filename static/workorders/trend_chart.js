@@ -1,5 +1,5 @@
 /*
- * AriaTrendChart — an inline SVG line chart of one signal with its threshold lines. No dependencies.
+ * AriaTrendChart — an inline SVG line chart of one signal with its threshold lines. Uses window.Aria (aria/lib.js).
  *
  *   AriaTrendChart.points(json)   // trend API body → [{t: Date, v: Number, lo?, hi?}] (tolerant of shape)
  *   AriaTrendChart.draw(svgHost, {points, thresholds: {low_alert, alert, high_alert, trip}, unit, stale})
@@ -10,12 +10,18 @@
  *
  * Everything is built with createElementNS/textContent; no markup strings.
  */
-(function (global) {
+((global) => {
   "use strict";
+  const { svg } = global.Aria;
 
-  var NS = "http://www.w3.org/2000/svg";
-  var W = 560, H = 180, PAD_L = 42, PAD_R = 74, PAD_T = 20, PAD_B = 22;
-  var LINES = [
+
+  const W = 560;
+  const H = 180;
+  const PAD_L = 42;
+  const PAD_R = 74;
+  const PAD_T = 20;
+  const PAD_B = 22;
+  const LINES = [
     { key: "trip", label: "trip", cls: "thr-trip" },
     { key: "high_alert", label: "high", cls: "thr-high" },
     { key: "alert", label: "alert", cls: "thr-alert" },
@@ -29,9 +35,9 @@
   function firstArray(body) {
     if (Array.isArray(body)) return body;
     if (!body || typeof body !== "object") return [];
-    var keys = ["points", "buckets", "samples", "data", "series", "items", "trend"];
-    for (var i = 0; i < keys.length; i++) {
-      var value = body[keys[i]];
+    const keys = ["points", "buckets", "samples", "data", "series", "items", "trend"];
+    for (let i = 0; i < keys.length; i++) {
+      const value = body[keys[i]];
       if (Array.isArray(value)) {
         // A list of per-signal series: take the first one's points.
         if (value.length && value[0] && typeof value[0] === "object" && !("value" in value[0]) &&
@@ -44,9 +50,12 @@
   }
 
   function points(body) {
-    var out = [];
-    firstArray(body).forEach(function (item) {
-      var t, v, lo = null, hi = null;
+    const out = [];
+    firstArray(body).forEach((item) => {
+      let t;
+      let v;
+      let lo = null;
+      let hi = null;
       if (Array.isArray(item)) {
         t = item[0]; v = num(item[1]);
       } else if (item && typeof item === "object") {
@@ -57,22 +66,15 @@
         if (v === null) v = num(item.v);
         lo = num(item.min); hi = num(item.max);
       }
-      var when = new Date(t);
-      if (v !== null && !isNaN(when.getTime())) out.push({ t: when, v: v, lo: lo, hi: hi });
+      const when = new Date(t);
+      if (v !== null && !isNaN(when.getTime())) out.push({ t: when, v, lo, hi });
     });
-    out.sort(function (a, b) { return a.t - b.t; });
+    out.sort((a, b) => a.t - b.t);
     return out;
   }
 
-  function el(name, attrs, text) {
-    var node = document.createElementNS(NS, name);
-    Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, String(attrs[k])); });
-    if (text !== undefined) node.textContent = text;
-    return node;
-  }
-
   function fmt(value) {
-    var abs = Math.abs(value);
+    const abs = Math.abs(value);
     return abs >= 100 ? value.toFixed(0) : abs >= 10 ? value.toFixed(1) : value.toFixed(2);
   }
 
@@ -80,17 +82,18 @@
   function exact(value) { return String(parseFloat(value.toPrecision(6))); }
 
   function ticks(lo, hi, count) {
-    var span = hi - lo;
+    let span = hi - lo;
     if (!(span > 0)) { span = Math.abs(lo) || 1; lo -= span / 2; hi += span / 2; }
-    var raw = (hi - lo) / (count || 4);
-    var mag = Math.pow(10, Math.floor(Math.log(raw) / Math.LN10));
-    var norm = raw / mag;
-    var step = (norm <= 1 ? 1 : norm <= 2 ? 2 : norm <= 2.5 ? 2.5 : norm <= 5 ? 5 : 10) * mag;
-    var decimals = Math.max(0, -Math.floor(Math.log(step) / Math.LN10 + 1e-9)) + (norm > 2 && norm <= 2.5 ? 1 : 0);
-    var first = Math.floor(lo / step + 1e-9) * step, last = Math.ceil(hi / step - 1e-9) * step;
-    var values = [];
-    for (var v = first; v <= last + step / 2; v += step) values.push(Number(v.toFixed(decimals)));
-    return { lo: first, hi: last, step: step, decimals: decimals, values: values };
+    const raw = (hi - lo) / (count || 4);
+    const mag = Math.pow(10, Math.floor(Math.log(raw) / Math.LN10));
+    const norm = raw / mag;
+    const step = (norm <= 1 ? 1 : norm <= 2 ? 2 : norm <= 2.5 ? 2.5 : norm <= 5 ? 5 : 10) * mag;
+    const decimals = Math.max(0, -Math.floor(Math.log(step) / Math.LN10 + 1e-9)) + (norm > 2 && norm <= 2.5 ? 1 : 0);
+    const first = Math.floor(lo / step + 1e-9) * step;
+    const last = Math.ceil(hi / step - 1e-9) * step;
+    const values = [];
+    for (let v = first; v <= last + step / 2; v += step) values.push(Number(v.toFixed(decimals)));
+    return { lo: first, hi: last, step, decimals, values };
   }
 
   function clock(date) {
@@ -98,71 +101,71 @@
   }
 
   function draw(host, options) {
-    var pts = options.points || [];
-    var thresholds = options.thresholds || {};
-    var unit = options.unit || "";
-    var svg = el("svg", { viewBox: "0 0 " + W + " " + H, class: "trend-svg", role: "img",
+    const pts = options.points || [];
+    const thresholds = options.thresholds || {};
+    const unit = options.unit || "";
+    const chart = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "trend-svg", role: "img",
       "aria-label": (options.title || "Trend") + (pts.length ? "" : " (no data)") });
-    svg.appendChild(el("title", {}, (options.title || "Trend") + (unit ? " (" + unit + ")" : "")));
+    chart.appendChild(svg("title", {}, (options.title || "Trend") + (unit ? ` (${unit})` : "")));
 
-    var values = [];
-    pts.forEach(function (p) { values.push(p.v); if (p.hi !== null) values.push(p.hi); });
-    LINES.forEach(function (l) { if (num(thresholds[l.key]) !== null) values.push(thresholds[l.key]); });
-    var lo = values.length ? Math.min.apply(null, values) : 0;
-    var hi = values.length ? Math.max.apply(null, values) : 1;
+    const values = [];
+    pts.forEach((p) => { values.push(p.v); if (p.hi !== null) values.push(p.hi); });
+    LINES.forEach((l) => { if (num(thresholds[l.key]) !== null) values.push(thresholds[l.key]); });
+    let lo = values.length ? Math.min.apply(null, values) : 0;
+    let hi = values.length ? Math.max.apply(null, values) : 1;
     if (hi === lo) { hi += 1; lo -= 1; }
-    var span = hi - lo;
-    var axis = ticks(lo - span * 0.04, hi + span * 0.04, 4);
+    const span = hi - lo;
+    const axis = ticks(lo - span * 0.04, hi + span * 0.04, 4);
     lo = axis.lo; hi = axis.hi;
-    var now = Date.now();
-    var t0 = pts.length ? pts[0].t.getTime() : now - 30 * 60000;
-    var t1 = pts.length ? pts[pts.length - 1].t.getTime() : now;
+    const now = Date.now();
+    let t0 = pts.length ? pts[0].t.getTime() : now - 30 * 60000;
+    const t1 = pts.length ? pts[pts.length - 1].t.getTime() : now;
     if (t1 === t0) t0 -= 60000;
 
     function x(t) { return PAD_L + (t - t0) / (t1 - t0) * (W - PAD_L - PAD_R); }
     function y(v) { return PAD_T + (hi - v) / (hi - lo) * (H - PAD_T - PAD_B); }
 
-    svg.appendChild(el("rect", { x: PAD_L, y: PAD_T, width: W - PAD_L - PAD_R, height: H - PAD_T - PAD_B, class: "trend-plot" }));
-    axis.values.forEach(function (v) {
-      svg.appendChild(el("line", { x1: PAD_L, x2: W - PAD_R, y1: y(v), y2: y(v), class: "trend-grid" }));
-      svg.appendChild(el("text", { x: PAD_L - 4, y: y(v) + 4, class: "trend-axis trend-tick", "text-anchor": "end",
+    chart.appendChild(svg("rect", { x: PAD_L, y: PAD_T, width: W - PAD_L - PAD_R, height: H - PAD_T - PAD_B, class: "trend-plot" }));
+    axis.values.forEach((v) => {
+      chart.appendChild(svg("line", { x1: PAD_L, x2: W - PAD_R, y1: y(v), y2: y(v), class: "trend-grid" }));
+      chart.appendChild(svg("text", { x: PAD_L - 4, y: y(v) + 4, class: "trend-axis trend-tick", "text-anchor": "end",
         "data-value": v }, v.toFixed(axis.decimals)));
     });
-    svg.appendChild(el("text", { x: PAD_L, y: H - 6, class: "trend-axis" }, clock(new Date(t0))));
-    svg.appendChild(el("text", { x: W - PAD_R, y: H - 6, class: "trend-axis", "text-anchor": "end" }, clock(new Date(t1))));
+    chart.appendChild(svg("text", { x: PAD_L, y: H - 6, class: "trend-axis" }, clock(new Date(t0))));
+    chart.appendChild(svg("text", { x: W - PAD_R, y: H - 6, class: "trend-axis", "text-anchor": "end" }, clock(new Date(t1))));
 
-    LINES.forEach(function (l) {
-      var v = num(thresholds[l.key]);
+    LINES.forEach((l) => {
+      const v = num(thresholds[l.key]);
       if (v === null) return;
-      var line = el("line", { x1: PAD_L, x2: W - PAD_R, y1: y(v), y2: y(v), class: "trend-threshold " + l.cls,
+      const line = svg("line", { x1: PAD_L, x2: W - PAD_R, y1: y(v), y2: y(v), class: `trend-threshold ${l.cls}`,
         "data-threshold": l.key });
-      svg.appendChild(line);
-      svg.appendChild(el("text", { x: W - PAD_R + 4, y: y(v) + 4, class: "trend-label " + l.cls },
-        l.label + " " + exact(v)));
+      chart.appendChild(line);
+      chart.appendChild(svg("text", { x: W - PAD_R + 4, y: y(v) + 4, class: `trend-label ${l.cls}` },
+        `${l.label} ${exact(v)}`));
     });
 
     if (pts.length > 1) {
-      var band = pts.filter(function (p) { return p.lo !== null && p.hi !== null; });
+      const band = pts.filter((p) => p.lo !== null && p.hi !== null);
       if (band.length > 1) {
-        var area = band.map(function (p, i) { return (i ? "L" : "M") + x(p.t.getTime()).toFixed(1) + "," + y(p.hi).toFixed(1); });
-        band.slice().reverse().forEach(function (p) { area.push("L" + x(p.t.getTime()).toFixed(1) + "," + y(p.lo).toFixed(1)); });
-        svg.appendChild(el("path", { d: area.join(" ") + " Z", class: "trend-band" }));
+        const area = band.map((p, i) => `${(i ? "L" : "M") + x(p.t.getTime()).toFixed(1)},${y(p.hi).toFixed(1)}`);
+        band.slice().reverse().forEach((p) => { area.push(`L${x(p.t.getTime()).toFixed(1)},${y(p.lo).toFixed(1)}`); });
+        chart.appendChild(svg("path", { d: `${area.join(" ")} Z`, class: "trend-band" }));
       }
-      var d = pts.map(function (p, i) { return (i ? "L" : "M") + x(p.t.getTime()).toFixed(1) + "," + y(p.v).toFixed(1); });
-      svg.appendChild(el("path", { d: d.join(" "), class: "trend-line" + (options.stale ? " trend-line-stale" : ""),
+      const d = pts.map((p, i) => `${(i ? "L" : "M") + x(p.t.getTime()).toFixed(1)},${y(p.v).toFixed(1)}`);
+      chart.appendChild(svg("path", { d: d.join(" "), class: `trend-line${options.stale ? " trend-line-stale" : ""}`,
         "data-points": pts.length }));
     }
     if (pts.length) {
-      var last = pts[pts.length - 1];
-      svg.appendChild(el("circle", { cx: x(last.t.getTime()), cy: y(last.v), r: 3.5, class: "trend-last" }));
-      svg.appendChild(el("text", { x: PAD_L, y: 13, class: "trend-value" },
-        (options.stale ? "last " : "now ") + fmt(last.v) + " " + unit));
+      const last = pts[pts.length - 1];
+      chart.appendChild(svg("circle", { cx: x(last.t.getTime()), cy: y(last.v), r: 3.5, class: "trend-last" }));
+      chart.appendChild(svg("text", { x: PAD_L, y: 13, class: "trend-value" },
+        `${(options.stale ? "last " : "now ") + fmt(last.v)} ${unit}`));
     } else {
-      svg.appendChild(el("text", { x: (PAD_L + W - PAD_R) / 2, y: H / 2, class: "trend-axis", "text-anchor": "middle" }, "no samples in window"));
+      chart.appendChild(svg("text", { x: (PAD_L + W - PAD_R) / 2, y: H / 2, class: "trend-axis", "text-anchor": "middle" }, "no samples in window"));
     }
     host.textContent = "";
-    host.appendChild(svg);
+    host.appendChild(chart);
   }
 
-  global.AriaTrendChart = { points: points, draw: draw, ticks: ticks };
+  global.AriaTrendChart = { points, draw, ticks };
 })(window);

@@ -8,46 +8,21 @@
  *
  *   AriaWorkOrderActions.render(host, workOrder, { canOperate, onChange(detail), onError(message) })
  */
-(function (global) {
+((global) => {
   "use strict";
 
-  var API = "/api/v1/workorders/";
-  var ASSIGNABLE = { analyzed: true, open: true, in_progress: true, on_hold: true };
-  var CANCELLABLE = { detected: true, analyzed: true, open: true, in_progress: true, on_hold: true };
-  var HOLD_REASONS = [["waiting_parts", "Waiting for parts"], ["waiting_permit", "Waiting for a permit"],
+  const API = "/api/v1/workorders/";
+  const ASSIGNABLE = { analyzed: true, open: true, in_progress: true, on_hold: true };
+  const CANCELLABLE = { detected: true, analyzed: true, open: true, in_progress: true, on_hold: true };
+  const HOLD_REASONS = [["waiting_parts", "Waiting for parts"], ["waiting_permit", "Waiting for a permit"],
     ["production_window", "Waiting for a production window"], ["waiting_skills", "Waiting for a qualified technician"],
     ["other", "Other (say why)"]];
-  var drafts = {};      // work order id → {panel, values: {field: value}}
-  var codesCache = {};  // cell id → failure-code list
+  const drafts = {};      // work order id → {panel, values: {field: value}}
+  const codesCache = {};  // cell id → failure-code list
 
-  function node(tag, cls, text) {
-    var el = document.createElement(tag);
-    if (cls) el.className = cls;
-    if (text !== undefined && text !== null) el.textContent = String(text);
-    return el;
-  }
-  function cookie(name) {
-    var match = document.cookie.split("; ").filter(function (c) { return c.indexOf(name + "=") === 0; })[0];
-    return match ? decodeURIComponent(match.slice(name.length + 1)) : "";
-  }
-  function request(method, path, body) {
-    var headers = { Accept: "application/json" };
-    if (method !== "GET") { headers["Content-Type"] = "application/json"; headers["X-CSRFToken"] = cookie("csrftoken"); }
-    return fetch(path, { method: method, credentials: "same-origin", headers: headers,
-      body: body === undefined ? undefined : JSON.stringify(body) })
-      .then(function (response) {
-        return response.json().catch(function () { return {}; }).then(function (data) {
-          if (!response.ok) {
-            var err = new Error((data.field ? data.field + ": " : "") + (data.detail || ("HTTP " + response.status)));
-            err.field = data.field;
-            throw err;
-          }
-          return data;
-        });
-      });
-  }
+  const { el: node, api } = window.Aria;
   function button(text, cls, onClick) {
-    var b = node("button", "btn " + cls, text);
+    const b = node("button", `btn ${cls}`, text);
     b.type = "button";
     b.addEventListener("click", onClick);
     return b;
@@ -55,202 +30,217 @@
   function draft(wo) { return drafts[wo.id] || (drafts[wo.id] = { panel: null, values: {} }); }
   // A form field whose value survives re-renders (kept in the order's draft).
   function field(wo, tag, name, attrs) {
-    var el = document.createElement(tag);
+    const el = document.createElement(tag);
     el.className = "wo-field";
     el.name = name;
     el.setAttribute("data-field", name);
-    Object.keys(attrs || {}).forEach(function (k) { el.setAttribute(k, attrs[k]); });
-    var values = draft(wo).values;
-    var remember = function () { values[name] = el.type === "checkbox" ? el.checked : el.value; };
+    Object.keys(attrs || {}).forEach((k) => { el.setAttribute(k, attrs[k]); });
+    const values = draft(wo).values;
+    const remember = () => { values[name] = el.type === "checkbox" ? el.checked : el.value; };
     el.addEventListener("input", remember);
     el.addEventListener("change", remember);
     return el;
   }
   function restore(wo, el) {
-    var v = draft(wo).values[el.name];
+    const v = draft(wo).values[el.name];
     if (v === undefined) return;
     if (el.type === "checkbox") el.checked = !!v; else el.value = v;
   }
   function labelled(text, el) {
-    var label = node("label", "wo-label");
+    const label = node("label", "wo-label");
     label.appendChild(node("span", null, text));
     label.appendChild(el);
     return label;
   }
   function option(select, value, text) {
-    var o = node("option", null, text);
+    const o = node("option", null, text);
     o.value = value;
     select.appendChild(o);
     return o;
   }
 
-  function act(wo, path, body, opts, btn) {
+  async function act(wo, path, body, opts, btn) {
     if (btn) btn.disabled = true;
-    return request("POST", API + encodeURIComponent(wo.id) + "/" + path, body)
-      .then(function (detail) {
-        delete drafts[wo.id];
-        if (opts.onChange) opts.onChange(detail);
-        return detail;
-      })
-      .catch(function (err) { if (btn) btn.disabled = false; if (opts.onError) opts.onError("Work order #" + wo.id + ": " + err.message); });
+    try {
+      const detail = await api("POST", `${API}${encodeURIComponent(wo.id)}/${path}`, body);
+      delete drafts[wo.id];
+      if (opts.onChange) opts.onChange(detail);
+      return detail;
+    } catch (err) {
+      if (btn) btn.disabled = false;
+      if (opts.onError) opts.onError(`Work order #${wo.id}: ${err.message}`);
+      return undefined;
+    }
   }
 
   // --- panels -------------------------------------------------------------------------------------
-  function assignPanel(wo, opts, panel) {
-    var select = field(wo, "select", "shift_assignment_id", { "aria-label": "Technician and shift" });
+  async function assignPanel(wo, opts, panel) {
+    const select = field(wo, "select", "shift_assignment_id", { "aria-label": "Technician and shift" });
     option(select, "", "Loading the roster…");
-    var go = button("Assign", "btn-assign-confirm", function () {
+    const go = button("Assign", "btn-assign-confirm", () => {
       if (!select.value) return;
       act(wo, "assign", { shift_assignment_id: Number(select.value) }, opts, go);
     });
     panel.appendChild(labelled("Technician on shift", select));
     panel.appendChild(go);
-    var warn = node("ul", "wo-conflicts");
+    const warn = node("ul", "wo-conflicts");
     panel.appendChild(warn);
-    request("GET", API + encodeURIComponent(wo.id) + "/roster").then(function (data) {
+    try {
+      const data = await api("GET", `${API}${encodeURIComponent(wo.id)}/roster`);
       select.textContent = "";
       option(select, "", data.items.length ? "Choose…" : "Nobody on the roster");
-      data.items.forEach(function (row) {
-        var when = new Date(row.starts_at).toLocaleString([], { weekday: "short", hour: "2-digit", minute: "2-digit" }) +
-          "–" + new Date(row.ends_at).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
-        var o = option(select, String(row.id), row.technician + " · " + row.shift + " " + when +
-          (row.conflicts.length ? " ⚠ " + row.conflicts.map(function (c) { return c.code; }).join(", ") : ""));
+      data.items.forEach((row) => {
+        const when = `${new Date(row.starts_at).toLocaleString([], { weekday: "short", hour: "2-digit", minute: "2-digit" })}–${new Date(row.ends_at).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })}`;
+        const o = option(select, String(row.id), `${row.technician} · ${row.shift} ${when}${row.conflicts.length ? ` ⚠ ${row.conflicts.map((c) => c.code).join(", ")}` : ""}`);
         o.setAttribute("data-technician", row.technician);
         o.setAttribute("data-conflicts", String(row.conflicts.length));
       });
       restore(wo, select);
-      var show = function () {
+      const show = () => {
         warn.textContent = "";
-        var row = data.items.filter(function (r) { return String(r.id) === select.value; })[0];
-        (row ? row.conflicts : []).forEach(function (c) { warn.appendChild(node("li", "wo-conflict", c.message)); });
+        const row = data.items.filter((r) => String(r.id) === select.value)[0];
+        (row ? row.conflicts : []).forEach((c) => { warn.appendChild(node("li", "wo-conflict", c.message)); });
       };
       select.addEventListener("change", show);
       show();
-    }).catch(function (err) { select.textContent = ""; option(select, "", "Roster unavailable: " + err.message); });
+    } catch (err) {
+      select.textContent = "";
+      option(select, "", `Roster unavailable: ${err.message}`);
+    }
   }
 
   function holdPanel(wo, opts, panel) {
-    var reason = field(wo, "select", "reason", { "aria-label": "Hold reason" });
-    HOLD_REASONS.forEach(function (r) { option(reason, r[0], r[1]); });
+    const reason = field(wo, "select", "reason", { "aria-label": "Hold reason" });
+    HOLD_REASONS.forEach((r) => { option(reason, r[0], r[1]); });
     restore(wo, reason);
-    var note = field(wo, "input", "note", { type: "text", maxlength: "500", placeholder: "Note (why, until when)" });
+    const note = field(wo, "input", "note", { type: "text", maxlength: "500", placeholder: "Note (why, until when)" });
     restore(wo, note);
     panel.appendChild(labelled("Reason", reason));
     panel.appendChild(labelled("Note", note));
-    var go = button("Put on hold", "btn-hold-confirm", function () {
+    const go = button("Put on hold", "btn-hold-confirm", () => {
       act(wo, "hold", { reason: reason.value, note: note.value }, opts, go);
     });
     panel.appendChild(go);
   }
 
   function cancelPanel(wo, opts, panel) {
-    var reason = field(wo, "input", "cancel_reason", { type: "text", maxlength: "500", placeholder: "Why is it cancelled?" });
+    const reason = field(wo, "input", "cancel_reason", { type: "text", maxlength: "500", placeholder: "Why is it cancelled?" });
     restore(wo, reason);
     panel.appendChild(labelled("Reason", reason));
-    var go = button("Cancel the order", "btn-cancel-confirm", function () {
+    const go = button("Cancel the order", "btn-cancel-confirm", () => {
       act(wo, "cancel", { reason: reason.value }, opts, go);
     });
     panel.appendChild(go);
   }
 
   function fillCodes(wo, codes, selects) {
-    var cls = codes.classes[0] || { problems: [] };
-    [["problem_code", cls.problems], ["cause_code", codes.causes], ["remedy_code", codes.remedies]].forEach(function (pair) {
-      var select = selects[pair[0]];
+    const cls = codes.classes[0] || { problems: [] };
+    [["problem_code", cls.problems], ["cause_code", codes.causes], ["remedy_code", codes.remedies]].forEach((pair) => {
+      const select = selects[pair[0]];
       select.textContent = "";
       option(select, "", "Choose…");
-      pair[1].forEach(function (c) {
-        var o = option(select, c.code, c.label + (c.iso_mode ? " (" + c.iso_mode + ", " + c.iso_mechanism + ")" : "") +
-          (c.iso_group ? " · " + c.iso_group.replace("_", " ") : ""));
+      pair[1].forEach((c) => {
+        const o = option(select, c.code, c.label + (c.iso_mode ? ` (${c.iso_mode}, ${c.iso_mechanism})` : "") +
+          (c.iso_group ? ` · ${c.iso_group.replace("_", " ")}` : ""));
         if (c.failure_mode) o.setAttribute("data-failure-mode", c.failure_mode);
       });
       restore(wo, select);
     });
   }
 
-  function completePanel(wo, opts, panel) {
-    var proposed = (wo.rca_details && wo.rca_details.failure_mode) || "";
-    var form = node("div", "wo-complete-form");
-    var workDone = field(wo, "textarea", "work_done", { rows: "3", maxlength: "4000", placeholder: "What was done and found" });
+  async function completePanel(
+wo, opts, panel) {
+    const proposed = (wo.rca_details && wo.rca_details.failure_mode) || "";
+    const form = node("div", "wo-complete-form");
+    const workDone = field(wo, "textarea", "work_done", { rows: "3", maxlength: "4000", placeholder: "What was done and found" });
     restore(wo, workDone);
     form.appendChild(labelled("Work done", workDone));
-    var selects = {};
-    [["problem_code", "Problem (failure mode)"], ["cause_code", "Cause"], ["remedy_code", "Remedy"]].forEach(function (pair) {
+    const selects = {};
+    [["problem_code", "Problem (failure mode)"], ["cause_code", "Cause"], ["remedy_code", "Remedy"]].forEach((pair) => {
       selects[pair[0]] = field(wo, "select", pair[0], { "aria-label": pair[1] });
       option(selects[pair[0]], "", "Loading codes…");
       form.appendChild(labelled(pair[1], selects[pair[0]]));
     });
-    var verdict = field(wo, "select", "rca_verdict", { "aria-label": "Was the RCA right?" });
-    option(verdict, "confirmed", "RCA right: confirm" + (proposed ? " (" + proposed + ")" : ""));
+    const verdict = field(wo, "select", "rca_verdict", { "aria-label": "Was the RCA right?" });
+    option(verdict, "confirmed", `RCA right: confirm${proposed ? ` (${proposed})` : ""}`);
     option(verdict, "corrected", "RCA wrong: correct it");
     restore(wo, verdict);
     form.appendChild(labelled("The AI's root cause", verdict));
-    var actual = field(wo, "textarea", "actual_root_cause", { rows: "2", maxlength: "4000", placeholder: "The actual root cause (required when correcting)" });
+    const actual = field(wo, "textarea", "actual_root_cause", { rows: "2", maxlength: "4000", placeholder: "The actual root cause (required when correcting)" });
     restore(wo, actual);
     form.appendChild(labelled("Actual root cause", actual));
     // Parts: the order's required parts (qty 0 = not used) plus one other part.
-    var parts = node("fieldset", "wo-parts");
+    const parts = node("fieldset", "wo-parts");
     parts.appendChild(node("legend", null, "Parts used"));
-    var rows = [];
-    (wo.required_parts || []).forEach(function (p, i) {
-      var qty = field(wo, "input", "part_qty_" + i, { type: "number", min: "0", max: "1000", step: "1", value: String(p.qty || 1) });
+    const rows = [];
+    (wo.required_parts || []).forEach((p, i) => {
+      const qty = field(wo, "input", `part_qty_${i}`, { type: "number", min: "0", max: "1000", step: "1", value: String(p.qty || 1) });
       restore(wo, qty);
       qty.setAttribute("data-ref", p.ref);
       parts.appendChild(labelled(p.ref, qty));
-      rows.push(function () { return { ref: p.ref, qty: Number(qty.value) }; });
+      rows.push(() => ({
+        ref: p.ref,
+        qty: Number(qty.value)
+      }));
     });
-    var otherRef = field(wo, "input", "part_other_ref", { type: "text", maxlength: "64", placeholder: "Other part ref" });
-    var otherQty = field(wo, "input", "part_other_qty", { type: "number", min: "0", max: "1000", step: "1", value: "0" });
+    const otherRef = field(wo, "input", "part_other_ref", { type: "text", maxlength: "64", placeholder: "Other part ref" });
+    const otherQty = field(wo, "input", "part_other_qty", { type: "number", min: "0", max: "1000", step: "1", value: "0" });
     restore(wo, otherRef); restore(wo, otherQty);
     parts.appendChild(labelled("Other", otherRef));
     parts.appendChild(otherQty);
-    rows.push(function () { return { ref: otherRef.value.trim(), qty: Number(otherQty.value) }; });
+    rows.push(() => ({
+      ref: otherRef.value.trim(),
+      qty: Number(otherQty.value)
+    }));
     form.appendChild(parts);
-    var hours = field(wo, "input", "labour_hours", { type: "number", min: "0.25", max: "1000", step: "0.25", placeholder: "h" });
+    const hours = field(wo, "input", "labour_hours", { type: "number", min: "0.25", max: "1000", step: "0.25", placeholder: "h" });
     restore(wo, hours);
     form.appendChild(labelled("Labour hours", hours));
-    var go = button("Complete the order", "btn-complete-confirm", function () {
-      var body = {
+    const go = button("Complete the order", "btn-complete-confirm", () => {
+      const body = {
         work_done: workDone.value, problem_code: selects.problem_code.value, cause_code: selects.cause_code.value,
         remedy_code: selects.remedy_code.value, rca_verdict: verdict.value, actual_root_cause: actual.value,
-        parts_used: rows.map(function (r) { return r(); }).filter(function (p) { return p.ref && p.qty > 0; }),
+        parts_used: rows.map((r) => r()).filter((p) => p.ref && p.qty > 0),
         labour_hours: Number(hours.value),
       };
       act(wo, "complete", body, opts, go);
     });
     form.appendChild(go);
     panel.appendChild(form);
-    var show = function (codes) { fillCodes(wo, codes, selects); };
-    if (codesCache[wo.cell_id]) show(codesCache[wo.cell_id]);
-    else request("GET", API + "execution/failure-codes?cell_id=" + encodeURIComponent(wo.cell_id))
-      .then(function (codes) { codesCache[wo.cell_id] = codes; show(codes); })
-      .catch(function (err) { if (opts.onError) opts.onError("Failure codes: " + err.message); });
+    const show = (codes) => { fillCodes(wo, codes, selects); };
+    if (codesCache[wo.cell_id]) { show(codesCache[wo.cell_id]); return; }
+    try {
+      const codes = await api("GET", `${API}execution/failure-codes?cell_id=${encodeURIComponent(wo.cell_id)}`);
+      codesCache[wo.cell_id] = codes;
+      show(codes);
+    } catch (err) {
+      if (opts.onError) opts.onError(`Failure codes: ${err.message}`);
+    }
   }
 
-  var PANELS = { assign: assignPanel, hold: holdPanel, cancel: cancelPanel, complete: completePanel };
+
+  const PANELS = { assign: assignPanel, hold: holdPanel, cancel: cancelPanel, complete: completePanel };
 
   function render(host, wo, opts) {
     opts = opts || {};
     host.textContent = "";
-    var box = node("div", "wo-exec");
+    const box = node("div", "wo-exec");
     box.setAttribute("data-work-order-id", String(wo.id));
-    var a = wo.assignment;
+    const a = wo.assignment;
     if (a) {
-      box.appendChild(node("p", "wo-assignee", "Assigned to " + a.technician + (a.shift ? " · " + a.shift + " shift " + (a.date || "") : "")));
+      box.appendChild(node("p", "wo-assignee", `Assigned to ${a.technician}${a.shift ? ` · ${a.shift} shift ${a.date || ""}` : ""}`));
     }
-    if (wo.hold_reason) box.appendChild(node("p", "wo-hold", "On hold: " + wo.hold_reason.replace(/_/g, " ")));
+    if (wo.hold_reason) box.appendChild(node("p", "wo-hold", `On hold: ${wo.hold_reason.replace(/_/g, " ")}`));
     if ((wo.part_shortages || []).length) {
-      box.appendChild(node("p", "wo-shortage", "Parts short: " + wo.part_shortages.map(function (s) {
-        return s.qty + "× " + s.ref + (s.listed ? " (" + s.on_hand + " on hand)" : " (not a spare part of this equipment)");
-      }).join(", ")));
+      box.appendChild(node("p", "wo-shortage", `Parts short: ${wo.part_shortages.map((s) => `${s.qty}× ${s.ref}${s.listed ? ` (${s.on_hand} on hand)` : " (not a spare part of this equipment)"}`).join(", ")}`));
     }
     if (!opts.canOperate || !CANCELLABLE[wo.status]) { host.appendChild(box); return; }
-    var d = draft(wo);
-    var bar = node("div", "wo-exec-actions");
-    function toggle(name) { return function () { d.panel = d.panel === name ? null : name; render(host, wo, opts); }; }
+    const d = draft(wo);
+    const bar = node("div", "wo-exec-actions");
+    function toggle(name) { return () => { d.panel = d.panel === name ? null : name; render(host, wo, opts); }; }
     if (ASSIGNABLE[wo.status]) bar.appendChild(button(a ? "Reassign…" : "Assign…", "btn-assign", toggle("assign")));
     if (wo.status === "analyzed" || wo.status === "open" || wo.status === "on_hold") {
-      var start = button(wo.status === "on_hold" ? "Resume" : "Start", "btn-start", function () { act(wo, "start", {}, opts, start); });
+      const start = button(wo.status === "on_hold" ? "Resume" : "Start", "btn-start", () => { act(wo, "start", {}, opts, start); });
       bar.appendChild(start);
     }
     if (wo.status === "in_progress") {
@@ -260,9 +250,9 @@
     bar.appendChild(button("Cancel…", "btn-cancel", toggle("cancel")));
     box.appendChild(bar);
     if (d.panel && PANELS[d.panel]) {
-      var allowed = { assign: ASSIGNABLE[wo.status], hold: wo.status === "in_progress", complete: wo.status === "in_progress", cancel: true };
+      const allowed = { assign: ASSIGNABLE[wo.status], hold: wo.status === "in_progress", complete: wo.status === "in_progress", cancel: true };
       if (allowed[d.panel]) {
-        var panel = node("div", "wo-panel wo-panel-" + d.panel);
+        const panel = node("div", `wo-panel wo-panel-${d.panel}`);
         PANELS[d.panel](wo, opts, panel);
         box.appendChild(panel);
       } else d.panel = null;
@@ -270,5 +260,5 @@
     host.appendChild(box);
   }
 
-  global.AriaWorkOrderActions = { render: render, request: request };
+  global.AriaWorkOrderActions = { render };
 })(window);

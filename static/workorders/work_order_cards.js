@@ -9,115 +9,109 @@
  *
  *   AriaWorkOrderCards.render(hostElement, workOrders, { canOperate, onChange, onError })
  */
-(function (global) {
+((global) => {
   "use strict";
 
-  var STEPS = ["detected", "analyzed", "open"];
-  var CLOSED = { completed: true, cancelled: true };
-  var expanded = {};  // work order id → the operator opened its collapsed card
+  const STEPS = ["detected", "analyzed", "open"];
+  const CLOSED = { completed: true, cancelled: true };
+  const expanded = {};  // work order id → the operator opened its collapsed card
 
-  function node(tag, cls, text) {
-    var el = document.createElement(tag);
-    if (cls) el.className = cls;
-    if (text !== undefined && text !== null) el.textContent = String(text);
-    return el;
-  }
+  const { el: node, fmtDate, fmtWindow } = window.Aria;
 
   function describeFailure(value) {
     if (!value) return "";
     if (typeof value === "string") return value;
     if (typeof value !== "object") return String(value);
-    var parts = [];
-    ["failure_mode", "failure_time", "root_cause", "summary", "description"].forEach(function (k) {
-      if (value[k]) parts.push(k === "failure_time" ? new Date(value[k]).toLocaleDateString() : String(value[k]));
+    const parts = [];
+    ["failure_mode", "failure_time", "root_cause", "summary", "description"].forEach((k) => {
+      if (value[k]) parts.push(k === "failure_time" ? fmtDate(value[k]) : String(value[k]));
     });
     return parts.length ? parts.join(" · ") : JSON.stringify(value);
   }
   function verdictText(report) {
     if (!report) return "";
     return report.rca_verdict === "corrected"
-      ? "RCA corrected: actually " + report.failure_mode + (report.proposed_failure_mode ? " (proposed " + report.proposed_failure_mode + ")" : "")
-      : "RCA confirmed: " + report.failure_mode;
+      ? `RCA corrected: actually ${report.failure_mode}${report.proposed_failure_mode ? ` (proposed ${report.proposed_failure_mode})` : ""}`
+      : `RCA confirmed: ${report.failure_mode}`;
   }
   function workOrderCard(wo, opts) {
-    var closed = CLOSED[wo.status] === true;
-    var card = node(closed ? "details" : "article", "wo status-" + wo.status + (closed ? " wo-closed" : ""));
-    card.id = "work-order-" + wo.id;
+    const closed = CLOSED[wo.status] === true;
+    const card = node(closed ? "details" : "article", `wo status-${wo.status}${closed ? " wo-closed" : ""}`);
+    card.id = `work-order-${wo.id}`;
     card.setAttribute("data-work-order-id", String(wo.id));
     card.setAttribute("data-status", wo.status);
     if (closed) {
-      var summary = node("summary", "wo-summary");
-      summary.appendChild(node("span", "wo-id", "#" + wo.id));
+      const summary = node("summary", "wo-summary");
+      summary.appendChild(node("span", "wo-id", `#${wo.id}`));
       summary.appendChild(node("span", "wo-cell", wo.cell_tag || ""));
       summary.appendChild(node("span", "wo-title", wo.title || "(untitled)"));
-      summary.appendChild(node("span", "wo-state state-" + wo.status, wo.status));
-      summary.appendChild(node("span", "wo-priority prio-" + wo.priority, wo.priority));
-      if (wo.updated_at) summary.appendChild(node("time", "wo-when", new Date(wo.updated_at).toLocaleDateString()));
+      summary.appendChild(node("span", `wo-state state-${wo.status}`, wo.status));
+      summary.appendChild(node("span", `wo-priority prio-${wo.priority}`, wo.priority));
+      if (wo.updated_at) summary.appendChild(node("time", "wo-when", fmtDate(wo.updated_at)));
       card.appendChild(summary);
       card.open = expanded[wo.id] === true;
-      card.addEventListener("toggle", function () { expanded[wo.id] = card.open; });
+      card.addEventListener("toggle", () => { expanded[wo.id] = card.open; });
     } else {
-      var head = node("header", "wo-head");
-      head.appendChild(node("span", "wo-id", "#" + wo.id));
+      const head = node("header", "wo-head");
+      head.appendChild(node("span", "wo-id", `#${wo.id}`));
       head.appendChild(node("span", "wo-cell", wo.cell_tag || ""));
       head.appendChild(node("strong", "wo-title", wo.title || "Investigating anomaly…"));
-      head.appendChild(node("span", "wo-priority prio-" + wo.priority, wo.priority));
+      head.appendChild(node("span", `wo-priority prio-${wo.priority}`, wo.priority));
       card.appendChild(head);
     }
 
-    var steps = node("ol", "wo-steps");
-    var reached = STEPS.indexOf(wo.status);
+    const steps = node("ol", "wo-steps");
+    let reached = STEPS.indexOf(wo.status);
     if (reached < 0 && wo.status !== "cancelled") reached = STEPS.length;  // in_progress / completed
-    STEPS.forEach(function (step, i) {
-      var li = node("li", i < reached ? "done" : i === reached ? "current" : "todo", step);
+    STEPS.forEach((step, i) => {
+      const li = node("li", i < reached ? "done" : i === reached ? "current" : "todo", step);
       li.setAttribute("data-step", step);
       steps.appendChild(li);
     });
-    if (STEPS.indexOf(wo.status) < 0) steps.appendChild(node("li", "current", wo.status));
+    if (!STEPS.includes(wo.status)) steps.appendChild(node("li", "current", wo.status));
     card.appendChild(steps);
 
     if (wo.rca_summary) {
-      var rca = node("section", "wo-rca");
-      rca.appendChild(node("h3", null, "Root cause" + (typeof wo.confidence === "number" ?
-        " · confidence " + Math.round(wo.confidence * 100) + "%" : "")));
+      const rca = node("section", "wo-rca");
+      rca.appendChild(node("h3", null, `Root cause${typeof wo.confidence === "number" ?
+  ` · confidence ${Math.round(wo.confidence * 100)}%` : ""}`));
       rca.appendChild(node("p", "wo-rca-summary", wo.rca_summary));
-      var details = wo.rca_details || {};
-      var similar = describeFailure(details.similar_past_failure);
-      if (similar) rca.appendChild(node("p", "wo-similar", "Similar past failure: " + similar));
+      const details = wo.rca_details || {};
+      const similar = describeFailure(details.similar_past_failure);
+      if (similar) rca.appendChild(node("p", "wo-similar", `Similar past failure: ${similar}`));
       card.appendChild(rca);
     } else if (wo.status === "detected") {
       card.appendChild(node("p", "wo-pending", "Investigator at work…"));
     }
-    var actions = wo.recommended_actions || [];
+    const actions = wo.recommended_actions || [];
     if (actions.length) {
       card.appendChild(node("h3", null, "Actions"));
-      var ol = node("ol", "wo-actions");
-      actions.forEach(function (a) { ol.appendChild(node("li", null, typeof a === "string" ? a : (a.action || a.text || JSON.stringify(a)))); });
+      const ol = node("ol", "wo-actions");
+      actions.forEach((a) => { ol.appendChild(node("li", null, typeof a === "string" ? a : (a.action || a.text || JSON.stringify(a)))); });
       card.appendChild(ol);
     }
-    var facts = [];
+    const facts = [];
     if ((wo.required_parts || []).length) {
-      facts.push("Parts: " + wo.required_parts.map(function (p) { return (p.qty || 1) + "× " + (p.ref || p.name || "?"); }).join(", "));
+      facts.push(`Parts: ${wo.required_parts.map((p) => `${p.qty || 1}× ${p.ref || p.name || "?"}`).join(", ")}`);
     }
-    if (wo.estimated_duration_min) facts.push("Est. " + wo.estimated_duration_min + " min");
-    if (wo.suggested_window_start) facts.push("Window " + new Date(wo.suggested_window_start).toLocaleString() +
-      (wo.suggested_window_end ? " – " + new Date(wo.suggested_window_end).toLocaleTimeString() : ""));
+    if (wo.estimated_duration_min) facts.push(`Est. ${wo.estimated_duration_min} min`);
+    if (wo.suggested_window_start) facts.push(`Window ${fmtWindow(wo.suggested_window_start, wo.suggested_window_end)}`);
     if (facts.length) card.appendChild(node("p", "wo-facts", facts.join(" · ")));
-    if (wo.completion_report) card.appendChild(node("p", "wo-verdict verdict-" + wo.completion_report.rca_verdict,
+    if (wo.completion_report) card.appendChild(node("p", `wo-verdict verdict-${wo.completion_report.rca_verdict}`,
       verdictText(wo.completion_report)));
     if (global.AriaWorkOrderActions && typeof wo.id === "number") {
-      var exec = node("div", "wo-exec-host");
+      const exec = node("div", "wo-exec-host");
       global.AriaWorkOrderActions.render(exec, wo, opts || {});
       card.appendChild(exec);
     }
     if (typeof wo.id === "number") {
-      var page = node("a", "wo-open", "Open work order");
-      page.href = "/workorders/" + wo.id + "/";
+      const page = node("a", "wo-open", "Open work order");
+      page.href = `/workorders/${wo.id}/`;
       card.appendChild(page);
     }
     if (typeof wo.id === "number") {  // the printable order (workorders/views_print.py)
-      var print = node("a", "wo-print-link", "Printable work order");
-      print.href = "/workorders/" + wo.id + "/print";
+      const print = node("a", "wo-print-link", "Printable work order");
+      print.href = `/workorders/${wo.id}/print`;
       print.target = "_blank";
       print.rel = "noopener";
       card.appendChild(print);
@@ -126,14 +120,14 @@
   }
   function render(host, workOrders, opts) {
     host.textContent = "";
-    var active = workOrders.filter(function (wo) { return !CLOSED[wo.status]; });
-    var closed = workOrders.filter(function (wo) { return CLOSED[wo.status]; });
-    active.forEach(function (wo) { host.appendChild(workOrderCard(wo, opts)); });
+    const active = workOrders.filter((wo) => !CLOSED[wo.status]);
+    const closed = workOrders.filter((wo) => CLOSED[wo.status]);
+    active.forEach((wo) => { host.appendChild(workOrderCard(wo, opts)); });
     if (closed.length) {
       host.appendChild(node("h3", "wo-closed-head", "Closed"));
-      closed.forEach(function (wo) { host.appendChild(workOrderCard(wo, opts)); });
+      closed.forEach((wo) => { host.appendChild(workOrderCard(wo, opts)); });
     }
   }
 
-  global.AriaWorkOrderCards = { render: render, isClosed: function (status) { return CLOSED[status] === true; } };
+  global.AriaWorkOrderCards = { render, isClosed: (status) => { return CLOSED[status] === true; } };
 })(window);

@@ -5,80 +5,74 @@
  * re-reads /api/v1/workorders/<id>/execution. The evidence cards are drawn into #wo-evidence by the
  * shared renderers (window.AriaRender) when the page has them.
  */
-(function () {
+(() => {
   "use strict";
-  var dataEl = document.getElementById("wo-page-data");
+  const dataEl = document.getElementById("wo-page-data");
   if (!dataEl || !window.AriaWorkOrderActions) return;
-  var data = JSON.parse(dataEl.textContent);
-  var wo = data.work_order;
+  const data = JSON.parse(dataEl.textContent);
+  let wo = data.work_order;
 
-  function node(tag, cls, text) {
-    var el = document.createElement(tag);
-    if (cls) el.className = cls;
-    if (text !== undefined && text !== null) el.textContent = String(text);
-    return el;
-  }
+  const { el: node, fmtWindow } = window.Aria;
   function path(name) { return data.paths[name].replace("{id}", encodeURIComponent(wo.id)).replace("{cell}", encodeURIComponent(wo.cell_id)); }
   function showError(message) {
-    var e = document.getElementById("wo-error");
+    const e = document.getElementById("wo-error");
     e.textContent = message;
     e.hidden = !message;
   }
 
   function drawRca() {
-    var host = document.getElementById("wo-rca");
+    const host = document.getElementById("wo-rca");
     host.textContent = "";
     if (!wo.rca_summary) { host.appendChild(node("p", "cr-empty", "Investigator at work…")); return; }
     host.appendChild(node("p", "wo-rca-summary", wo.rca_summary));
-    var details = wo.rca_details || {};
-    var meta = [];
-    if (details.failure_mode) meta.push("Proposed failure mode: " + details.failure_mode);
-    if (typeof wo.confidence === "number") meta.push("confidence " + Math.round(wo.confidence * 100) + "%");
-    if (details.similar_past_failure) meta.push("similar past failure " + details.similar_past_failure);
+    const details = wo.rca_details || {};
+    const meta = [];
+    if (details.failure_mode) meta.push(`Proposed failure mode: ${details.failure_mode}`);
+    if (typeof wo.confidence === "number") meta.push(`confidence ${Math.round(wo.confidence * 100)}%`);
+    if (details.similar_past_failure) meta.push(`similar past failure ${details.similar_past_failure}`);
     if (meta.length) host.appendChild(node("p", "wo-facts", meta.join(" · ")));
-    var report = wo.completion_report;
+    const report = wo.completion_report;
     if (report) {
-      host.appendChild(node("p", "wo-verdict verdict-" + report.rca_verdict, report.rca_verdict === "corrected"
-        ? "Corrected by the technician: actually " + report.failure_mode + (report.actual_root_cause ? " — " + report.actual_root_cause : "")
-        : "Confirmed by the technician (" + report.failure_mode + ")"));
+      host.appendChild(node("p", `wo-verdict verdict-${report.rca_verdict}`, report.rca_verdict === "corrected"
+        ? `Corrected by the technician: actually ${report.failure_mode}${report.actual_root_cause ? ` — ${report.actual_root_cause}` : ""}`
+        : `Confirmed by the technician (${report.failure_mode})`));
     } else {
       host.appendChild(node("p", "wo-verdict verdict-proposed", "Proposed: not confirmed until the order is completed with a report."));
     }
-    var a = wo.rca_accuracy || {};
+    const a = wo.rca_accuracy || {};
     document.getElementById("wo-rca-accuracy").textContent =
-      "RCA confirmed " + (a.confirmed || 0) + " / corrected " + (a.corrected || 0) + " on " + wo.cell_tag;
+      `RCA confirmed ${a.confirmed || 0} / corrected ${a.corrected || 0} on ${wo.cell_tag}`;
   }
 
   function drawPlan() {
-    var host = document.getElementById("wo-plan");
+    const host = document.getElementById("wo-plan");
     host.textContent = "";
     if (wo.description) host.appendChild(node("p", "wo-description", wo.description));
-    var actions = wo.recommended_actions || [];
+    const actions = wo.recommended_actions || [];
     if (actions.length) {
-      var ol = node("ol", "wo-actions");
-      actions.forEach(function (a) { ol.appendChild(node("li", null, typeof a === "string" ? a : (a.action || a.text || JSON.stringify(a)))); });
+      const ol = node("ol", "wo-actions");
+      actions.forEach((a) => { ol.appendChild(node("li", null, typeof a === "string" ? a : (a.action || a.text || JSON.stringify(a)))); });
       host.appendChild(ol);
     }
-    var facts = [];
-    if ((wo.required_parts || []).length) facts.push("Parts: " + wo.required_parts.map(function (p) { return (p.qty || 1) + "× " + p.ref; }).join(", "));
-    if ((wo.required_skills || []).length) facts.push("Skills: " + wo.required_skills.join(", "));
-    if (wo.estimated_duration_min) facts.push("Est. " + wo.estimated_duration_min + " min");
-    if (wo.suggested_window_start) facts.push("Window " + new Date(wo.suggested_window_start).toLocaleString() +
-      (wo.suggested_window_end ? " – " + new Date(wo.suggested_window_end).toLocaleTimeString() : ""));
-    facts.push("Priority " + wo.priority);
+    const facts = [];
+    if ((wo.required_parts || []).length) facts.push(`Parts: ${wo.required_parts.map((p) => `${p.qty || 1}× ${p.ref}`).join(", ")}`);
+    if ((wo.required_skills || []).length) facts.push(`Skills: ${wo.required_skills.join(", ")}`);
+    if (wo.estimated_duration_min) facts.push(`Est. ${wo.estimated_duration_min} min`);
+    if (wo.suggested_window_start) facts.push(`Window ${fmtWindow(wo.suggested_window_start, wo.suggested_window_end)}`);
+    facts.push(`Priority ${wo.priority}`);
     host.appendChild(node("p", "wo-facts", facts.join(" · ")));
   }
 
   function drawReport() {
-    var host = document.getElementById("wo-report");
-    var r = wo.completion_report;
+    const host = document.getElementById("wo-report");
+    const r = wo.completion_report;
     host.textContent = "";
     if (!r) { host.appendChild(node("p", "cr-empty", "Not completed yet.")); return; }
-    var dl = node("dl", "wo-report-list");
-    [["Work done", r.work_done], ["Problem", r.problem.label + " (" + r.problem.code + ")"], ["Cause", r.cause.label],
+    const dl = node("dl", "wo-report-list");
+    [["Work done", r.work_done], ["Problem", `${r.problem.label} (${r.problem.code})`], ["Cause", r.cause.label],
       ["Remedy", r.remedy.label], ["Actual root cause", r.actual_root_cause || "—"],
-      ["Parts used", (r.parts_used || []).map(function (p) { return p.qty + "× " + p.ref; }).join(", ") || "none"],
-      ["Labour", r.labour_hours + " h"], ["Technician", r.technician || "—"]].forEach(function (row) {
+      ["Parts used", (r.parts_used || []).map((p) => `${p.qty}× ${p.ref}`).join(", ") || "none"],
+      ["Labour", `${r.labour_hours} h`], ["Technician", r.technician || "—"]].forEach((row) => {
       dl.appendChild(node("dt", null, row[0]));
       dl.appendChild(node("dd", null, row[1]));
     });
@@ -86,22 +80,21 @@
   }
 
   function drawHistory() {
-    var host = document.getElementById("wo-history");
+    const host = document.getElementById("wo-history");
     host.textContent = "";
-    (wo.events || []).forEach(function (e) {
-      var li = node("li", "wo-history-item");
+    (wo.events || []).forEach((e) => {
+      const li = node("li", "wo-history-item");
       li.appendChild(node("time", null, new Date(e.time).toLocaleString()));
-      li.appendChild(node("span", null, " " + (e.from_status === e.to_status ? e.to_status : (e.from_status || "∅") + " → " + e.to_status) +
-        " · " + e.actor + (e.note ? " · " + e.note : "")));
+      li.appendChild(node("span", null, ` ${e.from_status === e.to_status ? e.to_status : `${e.from_status || "∅"} → ${e.to_status}`} · ${e.actor}${e.note ? ` · ${e.note}` : ""}`));
       host.appendChild(li);
     });
   }
 
   function drawEvidence() {
-    var host = document.getElementById("wo-evidence");
+    const host = document.getElementById("wo-evidence");
     host.setAttribute("data-work-order-id", String(wo.id));
-    var r = window.AriaRender;
-    var details = wo.rca_details || {};
+    const r = window.AriaRender;
+    const details = wo.rca_details || {};
     if (!r || !r.drawInto || host.getAttribute("data-drawn") || !wo.rca_summary) return;
     try {
       r.drawInto(host, "diagnostic_card", { cell_id: wo.cell_id, work_order_id: wo.id, root_cause: details.root_cause || wo.rca_summary,
@@ -111,25 +104,31 @@
   }
 
   function draw() {
-    var status = document.getElementById("wo-status");
+    const status = document.getElementById("wo-status");
     status.textContent = wo.status;
-    status.className = "wo-state state-" + wo.status;
+    status.className = `wo-state state-${wo.status}`;
     status.setAttribute("data-status", wo.status);
     drawRca();
     drawPlan();
     AriaWorkOrderActions.render(document.getElementById("wo-execution"), wo, { canOperate: data.can_operate,
-      onChange: function (detail) { showError(""); wo = detail; draw(); }, onError: showError });
+      onChange: (detail) => { showError(""); wo = detail; draw(); }, onError: showError });
     drawReport();
     drawHistory();
     drawEvidence();
   }
-  function reload() {
-    AriaWorkOrderActions.request("GET", path("detail")).then(function (detail) { wo = detail; draw(); }).catch(function () {});
+  async function reload() {
+    try {
+      wo = await window.Aria.api("GET", path("detail"));
+    } catch (err) {
+      return;  // the next event reloads
+    }
+    draw();
   }
+
 
   draw();
   if (window.AriaEvents) {
     AriaEvents.connect({ after: data.latest_event_id, types: ["work_order_updated", "rca_ready", "work_order_ready"],
-      onFrame: function (frame) { if (frame.work_order_id === wo.id) reload(); } });
+      onFrame: (frame) => { if (frame.work_order_id === wo.id) reload(); } });
   }
 })();
