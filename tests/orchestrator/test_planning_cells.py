@@ -32,7 +32,10 @@ def test_placeholder_goal_on_a_cell_without_an_active_order_plans_the_reads(clie
     body = response.json()
     assert steps_of(body) == [
         ("workorders.get_current_signals", {"cell_id": cell.pk}),
-        ("workorders.get_signal_trends", {"cell_id": cell.pk, "signal_def_ids": None, "minutes": 60, "buckets": 12}),
+        (
+            "workorders.get_signal_trends",
+            {"cell_id": cell.pk, "signal_def_ids": None, "minutes": 60, "hours": None, "since": None, "buckets": 12},
+        ),
         ("workorders.get_failure_history", {"cell_id": cell.pk, "limit": 10, "confirmed_only": False}),
     ]
     assert all(s["tier"] == "read" for s in body["steps"])
