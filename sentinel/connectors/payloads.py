@@ -75,6 +75,7 @@ def json_values(payload: bytes, received_at: datetime) -> list[tuple[datetime, f
 # --- Sparkplug B ------------------------------------------------------------------------------
 SPARKPLUG_NAMESPACE = "spBv1.0"
 REBIRTH_METRIC = "Node Control/Rebirth"
+BD_SEQ_METRIC = "bdSeq"
 
 
 @dataclass
@@ -85,6 +86,14 @@ class EdgeNode:
     sources: dict[str, set[str]] = field(default_factory=dict)  # device ("" = node) → its metric sources
     seq: int | None = None
     born: bool = False
+    bd_seq: int | None = None  # the birth/death sequence its NBIRTH announced
+
+
+def _bd_seq(message: Any) -> int | None:
+    for metric in message.metrics:
+        if metric.name == BD_SEQ_METRIC and metric.WhichOneof("value") in ("int_value", "long_value"):
+            return int(getattr(metric, metric.WhichOneof("value")))
+    return None
 
 
 @dataclass(frozen=True)
@@ -132,11 +141,15 @@ class SparkplugState:
         key = (topic.group, topic.node)
         kind = topic.message_type
         if kind == "NBIRTH":
-            self.nodes[key] = node = EdgeNode(born=True, seq=message.seq if message.HasField("seq") else None)
+            seq = message.seq if message.HasField("seq") else None
+            self.nodes[key] = node = EdgeNode(born=True, seq=seq, bd_seq=_bd_seq(message))
             self._birth(node, topic, message, received_at)
             return False
         found = self.nodes.get(key)
         if kind == "NDEATH":
+            death_bd_seq = _bd_seq(message)
+            if found is not None and None not in (death_bd_seq, found.bd_seq) and death_bd_seq != found.bd_seq:
+                return False  # the will of an earlier session, delivered late: this one lives on
             if found is not None:
                 node = found
                 self.feed.stale(sorted(set().union(*node.sources.values())) if node.sources else [])
@@ -181,6 +194,8 @@ class SparkplugState:
     def _data(self, node: EdgeNode, topic: SparkplugTopic, message: Any, received_at: datetime) -> None:
         default_ms = message.timestamp if message.HasField("timestamp") else None
         for metric in message.metrics:
+            if metric.name == BD_SEQ_METRIC or metric.name.startswith(("Node Control/", "Device Control/")):
+                continue  # protocol metadata, not a measurement
             if metric.name:
                 source = topic.source(metric.name)
             elif metric.HasField("alias") and metric.alias in node.aliases:

@@ -88,8 +88,17 @@ def plant(cell, vibration, publisher, supervisor):
     return connector, node, {"vibration": vibration, "temperature": temperature, "pressure": pressure}
 
 
-def _birth(node: EdgeNode) -> None:
-    node.send("NBIRTH", payload(0, ("bdSeq", 0, 0.0), ("Pressure", 1, 6.2)))
+def bd_seq(value: int) -> bytes:
+    """An NDEATH payload (no seq) carrying the session's bdSeq, as an edge node's MQTT will does."""
+    message = Payload(timestamp=_ms())
+    message.metrics.add(name="bdSeq", datatype=8, long_value=value)
+    return message.SerializeToString()
+
+
+def _birth(node: EdgeNode, session: int = 0) -> None:
+    birth = Payload.FromString(payload(0, ("Pressure", 1, 6.2)))
+    birth.metrics.add(name="bdSeq", datatype=8, long_value=session)
+    node.send("NBIRTH", birth.SerializeToString())
     node.send("DBIRTH", payload(1, ("Vibration", 10, 2.1), ("Temperature", 11, 58.0)), device="pump")
 
 
@@ -97,7 +106,7 @@ def test_births_then_data_by_alias_are_stored(plant, supervisor):
     connector, node, signals = plant
     _birth(node)
     node.send("DDATA", payload(2, (None, 10, 2.4), (None, 11, 59.5)), device="pump")
-    node.send("NDATA", payload(3, (None, 1, 6.4)))
+    node.send("NDATA", payload(3, (None, 1, 6.4), ("Motor/Speed", 30, 1480.0)))  # a metric nobody mapped
 
     vibration, temperature, pressure = signals["vibration"], signals["temperature"], signals["pressure"]
     assert pump(supervisor, lambda: SignalSample.objects.filter(signal=vibration).count() == 2)
@@ -105,7 +114,9 @@ def test_births_then_data_by_alias_are_stored(plant, supervisor):
     assert sorted(SignalSample.objects.filter(signal=vibration).values_list("value", flat=True)) == [2.1, 2.4]
     assert sorted(SignalSample.objects.filter(signal=temperature).values_list("value", flat=True)) == [58.0, 59.5]
     connector.refresh_from_db()
-    assert connector.unknown_tags == [f"{node.group}/edge1/bdSeq"]  # born but not mapped: listed
+    assert pump(supervisor, lambda: Connector.objects.get(pk=connector.pk).unknown_tag_count == 1)
+    connector.refresh_from_db()
+    assert connector.unknown_tags == [f"{node.group}/edge1/Motor/Speed"]  # bdSeq is protocol metadata, not listed
     assert connector.error_count == 0
 
 
@@ -162,7 +173,7 @@ def test_a_node_death_makes_every_signal_of_the_node_stale_and_a_rebirth_revives
     _connector, node, _signals = plant
     _birth(node)
     assert pump(supervisor, lambda: SignalLatest.objects.count() == 3)
-    node.send("NDEATH", payload(None, ("bdSeq", 0, 0.0)))
+    node.send("NDEATH", bd_seq(0))
     assert pump(supervisor, lambda: SignalLatest.objects.filter(stale=True).count() == 3)
     assert StaleCondition.objects.filter(cleared_at__isnull=True).count() == 3
 
@@ -170,6 +181,18 @@ def test_a_node_death_makes_every_signal_of_the_node_stale_and_a_rebirth_revives
     _birth(node)  # fresh values end the staleness through the ingest service
     assert pump(supervisor, lambda: SignalLatest.objects.filter(stale=True).count() == 0)
     assert StaleCondition.objects.filter(cleared_at__isnull=True).count() == 0
+
+
+def test_a_late_death_of_an_earlier_session_is_ignored(plant, supervisor):
+    _connector, node, _signals = plant
+    _birth(node, session=7)
+    assert pump(supervisor, lambda: SignalLatest.objects.count() == 3)
+    node.send("NDEATH", bd_seq(6))  # the previous session's will
+    node.send("DDATA", payload(2, (None, 10, 2.7)), device="pump")
+    assert pump(supervisor, lambda: SignalSample.objects.filter(value=2.7).exists())
+    assert not SignalLatest.objects.filter(stale=True).exists()
+    node.send("NDEATH", bd_seq(7))
+    assert pump(supervisor, lambda: SignalLatest.objects.filter(stale=True).count() == 3)
 
 
 @pytest.mark.parametrize("body", [b"\x0a\xff\xff\xff", b"not protobuf at all \xff", b"\x12" + b"\xff" * 20])

@@ -1,0 +1,98 @@
+"""The connectors admin: a connector and its tag mapping are created through the form (audited),
+credentials are environment-variable names whose values never reach the page, and bad settings
+are refused field by field."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+
+from core.models import AuditRecord
+from sentinel.models import Connector, ConnectorTag
+
+pytestmark = pytest.mark.django_db
+ADD = "/admin/sentinel/connector/add/"
+
+
+@pytest.fixture
+def staff(client):
+    client.force_login(User.objects.create_superuser("root", "root@example.com", "pw"))
+    return client
+
+
+def _form(**overrides) -> dict:
+    data = {
+        "name": "line-1",
+        "kind": "mqtt_json",
+        "endpoint": "mqtt://broker.plant:1883",
+        "topic_filter": "plant/#",
+        "username_env": "PLANT_MQTT_USER",
+        "password_env": "PLANT_MQTT_PASSWORD",
+        "security_mode": "None",
+        "security_policy": "",
+        "certificate_path": "",
+        "private_key_path": "",
+        "enabled": "on",
+        "tags-TOTAL_FORMS": "0",
+        "tags-INITIAL_FORMS": "0",
+        "tags-MIN_NUM_FORMS": "0",
+        "tags-MAX_NUM_FORMS": "1000",
+    }
+    data.update(overrides)
+    return data
+
+
+def test_a_connector_with_its_tags_is_created_and_audited(staff, vibration):
+    data = _form(
+        **{"tags-TOTAL_FORMS": "1", "tags-0-source": " plant/p02/vib ", "tags-0-signal": str(vibration.pk)},
+        **{"tags-0-scale": "0.1", "tags-0-offset": "0"},
+    )
+    response = staff.post(ADD, data)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    connector = Connector.objects.get(name="line-1")
+    tag = ConnectorTag.objects.get(connector=connector)
+    assert (tag.source, tag.signal_id, tag.scale) == ("plant/p02/vib", vibration.pk, 0.1)
+    actions = set(AuditRecord.objects.filter(target_id=str(connector.pk)).values_list("action", flat=True))
+    assert actions == {"connector.create", "connector.tags_change"}
+
+
+def test_the_pages_show_variable_names_never_their_values(staff, monkeypatch):
+    monkeypatch.setenv("PLANT_MQTT_PASSWORD", "s3cret-broker-pass")
+    staff.post(ADD, _form())
+    connector = Connector.objects.get(name="line-1")
+    Connector.objects.filter(pk=connector.pk).update(status="error", last_error="cannot reach the broker")
+    for url in ("/admin/sentinel/connector/", f"/admin/sentinel/connector/{connector.pk}/change/"):
+        page = staff.get(url).content.decode()
+        assert "s3cret-broker-pass" not in page
+    page = staff.get(f"/admin/sentinel/connector/{connector.pk}/change/").content.decode()
+    assert "PLANT_MQTT_PASSWORD" in page
+    assert "cannot reach the broker" in staff.get("/admin/sentinel/connector/").content.decode()
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field", "message"),
+    [
+        ({"endpoint": "http://broker:1883"}, "endpoint", "must start with mqtt:// or mqtts://"),
+        ({"kind": "opcua", "endpoint": "mqtt://broker:1883"}, "endpoint", "must start with opc.tcp://"),
+        ({"password_env": "hunter2!"}, "password_env", "environment variable name"),
+        ({"kind": "opcua", "endpoint": "opc.tcp://h:4840/", "security_mode": "Sign"}, "certificate_path", "required"),
+    ],
+)
+def test_bad_settings_are_refused_naming_the_field(staff, overrides, field, message):
+    response = staff.post(ADD, _form(**overrides))
+    assert response.status_code == 200
+    errors = response.context["adminform"].form.errors
+    assert field in errors and message in " ".join(errors[field])
+    assert not Connector.objects.exists()
+
+
+def test_status_fields_cannot_be_typed_in(staff):
+    staff.post(ADD, _form(status="connected", messages_total="999", last_error="forged"))
+    connector = Connector.objects.get(name="line-1")
+    assert (connector.status, connector.messages_total, connector.last_error) == ("stopped", 0, "")
+
+
+def test_an_operator_cannot_open_the_connectors_admin(client, operator):
+    client.force_login(operator)
+    response = client.get("/admin/sentinel/connector/")
+    assert response.status_code in (302, 403)
