@@ -20,15 +20,10 @@ from core.models import AgentRun, DispatchIntent
 from core.sweep import register_reaper
 from workorders.agents import generator, investigator
 from workorders.choices import WorkOrderStatus
+from workorders.dispatch import generation_dispatch, generation_key, investigation_dispatch, investigation_key
 from workorders.models import WorkOrder
 from workorders.services.agent_results import work_order_apply_rca
-from workorders.services.investigation import (
-    fallback_rca,
-    generation_dispatch,
-    generation_key,
-    investigation_dispatch,
-    investigation_key,
-)
+from workorders.services.investigation import fallback_rca
 
 logger = logging.getLogger(__name__)
 S = WorkOrderStatus

@@ -33,10 +33,10 @@ from django.utils import timezone
 
 from core.access import has_scopes
 from core.capabilities import CapabilityContext, CapabilityResult, Tier, dispatch, registry
-from core.dispatch import dispatch as dispatch_task
 from core.errors import Conflict
 from core.leases import Lease, lease_acquire, lease_release, lease_seize, lease_ttl, leases_heartbeat
 from orchestrator.choices import STEP_SETTLED, InteractionStatus, PlanStatus, StepStatus, gate_decision
+from orchestrator.dispatch import enqueue_execution
 from orchestrator.models import Interaction, Plan, PlanStep
 from orchestrator.services.interactions import ask_confirm, ask_permission, gate_evidence
 from orchestrator.services.plans import plan_transition, plan_updated
@@ -52,16 +52,6 @@ def step_lease() -> timedelta:
 
 def step_lease_key(step_id: int) -> str:
     return f"plan_step:{step_id}"
-
-
-def enqueue_execution(plan_id: int, *, key: str = "") -> None:
-    """Run the plan in a worker once the caller's transaction commits (an outbox row, so a broker
-    outage fails nothing; `key` names the unit of work, default a fresh one)."""
-    dispatch_task(
-        "orchestrator.execute_plan",
-        args=[plan_id],
-        key=f"orchestrator.execute_plan:{plan_id}:{key or uuid.uuid4().hex}",
-    )
 
 
 def plan_start(*, plan: Plan, actor: Any) -> Plan:

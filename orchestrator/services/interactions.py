@@ -22,6 +22,7 @@ from core.capabilities import Tier
 from core.errors import Conflict, Forbidden, InvalidInput, NotAuthenticated
 from core.events import publish
 from orchestrator.choices import PLAN_FINISHED, InteractionKind, InteractionStatus, PlanStatus, StepStatus
+from orchestrator.dispatch import enqueue_execution
 from orchestrator.models import Interaction, Plan, PlanStep
 from orchestrator.planning.validation import validate_inputs
 from orchestrator.services.plans import plan_transition, plan_updated
@@ -165,8 +166,6 @@ def interaction_answer(
     inputs: dict[str, Any] | None = None,
 ) -> Interaction:
     """Answer an open ask, move its step on, and resume the plan when nothing else is open."""
-    from orchestrator.services.executor import enqueue_execution
-
     with transaction.atomic():
         interaction = (
             Interaction.objects.select_for_update(of=("self",)).select_related("plan", "step").get(pk=interaction.pk)

@@ -7,8 +7,9 @@ from django.utils import timezone
 
 from core.capabilities import JobHandle, job_status
 from orchestrator.choices import PlanStatus, StepStatus
+from orchestrator.dispatch import enqueue_execution
 from orchestrator.models import Plan, PlanStep
-from orchestrator.services.executor import enqueue_execution, plans_needing_attention, settle_result
+from orchestrator.services.executor import plans_needing_attention, settle_result
 from orchestrator.services.plans import plan_updated
 
 

@@ -21,7 +21,7 @@ from core.access import APPROVER, OPERATOR
 from core.errors import Forbidden
 from orchestrator.choices import PlanStatus, StepStatus
 from orchestrator.models import Interaction, Plan
-from orchestrator.services import executor
+from orchestrator.services import executor, interactions, jobs
 from orchestrator.services.interactions import interaction_answer
 from orchestrator.services.plans import plan_transition
 from tests.orchestrator import testcaps
@@ -105,7 +105,8 @@ def via_worker(monkeypatch, celery_app):
     def enqueue(plan_id: int) -> None:
         transaction.on_commit(lambda: send(celery_app, "orchestrator.execute_plan", plan_id))
 
-    monkeypatch.setattr(executor, "enqueue_execution", enqueue)
+    for module in (executor, interactions, jobs):  # each binds orchestrator.dispatch's at import
+        monkeypatch.setattr(module, "enqueue_execution", enqueue)
     return celery_app
 
 

@@ -14,9 +14,10 @@ from sentinel.models import Alarm
 from sentinel.signals import alarm_raised
 from tests.reliability.conftest import lease_of_killed_worker, messages_lost
 from tests.workorders import factories as f
+from workorders.dispatch import investigation_dispatch, investigation_key
 from workorders.models import FailureHistory, WorkOrder
 from workorders.reapers import MAX_REDRIVES, stranded_investigations
-from workorders.services.investigation import investigation_dispatch, investigation_key, work_order_investigate
+from workorders.services.investigation import work_order_investigate
 
 pytestmark = pytest.mark.django_db
 LONG_AGO = timedelta(minutes=20)

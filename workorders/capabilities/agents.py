@@ -7,7 +7,10 @@ from pydantic import BaseModel, Field
 from core.access import OPERATOR
 from core.capabilities import CapabilityContext, JobHandle, JobStatus, Tier, capability, job_resolver
 from workorders import selectors
+from workorders.agents.kb import answer_kb_question as answer
+from workorders.agents.kb import run_kb_builder
 from workorders.choices import WorkOrderStatus
+from workorders.dispatch import investigation_dispatch
 from workorders.models import WorkOrder
 
 S = WorkOrderStatus
@@ -33,8 +36,6 @@ class AskKbInput(BaseModel):
 def start_investigation(ctx: CapabilityContext, params: StartInvestigationInput) -> JobHandle:
     wo = selectors.get_work_order(params.work_order_id)
     if wo.status == S.DETECTED:
-        from workorders.services.investigation import investigation_dispatch
-
         investigation_dispatch(wo.pk)
     return JobHandle("investigation", str(wo.pk))
 
@@ -65,8 +66,6 @@ def investigation_status(ref: str) -> JobStatus:
     handoff_to="kb_builder",
 )
 def ask_kb_builder(ctx: CapabilityContext, params: AskKbInput) -> dict[str, Any]:
-    from workorders.agents.kb import run_kb_builder
-
     return run_kb_builder(cell_id=params.cell_id, question=params.question, ctx=ctx)
 
 
@@ -78,7 +77,5 @@ def ask_kb_builder(ctx: CapabilityContext, params: AskKbInput) -> dict[str, Any]
     scopes=(OPERATOR,),
 )
 def answer_kb_question(ctx: CapabilityContext, params: AskKbInput) -> dict[str, Any]:
-    from workorders.agents.kb import answer_kb_question as answer
-
     selectors.get_cell(params.cell_id)
     return answer(params.cell_id, params.question)

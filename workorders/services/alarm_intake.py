@@ -19,6 +19,7 @@ from core.audit import audit_record
 from core.events import publish
 from sentinel.models import Alarm, Cell
 from workorders.choices import ACTIVE_STATUSES, PRIORITY_RANK, Priority, WorkOrderStatus
+from workorders.dispatch import investigation_dispatch
 from workorders.models import WorkOrder, WorkOrderEvent
 from workorders.services.lifecycle import alarm_ids_of, lock_work_order, work_order_raise_priority
 
@@ -88,8 +89,6 @@ def work_order_create_from_alarm(*, alarm: Alarm) -> WorkOrder:
     )
     # The outbox rows join the caller's transaction; the bus broadcasts them on commit.
     _announce(alarm, work_order)
-    from workorders.services.investigation import investigation_dispatch
-
     investigation_dispatch(work_order.pk, reason="opened")  # an outbox row; a broker outage fails nothing
     return work_order
 

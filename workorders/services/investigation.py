@@ -10,50 +10,23 @@ an order whose lease holder died.
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from core.agents.engines import Engine
-from core.agents.loop import run_agent
 from core.audit import audit_record
-from core.capabilities import CapabilityContext
-from core.dispatch import dispatch
-from core.events import turn_scope
 from core.leases import Lease, lease_hold
 from core.sweep import agent_runs_abandon
 from workorders.agents import generator, investigator
 from workorders.choices import WorkOrderStatus
+from workorders.dispatch import generation_key, investigation_key
 from workorders.models import WorkOrder
 from workorders.services.agent_results import work_order_apply_generated, work_order_apply_rca
+from workorders.services.agent_runs import work_order_agent_run
 from workorders.services.system_user import system_user
 
 logger = logging.getLogger(__name__)
 S = WorkOrderStatus
-
-
-INVESTIGATE_TASK = "workorders.investigate"
-GENERATE_TASK = "workorders.generate"
-
-
-def investigation_key(work_order_id: int) -> str:
-    return f"{INVESTIGATE_TASK}:{work_order_id}"
-
-
-def generation_key(work_order_id: int) -> str:
-    return f"{GENERATE_TASK}:{work_order_id}"
-
-
-def investigation_dispatch(work_order_id: int, *, reason: str = "") -> None:
-    """Queue the Investigator through the dispatch outbox (in the caller's transaction).
-    `reason` names the unit of work (one intent per reason); empty means a fresh request."""
-    key = f"{investigation_key(work_order_id)}:{reason or uuid.uuid4().hex}"
-    dispatch(INVESTIGATE_TASK, args=[work_order_id], key=key)
-
-
-def generation_dispatch(work_order_id: int, *, reason: str = "") -> None:
-    key = f"{generation_key(work_order_id)}:{reason or uuid.uuid4().hex}"
-    dispatch(GENERATE_TASK, args=[work_order_id], key=key)
 
 
 @contextmanager
@@ -107,35 +80,23 @@ def _investigate(work_order_id: int, engine: Engine | None) -> WorkOrder | None:
     if work_order is None:
         return None
     user = system_user()
-    result = None
-    with turn_scope() as turn_id:
-        try:
-            result = run_agent(
-                investigator.build_spec(work_order),
-                messages=investigator.task_message(work_order),
-                ctx=CapabilityContext(user=user, turn_id=turn_id),
-                engine=engine,
-                subject=("work_order", work_order.pk),
-                defer_end=True,  # the contract: rca_ready, then the Investigator's agent_end
-            )
-            output, reason, error = result.output, result.finish_reason, result.run.error
-        except Exception as exc:  # the loop never raises; building the prompt still might
-            logger.exception("Investigation of work order %s crashed", work_order_id)
-            output, reason, error = None, "error", f"{type(exc).__name__}: {exc}"
-        try:
-            if output is not None:
-                return work_order_apply_rca(work_order=work_order.pk, rca=output, agent=investigator.NAME, actor=user)
-            logger.warning("Investigation of work order %s ended without an RCA: %s %s", work_order_id, reason, error)
-            return work_order_apply_rca(
-                work_order=work_order.pk,
-                rca=fallback_rca(reason, error),
-                agent=investigator.NAME,
-                actor=user,
-                fallback=True,
-            )
-        finally:
-            if result is not None:
-                result.publish_end()
+    return work_order_agent_run(
+        work_order=work_order,
+        spec=investigator.build_spec,
+        task_message=investigator.task_message,
+        engine=engine,
+        defer_end=True,  # the contract: rca_ready, then the Investigator's agent_end
+        on_output=lambda rca: work_order_apply_rca(
+            work_order=work_order.pk, rca=rca, agent=investigator.NAME, actor=user
+        ),
+        on_failure=lambda reason, error: work_order_apply_rca(
+            work_order=work_order.pk,
+            rca=fallback_rca(reason, error),
+            agent=investigator.NAME,
+            actor=user,
+            fallback=True,
+        ),
+    )
 
 
 def work_order_generate(*, work_order_id: int, engine: Engine | None = None) -> WorkOrder | None:
@@ -151,26 +112,24 @@ def _generate(work_order_id: int, engine: Engine | None) -> WorkOrder | None:
     if work_order is None:
         return None
     user = system_user()
-    with turn_scope() as turn_id:
-        try:
-            result = run_agent(
-                generator.build_spec(work_order),
-                messages=generator.task_message(work_order),
-                ctx=CapabilityContext(user=user, turn_id=turn_id),
-                engine=engine,
-                subject=("work_order", work_order.pk),
-            )
-            output, reason, error = result.output, result.finish_reason, result.run.error
-        except Exception as exc:
-            logger.exception("Generation for work order %s crashed", work_order_id)
-            output, reason, error = None, "error", f"{type(exc).__name__}: {exc}"
-        if output is not None:
-            return work_order_apply_generated(work_order=work_order.pk, order=output, agent=generator.NAME, actor=user)
-    audit_record(
-        actor=user,
-        action="work_order.generation_failed",
-        target_type="work_order",
-        target_id=work_order.pk,
-        details={"reason": reason, "error": error[:500]},
+
+    def failed(reason: str, error: str) -> None:
+        """The order stays analyzed for a person; the audit says why."""
+        audit_record(
+            actor=user,
+            action="work_order.generation_failed",
+            target_type="work_order",
+            target_id=work_order.pk,
+            details={"reason": reason, "error": error[:500]},
+        )
+
+    return work_order_agent_run(
+        work_order=work_order,
+        spec=generator.build_spec,
+        task_message=generator.task_message,
+        engine=engine,
+        on_output=lambda order: work_order_apply_generated(
+            work_order=work_order.pk, order=order, agent=generator.NAME, actor=user
+        ),
+        on_failure=failed,
     )
-    return None

@@ -15,6 +15,7 @@ from core.events import publish
 from core.transitions import Move, StateMachine
 from core.transitions import transition_locked as transition_locked_row
 from sentinel.models import Alarm
+from sentinel.services.alarms import alarm_unshelve_for_work_order_closed
 from workorders.choices import (
     CLOSED_STATUSES,
     PRIORITY_RANK,
@@ -23,6 +24,7 @@ from workorders.choices import (
     WorkOrderStatus,
     allowed_transitions,
 )
+from workorders.dispatch import generation_dispatch
 from workorders.events import WORK_ORDER_UPDATED
 from workorders.models import FailureHistory, WorkOrder, WorkOrderEvent
 from workorders.services.parts import part_shortages
@@ -146,8 +148,6 @@ def _on_analyzed(work_order: WorkOrder) -> None:
         "rca_ready", {"work_order_id": work_order.pk, "rca_summary": work_order.rca_summary, "confidence": confidence}
     )
     if not fallback:  # a fallback RCA waits for a person; the Generator has nothing to write from
-        from workorders.services.investigation import generation_dispatch
-
         generation_dispatch(work_order.pk)  # an outbox row in this transaction (core.dispatch)
 
 
@@ -234,8 +234,6 @@ def _lock_alarms_waiting_on(work_order: WorkOrder | int) -> None:
 
 
 def _unshelve_waiting_alarm(alarm_id: int, work_order_id: int, actor: AbstractBaseUser | None) -> None:
-    from sentinel.services.alarms import alarm_unshelve_for_work_order_closed
-
     try:
         with transaction.atomic():
             alarm_unshelve_for_work_order_closed(alarm=alarm_id, actor=actor, work_order_id=work_order_id)

@@ -10,6 +10,7 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from core.errors import InvalidInput
 from workorders.models import EquipmentKB, WorkOrder
+from workorders.services.kb import equipment_kb_update
 
 
 def _qty(value: Any) -> int:
@@ -51,8 +52,6 @@ def parts_take_from_stock(
 
     Runs inside the caller's transaction (it locks the KB row, after the work order: lock order);
     any problem raises InvalidInput naming `parts_used.<i>.<field>` before anything is written."""
-    from workorders.services.kb import equipment_kb_update
-
     if not parts:
         return []
     kb = EquipmentKB.objects.select_for_update().filter(cell_id=work_order.cell_id).first()
