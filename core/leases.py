@@ -121,7 +121,7 @@ class LeaseHeartbeat:
 
     A renewal that finds a token gone is logged (the work was taken over: its holder looked dead)
     and that lease is no longer renewed. A database error is logged and retried at the next beat.
-    The thread closes its own database connection when it ends.
+    The thread closes its own database connection after every beat and when it ends.
     """
 
     def __init__(self, leases: Sequence[Lease], *, ttl_seconds: float, interval: float | None = None) -> None:
@@ -156,6 +156,7 @@ class LeaseHeartbeat:
                         logger.warning("Lease %s was taken over (its token is gone); no longer renewing it", lease.key)
                         self.leases.remove(lease)
                         self.lost.append(lease)
+                connection.close()  # hand it back (to the pool) between beats
         finally:
             connection.close()
 
