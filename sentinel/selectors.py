@@ -113,11 +113,12 @@ def trends(
             .values("signal_id", "bucket")
             .annotate(min=Min("value"), avg=Avg("value"), max=Max("value"), n=Count("id"))
         )
-        for row in rows:
+        for aggregate in rows:
+            bucket: dict[str, Any] = dict(aggregate)
             # The database's epoch arithmetic may land a sample on the window's edge a hair outside.
-            index = min(max(row["bucket"], 0), buckets - 1)
-            merged = found.get((row["signal_id"], index))
-            found[(row["signal_id"], index)] = row if merged is None else _merge_buckets(merged, row)
+            index = min(max(bucket["bucket"], 0), buckets - 1)
+            merged = found.get((bucket["signal_id"], index))
+            found[(bucket["signal_id"], index)] = bucket if merged is None else _merge_buckets(merged, bucket)
     breaches = _breach_windows(signals, start, end)
     result = []
     for signal in signals:
@@ -192,10 +193,13 @@ def _breach_windows(signals: Sequence[SignalDefinition], start: datetime, end: d
         .annotate(**aggregates)
     )
     windows = {}
-    for row in rows:
+    for aggregate in rows:
+        row: dict[str, Any] = dict(aggregate)
         side = "high" if row.get("high_n") else "low"
-        first, last, n = row.get(f"{side}_first"), row.get(f"{side}_last"), row.get(f"{side}_n")
-        if n:
+        first: datetime | None = row.get(f"{side}_first")
+        last: datetime | None = row.get(f"{side}_last")
+        n = row.get(f"{side}_n")
+        if n and first is not None and last is not None:
             windows[row["signal_id"]] = {
                 "direction": side,
                 "first": first.isoformat(),
