@@ -165,6 +165,8 @@ CELERY_BEAT_SCHEDULE_FILENAME = env.str("CELERY_BEAT_SCHEDULE_FILENAME", default
 ARIA_SENTINEL_INTERVAL = env.float("ARIA_SENTINEL_INTERVAL", default=5.0)
 # Alarms on one cell within this many seconds of the first are one process upset: one work order.
 ARIA_ALARM_EPISODE_SECONDS = env.float("ARIA_ALARM_EPISODE_SECONDS", default=600.0)
+# How often a process re-checks the published tools/MCP servers stamp (core.capabilities.refresh_registry).
+ARIA_REGISTRY_REFRESH_SECONDS = env.float("ARIA_REGISTRY_REFRESH_SECONDS", default=2.0)
 ARIA_PLAN_POLL_INTERVAL = env.float("ARIA_PLAN_POLL_INTERVAL", default=10.0)
 # A plan step left `running` longer than this is taken over (its worker is presumed dead).
 ARIA_PLAN_STEP_LEASE_SECONDS = env.float("ARIA_PLAN_STEP_LEASE_SECONDS", default=300.0)

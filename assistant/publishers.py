@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Max
+from django.db.models import Count, Max, Q
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel, ConfigDict
 
@@ -16,7 +16,7 @@ from assistant.choices import DraftType, SkillRuntimeMode
 from assistant.models import Draft, PromptAlias, PromptVersion, PublishedArtifact, Skill
 from core.access import OPERATOR
 from core.audit import audit_record
-from core.capabilities import Capability, CapabilityContext, Tier, registry
+from core.capabilities import Capability, CapabilityContext, Tier, register_registry_sync, registry
 from core.errors import DomainError, InvalidInput
 
 logger = logging.getLogger(__name__)
@@ -24,6 +24,9 @@ Publisher = Callable[[Draft, PublishedArtifact, AbstractBaseUser], None]
 _publishers: dict[str, Publisher] = {}
 PUBLISHED_TOOL_PREFIX = "published."
 MCP_PREFIX = "mcp."
+MCP_DEFAULT_TIER = Tier.MUTATE  # what an MCP tool does is unknown until a reviewer says: the gate asks
+RUNTIME_TYPES = (DraftType.TOOL, DraftType.MCP_SERVER)  # published as capabilities of each process
+_seen_stamp: list[tuple[Any, ...] | None] = [None]
 
 
 def publisher(draft_type: str) -> Callable[[Publisher], Publisher]:
@@ -35,6 +38,7 @@ def publisher(draft_type: str) -> Callable[[Publisher], Publisher]:
 
 
 def publish_artifact(draft: Draft, actor: AbstractBaseUser) -> PublishedArtifact:
+    _seen_stamp[0] = None  # reconcile on the next refresh, whether this publication commits or not
     latest = PublishedArtifact.objects.filter(type=draft.type, name=draft.name).aggregate(v=Max("version"))["v"]
     PublishedArtifact.objects.filter(type=draft.type, name=draft.name).update(active=False)
     artifact = PublishedArtifact.objects.create(
@@ -110,6 +114,16 @@ def publish_mcp_server(draft: Draft, artifact: PublishedArtifact, actor: Abstrac
     register_mcp_tools(artifact)
 
 
+def mcp_tool_tier(tool: dict[str, Any]) -> Tier:
+    """The tier a reviewer chose for this MCP tool (its `tier`), `mutate` when none was chosen;
+    `gated` is never given to a model, so it is not a choice."""
+    try:
+        tier = Tier.parse(str(tool.get("tier") or MCP_DEFAULT_TIER.label))
+    except (KeyError, ValueError):
+        return MCP_DEFAULT_TIER
+    return min(tier, Tier.MUTATE)
+
+
 def mcp_tools_of(spec: dict[str, Any], test_report: dict[str, Any]) -> list[dict[str, Any]]:
     declared = spec.get("tools") or []
     return declared or list(test_report.get("discovered", []))
@@ -135,7 +149,7 @@ def register_mcp_tools(artifact: PublishedArtifact) -> list[Capability]:
             name=f"{MCP_PREFIX}{artifact.name}.{name}",
             description=str(tool.get("description") or f"{name} from MCP server {artifact.name}.")[:1000],
             input=_schema_model(f"Mcp_{artifact.name}_{name}", schema),
-            tier=Tier.READ,
+            tier=mcp_tool_tier(tool),
             scopes=(OPERATOR,),
             handler=handler,
             tool_name=name,
@@ -212,6 +226,40 @@ def load_published_tools() -> int:
         except Exception:
             logger.exception("Could not register published tool %s", artifact.name)
     return count
+
+
+def _runtime_stamp() -> tuple[Any, ...]:
+    """Moves whenever a tool or MCP server is published (a new row) or retired (active count)."""
+    rows = PublishedArtifact.objects.filter(type__in=RUNTIME_TYPES)
+    stamp = rows.aggregate(latest=Max("id"), active=Count("id", filter=Q(active=True)))
+    return (stamp["latest"], stamp["active"])
+
+
+def sync_published_tools() -> bool:
+    """Bring this process's registry in line with the active published tools and MCP servers when
+    their stamp moved since the last look: register what is active, drop what is not. True if it
+    reconciled."""
+    stamp = _runtime_stamp()
+    if stamp == _seen_stamp[0]:
+        return False
+    expected: set[str] = set()
+    for artifact in PublishedArtifact.objects.filter(type__in=RUNTIME_TYPES, active=True):
+        try:
+            caps = (
+                [register_published_tool(artifact)] if artifact.type == DraftType.TOOL else register_mcp_tools(artifact)
+            )
+        except Exception:
+            logger.exception("Could not register published %s %s", artifact.type, artifact.name)
+            continue
+        expected |= {cap.name for cap in caps}
+    for cap in list(registry.all()):
+        if cap.name.startswith((PUBLISHED_TOOL_PREFIX, MCP_PREFIX)) and cap.name not in expected:
+            registry.unregister(cap.name)
+    _seen_stamp[0] = stamp
+    return True
+
+
+register_registry_sync(sync_published_tools)
 
 
 def workflow_templates() -> Iterator[Any]:

@@ -193,4 +193,6 @@ def validate_mcp_server(name: str, spec: dict[str, Any], config: AssistantConfig
             errors.append(f"tool {index}: name must be snake_case.")
         else:
             errors += _schema_errors(tool.get("input_schema", {"type": "object"}), f"tool {index} input_schema")
+            if tool.get("tier", "mutate") not in MCP_TIERS:
+                errors.append(f"tool {index}: tier must be one of {MCP_TIERS} (default mutate).")
     return errors

@@ -20,6 +20,7 @@ from __future__ import annotations
 import enum
 import json
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -236,9 +237,48 @@ def _validation_message(exc: ValidationError) -> str:
     return "Invalid input: " + "; ".join(parts)
 
 
+# Capabilities published at run time (tools, MCP servers) live in the database; an app registers a
+# sync that brings this process's registry up to date when their version stamp moved. Dispatch and
+# tool projection run it, at most once per ARIA_REGISTRY_REFRESH_SECONDS, so every web and worker
+# process sees a publication within seconds, without a restart.
+RegistrySync = Callable[[], None]
+_registry_syncs: list[RegistrySync] = []
+_sync_lock = threading.Lock()
+_last_sync = [float("-inf")]
+
+
+def register_registry_sync(sync: RegistrySync) -> RegistrySync:
+    if sync not in _registry_syncs:
+        _registry_syncs.append(sync)
+    return sync
+
+
+def refresh_registry(*, force: bool = False) -> None:
+    """Run the registered syncs if the refresh interval has passed (or `force`). Never raises;
+    a sync already running in another thread (or re-entered from one) is not waited for."""
+    from django.conf import settings
+
+    interval = float(getattr(settings, "ARIA_REGISTRY_REFRESH_SECONDS", 2.0))
+    now = time.monotonic()
+    if not _registry_syncs or (not force and now - _last_sync[0] < interval):
+        return
+    if not _sync_lock.acquire(blocking=False):
+        return
+    try:
+        _last_sync[0] = now
+        for sync in _registry_syncs:
+            try:
+                sync()
+            except Exception:  # a failed sync keeps the registry as it was
+                logger.debug("Capability registry sync %r failed", sync, exc_info=True)
+    finally:
+        _sync_lock.release()
+
+
 def dispatch(name: str, args: dict[str, Any] | None, *, ctx: CapabilityContext) -> CapabilityResult:
     """Validate, authorise and run one capability. Never raises to the caller."""
     started = time.monotonic()
+    refresh_registry()
     cap = registry.get(name)
     if cap is None:
         return CapabilityResult(name=name, is_error=True, message=f"Unknown capability {name!r}.")
@@ -288,6 +328,7 @@ def project_tools(
     provider's: Anthropic `{name, description, input_schema}`, OpenAI/Ollama function tools.
     """
     ceiling = min(Tier.parse(max_tier), Tier.MUTATE)
+    refresh_registry()
     if allow is None:
         caps = registry.all()
     else:

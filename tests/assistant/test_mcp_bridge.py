@@ -1,4 +1,5 @@
-"""A published MCP server's tools become read capabilities that call it through the MCP client.
+"""A published MCP server's tools become capabilities (tier `mutate` unless the reviewed spec says
+otherwise, so the plan gate asks) that call it through the MCP client.
 A stdio server runs in the sandbox: the echo server's file is bound read-only into it, as an admin
 lists where servers are installed (ARIA_SANDBOX_READ_ONLY_PATHS)."""
 
@@ -10,8 +11,9 @@ import pytest
 
 from assistant.services.drafts import draft_approve, draft_create, draft_test, draft_validate
 from assistant.services.publish import draft_publish
-from core.capabilities import CapabilityContext, Tier, dispatch, registry
+from core.capabilities import CapabilityContext, Tier, dispatch, project_tools, registry
 from core.sandbox import isolation_status
+from orchestrator.choices import gate_decision
 
 pytestmark = pytest.mark.django_db
 SERVER = str(Path(__file__).with_name("mcp_echo_server.py"))
@@ -43,7 +45,7 @@ def _forget_mcp_tools():
             registry.unregister(cap.name)
 
 
-def test_published_mcp_server_tools_are_read_capabilities(operator, approver, make_user):
+def test_published_mcp_server_tools_are_mutate_capabilities_by_default(operator, approver, make_user):
     draft = server_draft(operator, stdio_spec())
     assert draft.status == "tested", draft.test_report
     assert {t["name"] for t in draft.test_report["discovered"]} == {"shout", "add"}
@@ -51,7 +53,9 @@ def test_published_mcp_server_tools_are_read_capabilities(operator, approver, ma
     assert draft.status == "published"
 
     cap = registry.get("shout")
-    assert cap.name == "mcp.echo.shout" and cap.tier == Tier.READ
+    assert cap.name == "mcp.echo.shout" and cap.tier == Tier.MUTATE  # nobody said what it does: the gate asks
+    assert gate_decision("ask_mutations", cap.tier) == "ask"
+    assert "shout" not in {t["name"] for t in project_tools(max_tier=Tier.READ)}  # not in read-only tool lists
     assert cap.input_schema()["required"] == ["text"]
     result = dispatch("shout", {"text": "bearing"}, ctx=CapabilityContext(user=operator))
     assert not result.is_error, result.message
@@ -89,3 +93,29 @@ def test_http_server_host_must_be_on_the_allowlist(operator, settings):
     settings.ARIA_MCP_HTTP_ALLOWED_HOSTS = ["127.0.0.1:9"]  # allowed: it is tried (nothing listens there)
     draft = server_draft(operator, spec)
     assert draft.test_report["cases"][0]["reason"] == "connection failed"
+
+
+def test_the_tier_chosen_at_review_is_the_tier_published(operator, approver, make_user):
+    tools = [
+        {
+            "name": "shout",
+            "tier": "read",
+            "input_schema": {"type": "object", "properties": {"text": {"type": "string"}}},
+        },
+        {"name": "add", "input_schema": {"type": "object"}},
+    ]
+    draft = server_draft(operator, stdio_spec(tools=tools))
+    assert draft.status == "tested", draft.test_report
+    draft_publish(draft=draft_approve(draft=draft, actor=approver), actor=make_user("pat", "approver"))
+    assert registry.get("shout").tier == Tier.READ and gate_decision("ask_mutations", Tier.READ) == "run"
+    assert registry.get("add").tier == Tier.MUTATE
+
+
+@pytest.mark.parametrize("tier", ["gated", "admin", 3])
+def test_an_mcp_tool_tier_outside_read_safe_mutate_is_refused(operator, tier):
+    spec = stdio_spec(tools=[{"name": "shout", "tier": tier, "input_schema": {"type": "object"}}])
+    draft = draft_validate(
+        draft=draft_create(owner=operator, type="mcp_server", name="echo", spec=spec), actor=operator
+    )
+    assert draft.status == "validation_failed"
+    assert "tier must be one of" in " ".join(draft.validation_report["errors"])
