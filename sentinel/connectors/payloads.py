@@ -203,8 +203,6 @@ class SparkplugState:
             else:
                 self.feed.error(f"Sparkplug metric alias {metric.alias} was not announced in a birth")
                 continue
-            if metric.is_historical and not self.feed.target(source):
-                continue
             value = _metric_value(metric)
             if value is None:
                 continue
