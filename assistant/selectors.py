@@ -33,6 +33,14 @@ def drafts_visible(user: AbstractBaseUser) -> QuerySet:
     return owned_by(Draft.objects.select_related("owner"), user)
 
 
+def drafts_for_review(user: AbstractBaseUser) -> QuerySet:
+    """What an approver may act on: others' drafts that are tested, approved or failed to publish."""
+    from assistant.choices import DraftStatus as S
+
+    waiting = (S.TESTED, S.APPROVED, S.PUBLISH_FAILED)
+    return Draft.objects.select_related("owner").filter(status__in=waiting).exclude(owner=user).order_by("-updated")
+
+
 def draft_get(user: AbstractBaseUser, draft_id: int, *, for_review: bool = False) -> Draft:
     """Owner-scoped; approvers see every draft because approving others' drafts is their job."""
     from core.access import APPROVER, has_scopes, is_service_account

@@ -27,9 +27,16 @@ router = Router(tags=["assistant"])
 
 
 @router.get("/drafts", response=list[DraftOut])
-def list_drafts(request: HttpRequest, status: DraftStatus | None = None, session_id: int | None = None) -> list:
-    require_scopes(request.user, OPERATOR)
-    qs = selectors.drafts_visible(request.user)
+def list_drafts(
+    request: HttpRequest, status: DraftStatus | None = None, session_id: int | None = None, review: bool = False
+) -> list:
+    """`review=true` (approvers): other authors' drafts that wait for an approval or a publication."""
+    if review:
+        require_scopes(request.user, APPROVER)
+        qs = selectors.drafts_for_review(request.user)
+    else:
+        require_scopes(request.user, OPERATOR)
+        qs = selectors.drafts_visible(request.user)
     if status:
         qs = qs.filter(status=status)
     if session_id is not None:

@@ -209,7 +209,7 @@
     if (state.socket) { state.socket.close(); state.socket = null; }
     log.replaceChildren();
     $("aria-chips").replaceChildren();
-    $("aria-draft-list").replaceChildren();
+    if (window.AriaDrafts) window.AriaDrafts.refresh({ sessionId: null });
   });
   $("aria-history-toggle").addEventListener("click", () => { if (toggle("aria-history", "aria-history-toggle")) refreshSessions(false); });
   $("aria-show-archived").addEventListener("change", () => refreshSessions(false));
@@ -307,55 +307,10 @@
     } catch (e) { notice(e.message, "aria-error"); }
   });
 
-  /* ---------- drafts ---------- */
-  async function refreshDrafts() {
-    const list = $("aria-draft-list");
-    if (!state.sessionId) { list.replaceChildren(); return; }
-    if (state.policy === undefined) {
-      state.policy = await api("GET", "/config").then((c) => c.approval_policy).catch(() => "manual");
-    }
-    const drafts = await api("GET", `/drafts?session_id=${state.sessionId}`).catch(() => []);
-    list.replaceChildren();
-    drafts.forEach((d) => {
-      const li = el("li", "aria-draft");
-      li.appendChild(el("span", null, `${d.type} ${d.name} v${d.version} `));
-      const badge = el("span", `aria-badge aria-status-${d.status}`, d.status.replace(/_/g, " "));
-      li.appendChild(badge);
-      const actions = { draft: "validate", validated: "test" };
-      if (actions[d.status]) {
-        const b = el("button", null, actions[d.status] === "validate" ? "Validate" : "Test");
-        b.type = "button";
-        b.addEventListener("click", async () => {
-          b.disabled = true;
-          try { await api("POST", `/drafts/${d.id}/${actions[d.status]}`); } catch (e) { notice(e.message, "aria-error"); }
-          refreshDrafts();
-        });
-        li.appendChild(b);
-      }
-      if (d.status === "tested") {
-        li.appendChild(el("span", "aria-note", " waiting for approval"));
-        if (state.policy && state.policy !== "manual") {
-          const r = el("button", null, "Request agent review");
-          r.type = "button";
-          r.addEventListener("click", async () => {
-            r.disabled = true;
-            try { await api("POST", `/drafts/${d.id}/review`); } catch (e) { notice(e.message, "aria-error"); }
-            refreshDrafts();
-          });
-          li.appendChild(r);
-        }
-      }
-      [["validation", d.validation_report], ["tests", d.test_report]].forEach(([label, report]) => {
-        if (!report || report.ok === undefined) return;
-        const det = el("details", "aria-report");
-        det.appendChild(el("summary", null, `${label}: ${report.ok ? "passed" : "failed"}`));
-        (report.errors || []).forEach((e) => det.appendChild(el("p", "aria-error", e)));
-        (report.cases || []).forEach((c) => det.appendChild(el("p", c.ok ? "aria-ok" : "aria-error", `${c.name}: ${c.ok ? "ok" : c.reason + " " + (c.error || "")}`)));
-        if (report.error) det.appendChild(el("p", "aria-error", report.error));
-        li.appendChild(det);
-      });
-      list.appendChild(li);
-    });
+  /* ---------- drafts (drawer_drafts.js) ---------- */
+  function refreshDrafts() {
+    if (!window.AriaDrafts) return Promise.resolve();
+    return window.AriaDrafts.refresh({ sessionId: state.sessionId, ensureSession, notice });
   }
 
   /* ---------- access (settings: drawer_settings.js) ---------- */

@@ -97,3 +97,14 @@ def test_a_published_draft_cannot_be_published_again(operator, approver, make_us
     )
     with pytest.raises(Conflict):
         draft_publish(draft=draft, actor=make_user("pat2", "approver"))
+
+
+def test_the_review_listing_is_for_approvers_and_shows_others_waiting_drafts(client, operator, approver, make_user):
+    waiting = make_tested_draft(operator)
+    own = make_tested_draft(approver, name="mine")
+    client.force_login(operator)
+    assert client.get(f"{API}/drafts?review=true").status_code == 403
+    client.force_login(approver)
+    listed = client.get(f"{API}/drafts?review=true").json()
+    assert [d["id"] for d in listed] == [waiting.pk]  # not their own: they could not approve it
+    assert own.pk not in [d["id"] for d in listed]

@@ -1,0 +1,167 @@
+/* Ask ARIA drawer, drafts panel: this session's drafts with their spec in an editor (an edit makes
+   a new candidate: back to `draft`, as the API does), a new-draft form with a type selector, and for
+   approvers the drafts that wait for them (approve, publish) through the same routes as the admin.
+   Text only via textContent. */
+(() => {
+  "use strict";
+  const drawer = document.getElementById("aria-drawer");
+  if (!drawer || !window.Aria) return;
+  const { el } = window.Aria;
+  const API = drawer.dataset.assistantApi;
+  const $ = (id) => document.getElementById(id);
+  const api = (method, path, body) => window.Aria.api(method, API + path, body);
+  const STEP = { draft: ["validate", "Validate"], validated: ["test", "Test"] };
+  const TEMPLATES = {
+    prompt: { agent: "investigator", text: "Always list 3 hypotheses. Finish by calling submit_rca.", variables: [] },
+    skill: { instructions: "", triggers: [], runtime_mode: "auto" },
+    tool: { description: "", entrypoint: "run", source: "def run(params):\n    return {}\n", input_schema: { type: "object" }, tests: [] },
+    workflow: { description: "", steps: [] },
+    mcp_server: { transport: "stdio", command: [], tools: [] },
+  };
+  const ctx = { sessionId: null, policy: undefined, scopes: null, notice: () => {} };
+
+  // The last refusal per draft (e.g. a 403 naming the separation-of-duties reason), kept across re-renders.
+  const refusals = new Map();
+
+  function button(label, onClick) {
+    const b = el("button", null, label);
+    b.type = "button";
+    b.addEventListener("click", async () => {
+      b.disabled = true;
+      const li = b.closest("li");
+      const id = li ? li.dataset.draftId : "";
+      try {
+        await onClick();
+        refusals.delete(id);
+      } catch (e) {
+        if (id) refusals.set(id, e.message); else ctx.notice(e.message, "aria-error");
+      }
+      refresh();
+    });
+    return b;
+  }
+
+  function reports(li, d) {
+    [["validation", d.validation_report], ["tests", d.test_report]].forEach(([label, report]) => {
+      if (!report || report.ok === undefined) return;
+      const det = el("details", "aria-report");
+      det.appendChild(el("summary", null, `${label}: ${report.ok ? "passed" : "failed"}`));
+      (report.errors || []).forEach((e) => det.appendChild(el("p", "aria-error", e)));
+      (report.cases || []).forEach((c) => det.appendChild(el("p", c.ok ? "aria-ok" : "aria-error", `${c.name}: ${c.ok ? "ok" : c.reason + " " + (c.error || "")}`)));
+      if (report.error) det.appendChild(el("p", "aria-error", report.error));
+      li.appendChild(det);
+    });
+  }
+
+  function head(d, mine) {
+    const li = el("li", "aria-draft");
+    li.dataset.draftId = String(d.id);
+    li.appendChild(el("span", null, `${d.type} ${d.name} v${d.version} `));
+    li.appendChild(el("span", `aria-badge aria-status-${d.status}`, d.status.replace(/_/g, " ")));
+    if (!mine) li.appendChild(el("span", "aria-note", ` by #${d.owner_id}`));
+    if (d.status_reason) li.appendChild(el("p", "aria-error aria-status-reason", d.status_reason));
+    if (refusals.has(String(d.id))) li.appendChild(el("p", "aria-error aria-draft-error", refusals.get(String(d.id))));
+    return li;
+  }
+
+  // The spec as JSON in a textarea; Save edit sends it back (PATCH) and the draft returns to `draft`.
+  function editor(li, d) {
+    const det = el("details", "aria-spec");
+    det.appendChild(el("summary", null, "spec"));
+    const area = el("textarea", "aria-spec-editor");
+    area.rows = 8;
+    area.spellcheck = false;
+    area.value = JSON.stringify(d.spec, null, 2);
+    det.appendChild(area);
+    det.appendChild(button("Save edit", async () => {
+      let spec;
+      try { spec = JSON.parse(area.value); } catch (e) { throw new Error(`spec is not valid JSON: ${e.message}`); }
+      await api("PATCH", `/drafts/${d.id}`, { spec });
+    }));
+    li.appendChild(det);
+  }
+
+  function readOnlySpec(li, d) {
+    const det = el("details", "aria-spec");
+    det.appendChild(el("summary", null, "spec"));
+    det.appendChild(el("pre", "aria-spec-view", JSON.stringify(d.spec, null, 2)));
+    li.appendChild(det);
+  }
+
+  function mineRow(d) {
+    const li = head(d, true);
+    if (STEP[d.status]) li.appendChild(button(STEP[d.status][1], () => api("POST", `/drafts/${d.id}/${STEP[d.status][0]}`)));
+    if (d.status === "tested") {
+      li.appendChild(el("span", "aria-note", " waiting for approval"));
+      if (ctx.policy && ctx.policy !== "manual") {
+        li.appendChild(button("Request agent review", () => api("POST", `/drafts/${d.id}/review`)));
+      }
+    }
+    editor(li, d);
+    reports(li, d);
+    return li;
+  }
+
+  function reviewRow(d) {
+    const li = head(d, false);
+    readOnlySpec(li, d);
+    reports(li, d);
+    if (d.status === "tested") {
+      li.appendChild(button("Approve", () => api("POST", `/drafts/${d.id}/approve`, { reason: "approved in the drawer" })));
+    }
+    if (d.status === "approved" || d.status === "publish_failed") {
+      li.appendChild(button(d.status === "approved" ? "Publish" : "Retry publish", () => api("POST", `/drafts/${d.id}/publish`)));
+    }
+    return li;
+  }
+
+  async function scopes() {
+    if (ctx.scopes === null) {
+      ctx.scopes = await window.Aria.api("GET", drawer.dataset.meApi).then((me) => me.scopes).catch(() => []);
+    }
+    return ctx.scopes;
+  }
+
+  async function refresh() {
+    const list = $("aria-draft-list");
+    const review = $("aria-review-list");
+    if (ctx.policy === undefined) {
+      ctx.policy = await api("GET", "/config").then((c) => c.approval_policy).catch(() => "manual");
+    }
+    const mine = ctx.sessionId ? await api("GET", `/drafts?session_id=${ctx.sessionId}`).catch(() => []) : [];
+    list.replaceChildren(...mine.map(mineRow));
+    const approver = (await scopes()).some((s) => s === "approver" || s === "admin");
+    $("aria-review").hidden = !approver;
+    if (approver) {
+      const waiting = await api("GET", "/drafts?review=true").catch(() => []);
+      review.replaceChildren(...waiting.map(reviewRow));
+      if (!waiting.length) review.appendChild(el("li", "aria-note", "Nothing waits for your approval."));
+    }
+  }
+
+  const typeSelect = $("aria-draft-type");
+  const specArea = $("aria-draft-spec");
+  const fillTemplate = () => { specArea.value = JSON.stringify(TEMPLATES[typeSelect.value] || {}, null, 2); };
+  typeSelect.addEventListener("change", fillTemplate);
+  fillTemplate();
+  $("aria-draft-new").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const note = $("aria-draft-new-status");
+    note.textContent = "";
+    try {
+      const spec = JSON.parse(specArea.value);
+      const sessionId = ctx.ensureSession ? await ctx.ensureSession() : ctx.sessionId;
+      await api("POST", "/drafts", { type: typeSelect.value, name: $("aria-draft-name").value, spec, session_id: sessionId });
+      ctx.sessionId = sessionId;
+      $("aria-draft-name").value = "";
+    } catch (e) { note.textContent = e.message; }
+    refresh();
+  });
+
+  window.AriaDrafts = Object.freeze({
+    refresh(options) {
+      Object.assign(ctx, options || {});
+      return refresh();
+    },
+  });
+})();

@@ -1,0 +1,103 @@
+"""The drawer's drafts panel in headless Chromium: an engineer writes a draft with the type selector
+and the spec editor (an edit goes back to `draft`), an approver approves it there, is refused
+publishing what they approved (separation of duties, the reason shown), and another approver
+publishes it — through the same routes the admin uses."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.live_server import start_live_server
+from tests.browser.tabs import drawer_login, open_tab
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    server = start_live_server(tmp_path_factory.mktemp("drawer-drafts"), {"ARIA_ENGINE": "fake"})
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def tabs(browser, server):
+    opened = []
+
+    def tab():
+        page = open_tab(browser, server)
+        opened.append(page)
+        return page
+
+    yield tab
+    for page in opened:
+        page.context.close()
+
+
+def _step(row, button: str, status: str) -> None:
+    row.get_by_role("button", name=button).click()
+    expect(row.locator(".aria-badge")).to_have_text(status)
+
+
+def test_engineer_edits_an_approver_approves_and_another_publishes_from_the_drawer(tabs, server):
+    erin = tabs()
+    drawer_login(erin, server, "erin", "operator")
+    erin.select_option("#aria-mode", "build")
+    erin.locator(".aria-draft-create summary").click()
+    erin.select_option("#aria-draft-type", "prompt")
+    spec = json.loads(erin.input_value("#aria-draft-spec"))
+    assert spec["agent"] == "investigator" and "submit_rca" in spec["text"]  # the type's template
+    erin.fill("#aria-draft-name", "investigator")
+    erin.get_by_role("button", name="Create draft").click()
+
+    row = erin.locator("#aria-draft-list .aria-draft").first
+    expect(row).to_contain_text("prompt investigator v1")
+    expect(row.locator(".aria-badge")).to_have_text("draft")
+    _step(row, "Validate", "validated")
+    _step(row, "Test", "tested")
+
+    # the editor: an edit makes a new candidate, back to `draft`
+    row.locator(".aria-spec summary").click()
+    edited = {**spec, "text": "Always list 3 hypotheses, most likely first. Finish by calling submit_rca."}
+    row.locator("textarea.aria-spec-editor").fill(json.dumps(edited))
+    row.get_by_role("button", name="Save edit").click()
+    expect(row).to_contain_text("prompt investigator v2")
+    expect(row.locator(".aria-badge")).to_have_text("draft")
+    _step(row, "Validate", "validated")
+    _step(row, "Test", "tested")
+
+    ann = tabs()
+    drawer_login(ann, server, "ann", "approver", "operator")
+    ann.select_option("#aria-mode", "build")
+    waiting = ann.locator("#aria-review-list .aria-draft").first
+    expect(waiting).to_contain_text("prompt investigator v2")
+    waiting.locator(".aria-spec summary").click()
+    expect(waiting.locator(".aria-spec-view")).to_contain_text("most likely first")
+    _step(waiting, "Approve", "approved")
+    expect(row.locator(".aria-badge")).to_have_text("approved")  # the author's tab follows the bus
+
+    # the approver who approved may not publish it: refused with the reason, nothing moves
+    waiting.get_by_role("button", name="Publish").click()
+    expect(waiting.locator(".aria-draft-error")).to_contain_text("reviewer cannot also publish")
+    expect(waiting.locator(".aria-badge")).to_have_text("approved")
+
+    pat = tabs()
+    drawer_login(pat, server, "pat", "approver", "operator")
+    pat.select_option("#aria-mode", "build")
+    release = pat.locator("#aria-review-list .aria-draft").first
+    expect(release).to_contain_text("prompt investigator v2")
+    release.get_by_role("button", name="Publish").click()
+    expect(pat.locator("#aria-review-list")).to_contain_text("Nothing waits for your approval.")
+    expect(row.locator(".aria-badge")).to_have_text("published")
+    out = server.manage(
+        "shell", "-c",
+        "from assistant.models import PromptAlias\n"
+        "a = PromptAlias.objects.get(name='investigator', alias='production')\n"
+        "print('ALIAS', a.version.version, a.version.created_by.username)\n",
+    )  # fmt: skip
+    assert "ALIAS 1 pat" in out
+    for page in (erin, ann, pat):
+        assert not [e for e in page.console_errors if "Content Security Policy" in e], page.console_errors
