@@ -126,7 +126,8 @@ def _mark_stale(rows: list[tuple], stale_before: datetime, now: datetime, summar
             if not is_stale:
                 newly.append(signal_id)
         elif is_stale:
-            returned.append(signal_id)
+            returned.append((signal_id, time))
+    returned = _returned_since_marked(returned)
     if newly:
         _update(newly, stale=True)
         StaleCondition.objects.bulk_create(
@@ -138,6 +139,22 @@ def _mark_stale(rows: list[tuple], stale_before: datetime, now: datetime, summar
             StaleCondition.objects.filter(signal_id__in=id_list(chunk), cleared_at__isnull=True).update(cleared_at=now)
     summary.stale_raised, summary.stale_cleared = len(newly), len(returned)
     return stale
+
+
+def _returned_since_marked(candidates: list[tuple[int, datetime]]) -> list[int]:
+    """Stale signals whose latest sample is recent AND newer than the mark: a source that declared
+    a signal dead (a Sparkplug death certificate, a bad OPC UA status) flags it while its last
+    value is still recent, and only a sample after that mark brings it back."""
+    if not candidates:
+        return []
+    marked: dict[int, datetime] = {}
+    for chunk in _chunks([s for s, _ in candidates]):
+        marked.update(
+            StaleCondition.objects.filter(signal_id__in=id_list(chunk), cleared_at__isnull=True).values_list(
+                "signal_id", "raised_at"
+            )
+        )
+    return [s for s, time in candidates if s not in marked or time > marked[s]]
 
 
 def signals_evaluate(

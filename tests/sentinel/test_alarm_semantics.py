@@ -197,3 +197,22 @@ def test_a_replayed_history_clears_its_alarm_when_its_values_did(pump):
     alarm = Alarm.objects.get(signal=vibration)
     assert alarm.state == AlarmState.CLEARED
     assert alarm.cleared_at - alarm.raised_at == timedelta(minutes=3)
+
+
+def test_a_signal_its_source_declared_dead_stays_stale_until_a_newer_sample(pump):
+    # Given a fresh vibration value, then the source's death certificate (Sparkplug NDEATH)...
+    from sentinel.connectors.services import signals_mark_stale
+
+    vibration = pump["vibration"]
+    now = timezone.now()
+    _ingest(vibration, 2.0, now - timedelta(seconds=2))
+    signals_mark_stale(signal_ids=[vibration.pk], now=now)
+    # When the scan runs while that last value is still recent...
+    sentinel_scan(now=now + timedelta(seconds=1))
+    # Then the signal stays stale: a recent value from before the death does not revive it.
+    assert SignalLatest.objects.get(signal=vibration).stale is True
+    assert StaleCondition.objects.filter(signal=vibration, cleared_at__isnull=True).exists()
+    # ...until the source sends a sample after the death.
+    _ingest(vibration, 2.1, now + timedelta(seconds=3))
+    sentinel_scan(now=now + timedelta(seconds=4))
+    assert SignalLatest.objects.get(signal=vibration).stale is False
