@@ -129,8 +129,8 @@
     open();
 
     return {
-      lastId: () => { return lastId; },
-      status: () => { return current; },
+      lastId: () => lastId,
+      status: () => current,
       close: () => {
         stopped = true;
         if (timer) global.clearTimeout(timer);

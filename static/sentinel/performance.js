@@ -13,7 +13,7 @@
   const msg = document.getElementById("perf-msg");
   let linesLoaded = false;
 
-  const { el, svg, api, fmtShortDate: hhmm } = window.Aria;
+  const { el, svg, api, fmtShortDate } = window.Aria;
 
   function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); return node; }
 
@@ -71,7 +71,7 @@
       const cls = b.count > t.flood_above_per_10_min ? "over-flood" : b.count > t.per_10_min_target ? "over-target" : "";
       const bar = svg("rect", { "class": `rate-bar ${cls}`, x: x(new Date(b.start).getTime()) + width * 0.1,
         y: y(b.count), width: Math.max(width * 0.8, 1), height: y(0) - y(b.count), "data-count": b.count });
-      bar.appendChild(svg("title", {}, `${hhmm(b.start)}: ${b.count} alarms`));
+      bar.appendChild(svg("title", {}, `${fmtShortDate(b.start)}: ${b.count} alarms`));
       chart.appendChild(bar);
     });
     [[t.per_10_min_target, "line-target", `target ${t.per_10_min_target}`],
@@ -80,15 +80,15 @@
       chart.appendChild(svg("text", { x: W - R + 4, y: y(line[0]) + 3 }, line[2]));
     });
     chart.appendChild(svg("line", { "class": "axis", x1: L, x2: W - R, y1: y(0), y2: y(0) }));
-    chart.appendChild(svg("text", { x: L, y: H - 6 }, hhmm(report.window.start)));
-    chart.appendChild(svg("text", { x: W - R, y: H - 6, "text-anchor": "end" }, hhmm(report.window.end)));
+    chart.appendChild(svg("text", { x: L, y: H - 6 }, fmtShortDate(report.window.start)));
+    chart.appendChild(svg("text", { x: W - R, y: H - 6, "text-anchor": "end" }, fmtShortDate(report.window.end)));
     chart.appendChild(svg("text", { x: L - 4, y: y(top) + 8, "text-anchor": "end" }, String(top)));
     chart.appendChild(svg("text", { x: L - 4, y: y(0), "text-anchor": "end" }, "0"));
     host.appendChild(chart);
 
     const list = clear(document.getElementById("perf-floods"));
     report.floods.forEach((f) => {
-      list.appendChild(el("li", "flood-item", `Flood ${hhmm(f.start)} → ${f.end ? hhmm(f.end) : "ongoing"}: peak ${f.peak} in 10 min, ${f.alarms} alarms, ${f.duration_minutes} min`));
+      list.appendChild(el("li", "flood-item", `Flood ${fmtShortDate(f.start)} → ${f.end ? fmtShortDate(f.end) : "ongoing"}: peak ${f.peak} in 10 min, ${f.alarms} alarms, ${f.duration_minutes} min`));
     });
     if (!report.floods.length) list.appendChild(el("li", "", "No flood in this window."));
   }
@@ -181,11 +181,11 @@
 
   function lists(report) {
     const describe = {
-      chattering: (c) => { return `${who(c)}: ${c.alarms} alarms, up to ${c.max_in_60s} in 60 s${c.flagged ? " (flagged)" : ""}`; },
-      fleeting: (f) => { return `${who(f)} at ${hhmm(f.raised_at)}: cleared after ${f.seconds} s`; },
-      standing: (s) => { return `${who(s)}: ${s.state} for ${s.age_hours} h${s.signal_stale ? " (signal stale)" : ""}`; },
-      shelved: (s) => { return who(s) + (s.until_work_order_closes ? ": until its work order closes" : s.shelved_until ? `: until ${hhmm(s.shelved_until)}` : ""); },
-      out_of_service: (s) => { return `${who(s)}: out of service for ${s.age_hours} h`; }
+      chattering: (c) => `${who(c)}: ${c.alarms} alarms, up to ${c.max_in_60s} in 60 s${c.flagged ? " (flagged)" : ""}`,
+      fleeting: (f) => `${who(f)} at ${fmtShortDate(f.raised_at)}: cleared after ${f.seconds} s`,
+      standing: (s) => `${who(s)}: ${s.state} for ${s.age_hours} h${s.signal_stale ? " (signal stale)" : ""}`,
+      shelved: (s) => who(s) + (s.until_work_order_closes ? ": until its work order closes" : s.shelved_until ? `: until ${fmtShortDate(s.shelved_until)}` : ""),
+      out_of_service: (s) => `${who(s)}: out of service for ${s.age_hours} h`
     };
     Object.keys(describe).forEach((name) => {
       const ul = clear(document.getElementById(`perf-${name}`));

@@ -17,7 +17,7 @@
 
   const MAX_ITEMS = 150;
 
-  const { el: node } = window.Aria;
+  const { el } = window.Aria;
 
   function brief(value, limit) {
     let text;
@@ -43,7 +43,7 @@
       const replayed = typeof frame.id === "number" && frame.id <= liveAfter;
       if (replayed) item.setAttribute("data-replayed", "");
       const when = eventTime(frame) || (replayed ? null : new Date());
-      const time = node("time", "act-time", when ? when.toLocaleTimeString() : "earlier");
+      const time = el("time", "act-time", when ? when.toLocaleTimeString() : "earlier");
       if (when) time.setAttribute("datetime", when.toISOString());
       item.insertBefore(time, item.firstChild);
       list.insertBefore(item, list.firstChild);
@@ -53,16 +53,16 @@
     }
 
     function row(frame, cls, parts) {
-      const item = node("li", `act ${cls}`);
+      const item = el("li", `act ${cls}`);
       parts.forEach((part) => { item.appendChild(part); });
       return push(item, frame);
     }
 
-    function agentTag(name) { return node("span", "act-agent", name || "agent"); }
+    function agentTag(name) { return el("span", "act-agent", name || "agent"); }
 
     // The component drawn by the shared renderers; a page without them still says what was shown.
     function rendered(frame) {
-      const body = node("div", "act-render-body");
+      const body = el("div", "act-render-body");
       const render = global.AriaRender;
       if (render && typeof render.drawInto === "function") {
         try {
@@ -72,7 +72,7 @@
           body.replaceChildren();
         }
       }
-      body.appendChild(node("code", null, frame.component));
+      body.appendChild(el("code", null, frame.component));
       return body;
     }
 
@@ -80,10 +80,10 @@
 
     function onToolStarted(frame) {
       const item = row(frame, "act-tool pending", [
-        agentTag(frame.agent), node("span", "act-arrow", "→"),
-        node("code", "act-tool-name", frame.tool_name),
-        node("span", "act-args", brief(frame.args || {}, 90)),
-        node("span", "act-duration", "running…")
+        agentTag(frame.agent), el("span", "act-arrow", "→"),
+        el("code", "act-tool-name", frame.tool_name),
+        el("span", "act-args", brief(frame.args || {}, 90)),
+        el("span", "act-duration", "running…")
       ]);
       item.setAttribute("data-tool", frame.tool_name);
       const key = toolKey(frame);
@@ -95,8 +95,8 @@
       let item = waiting && waiting.shift();
       const text = `${typeof frame.duration_ms === "number" ? frame.duration_ms : "?"} ms`;
       if (!item) {
-        item = row(frame, "act-tool", [agentTag(frame.agent), node("span", "act-arrow", "→"),
-          node("code", "act-tool-name", frame.tool_name), node("span", "act-duration", text)]);
+        item = row(frame, "act-tool", [agentTag(frame.agent), el("span", "act-arrow", "→"),
+          el("code", "act-tool-name", frame.tool_name), el("span", "act-duration", text)]);
       } else {
         item.querySelector(".act-duration").textContent = text;
       }
@@ -108,15 +108,15 @@
       const key = [frame.turn_id, frame.agent].join("|");
       let entry = thinking[key];
       if (!entry) {
-        const details = node("details", "act-thinking");
-        const summary = node("summary", null);
+        const details = el("details", "act-thinking");
+        const summary = el("summary", null);
         summary.appendChild(agentTag(frame.agent));
-        summary.appendChild(node("span", "act-thinking-label", " thinking"));
-        summary.appendChild(node("span", "act-thinking-count", ""));
+        summary.appendChild(el("span", "act-thinking-label", " thinking"));
+        summary.appendChild(el("span", "act-thinking-count", ""));
         details.appendChild(summary);
-        const pre = node("pre", "act-thinking-text", "");
+        const pre = el("pre", "act-thinking-text", "");
         details.appendChild(pre);
-        const item = node("li", "act act-thinking-row");
+        const item = el("li", "act act-thinking-row");
         item.appendChild(details);
         push(item, frame);
         entry = thinking[key] = { pre, count: summary.querySelector(".act-thinking-count") };
@@ -128,37 +128,37 @@
     function add(frame) {
       switch (frame.type) {
         case "agent_start": {
-          const parts = [node("span", "act-icon", "▶"), agentTag(frame.agent), node("span", null, "started")];
-          if (frame.parent_turn_id) parts.push(node("span", "act-nested-note", "(handed off)"));
+          const parts = [el("span", "act-icon", "▶"), agentTag(frame.agent), el("span", null, "started")];
+          if (frame.parent_turn_id) parts.push(el("span", "act-nested-note", "(handed off)"));
           const started = row(frame, `act-start${frame.parent_turn_id ? " act-nested" : ""}`, parts);
           if (frame.parent_turn_id) started.setAttribute("data-parent-turn", frame.parent_turn_id);
           break;
         }
         case "agent_end":
-          row(frame, "act-end", [node("span", "act-icon", "■"), agentTag(frame.agent),
-            node("span", null, `finished (${frame.finish_reason || "?"})`)]);
+          row(frame, "act-end", [el("span", "act-icon", "■"), agentTag(frame.agent),
+            el("span", null, `finished (${frame.finish_reason || "?"})`)]);
           break;
         case "tool_call_started": onToolStarted(frame); break;
         case "tool_call_completed": onToolCompleted(frame); break;
         case "thinking_delta": onThinking(frame); break;
         case "agent_handoff":
-          row(frame, "act-handoff", [agentTag(frame.from_agent), node("span", "act-arrow", "⇢"),
-            agentTag(frame.to_agent), node("span", "act-reason", brief(frame.reason || "", 120))]);
+          row(frame, "act-handoff", [agentTag(frame.from_agent), el("span", "act-arrow", "⇢"),
+            agentTag(frame.to_agent), el("span", "act-reason", brief(frame.reason || "", 120))]);
           break;
         case "rca_ready":
-          row(frame, "act-rca", [node("span", "act-icon", "✔"), node("span", null,
+          row(frame, "act-rca", [el("span", "act-icon", "✔"), el("span", null,
             `RCA ready for work order #${frame.work_order_id} (confidence ${Math.round((frame.confidence || 0) * 100)}%)`)]);
           break;
         case "work_order_ready":
-          row(frame, "act-ready", [node("span", "act-icon", "✔"),
-            node("span", null, `Work order #${frame.work_order_id} is open`)]);
+          row(frame, "act-ready", [el("span", "act-icon", "✔"),
+            el("span", null, `Work order #${frame.work_order_id} is open`)]);
           break;
         case "anomaly_detected":
-          row(frame, `act-anomaly sev-${frame.severity}`, [node("span", "act-icon", "⚠"),
-            node("span", null, `Anomaly on cell ${frame.cell_id}: ${frame.value} (${frame.direction === "low" ? "below " : "above "}${frame.threshold})`)]);
+          row(frame, `act-anomaly sev-${frame.severity}`, [el("span", "act-icon", "⚠"),
+            el("span", null, `Anomaly on cell ${frame.cell_id}: ${frame.value} (${frame.direction === "low" ? "below " : "above "}${frame.threshold})`)]);
           break;
         case "ui_render": {
-          const shown = row(frame, "act-render", [agentTag(frame.agent), node("span", "act-render-label", "shows"),
+          const shown = row(frame, "act-render", [agentTag(frame.agent), el("span", "act-render-label", "shows"),
             rendered(frame)]);
           shown.setAttribute("data-component", String(frame.component || ""));
           break;

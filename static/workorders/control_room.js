@@ -29,7 +29,7 @@
   const banners = {};        // cell id → banner info
 
   // --- helpers ------------------------------------------------------------------------------------
-  const { el: node, api, fmtNumber: fmt, fmtTime: timeOf } = window.Aria;
+  const { el, api, fmtNumber, fmtTime } = window.Aria;
   function url(name, id) { return paths[name].replace("{id}", encodeURIComponent(String(id))); }
   function findSignal(id) {
     for (let i = 0; i < state.cells.length; i++) {
@@ -47,24 +47,24 @@
     host.textContent = "";
     Object.keys(banners).forEach((cellId) => {
       const b = banners[cellId];
-      const box = node("div", `cr-banner sev-${b.severity === "trip" ? "trip" : "alert"}`);
+      const box = el("div", `cr-banner sev-${b.severity === "trip" ? "trip" : "alert"}`);
       box.setAttribute("data-cell-id", cellId);
       box.setAttribute("data-severity", b.severity || "alert");
-      box.appendChild(node("span", "cr-banner-sev", (b.severity || "alert").toUpperCase()));
-      const text = node("div", "cr-banner-text");
+      box.appendChild(el("span", "cr-banner-sev", (b.severity || "alert").toUpperCase()));
+      const text = el("div", "cr-banner-text");
       const headline = `${b.cellTag || (`Cell ${cellId}`)} · ${b.signalName || "signal"} ${tooWhat(b.direction)}`;
-      text.appendChild(node("strong", "cr-banner-head", headline));
+      text.appendChild(el("strong", "cr-banner-head", headline));
       if (typeof b.value === "number") {
-        text.appendChild(node("span", "cr-banner-value", ` ${fmt(b.value)} ${b.unit || ""}${typeof b.threshold === "number" ? ` (limit ${fmt(b.threshold)})` : ""}`));
+        text.appendChild(el("span", "cr-banner-value", ` ${fmtNumber(b.value)} ${b.unit || ""}${typeof b.threshold === "number" ? ` (limit ${fmtNumber(b.threshold)})` : ""}`));
       }
-      if (b.message) text.appendChild(node("div", "cr-banner-msg", b.message));
+      if (b.message) text.appendChild(el("div", "cr-banner-msg", b.message));
       box.appendChild(text);
       if (b.workOrderId) {
-        const link = node("a", "cr-banner-wo", `Work order #${b.workOrderId}`);
+        const link = el("a", "cr-banner-wo", `Work order #${b.workOrderId}`);
         link.href = `#work-order-${b.workOrderId}`;
         box.appendChild(link);
       }
-      const close = node("button", "cr-banner-close", "×");
+      const close = el("button", "cr-banner-close", "×");
       close.type = "button";
       close.setAttribute("aria-label", "Dismiss");
       close.addEventListener("click", () => { delete banners[cellId]; renderBanners(); });
@@ -125,25 +125,25 @@
     document.getElementById("alarm-count").textContent = String(state.alarms.length);
     document.getElementById("alarms-empty").hidden = state.alarms.length > 0;
     state.alarms.forEach((alarm) => {
-      const item = node("li", `cr-alarm sev-${alarm.severity} state-${alarm.state}`);
+      const item = el("li", `cr-alarm sev-${alarm.severity} state-${alarm.state}`);
       item.setAttribute("data-alarm-id", String(alarm.id));
       item.setAttribute("data-state", alarm.state);
-      item.appendChild(node("span", "cr-sev", alarm.severity.toUpperCase()));
-      const what = node("div", "cr-alarm-what");
-      what.appendChild(node("strong", null, `${alarm.cell_tag} · ${alarm.signal_name} ${tooWhat(alarm.direction)}`));
+      item.appendChild(el("span", "cr-sev", alarm.severity.toUpperCase()));
+      const what = el("div", "cr-alarm-what");
+      what.appendChild(el("strong", null, `${alarm.cell_tag} · ${alarm.signal_name} ${tooWhat(alarm.direction)}`));
       const limit = currentLimit(alarm);
-      const limitText = `limit ${fmt(limit)}${limit !== alarm.threshold_value ? ` (was ${fmt(alarm.threshold_value)} when raised)` : ""}`;
-      what.appendChild(node("div", "cr-alarm-detail", `${fmt(alarm.value)} ${alarm.unit} (${limitText}, peak ${fmt(alarm.peak_value)}) · raised ${timeOf(alarm.raised_at)} · ${STATE_LABEL[alarm.state] || alarm.state}${alarm.acknowledged_by ? ` by ${alarm.acknowledged_by}` : ""}`));
+      const limitText = `limit ${fmtNumber(limit)}${limit !== alarm.threshold_value ? ` (was ${fmtNumber(alarm.threshold_value)} when raised)` : ""}`;
+      what.appendChild(el("div", "cr-alarm-detail", `${fmtNumber(alarm.value)} ${alarm.unit} (${limitText}, peak ${fmtNumber(alarm.peak_value)}) · raised ${fmtTime(alarm.raised_at)} · ${STATE_LABEL[alarm.state] || alarm.state}${alarm.acknowledged_by ? ` by ${alarm.acknowledged_by}` : ""}`));
       if (alarm.signal_stale) {
-        const staleFlag = node("span", "trend-flag flag-stale", "signal stale: held until fresh data");
+        const staleFlag = el("span", "trend-flag flag-stale", "signal stale: held until fresh data");
         staleFlag.title = "The transmitter sends no fresh samples: this alarm can neither clear nor escalate.";
         what.appendChild(staleFlag);
       }
-      if (alarm.chattering) what.appendChild(node("span", "trend-flag flag-chatter", "chattering"));
+      if (alarm.chattering) what.appendChild(el("span", "trend-flag flag-chatter", "chattering"));
       item.appendChild(what);
       if (state.can_operate) {
-        const actions = node("div", "cr-alarm-actions");
-        const comment = node("input", "cr-alarm-comment");
+        const actions = el("div", "cr-alarm-actions");
+        const comment = el("input", "cr-alarm-comment");
         comment.type = "text";
         comment.maxLength = 500;
         comment.placeholder = "Comment (why)";
@@ -153,19 +153,19 @@
         comment.addEventListener("input", () => { alarmComments[alarm.id] = comment.value; });
         actions.appendChild(comment);
         if (alarm.state === "active_unack") {
-          const ack = node("button", "btn btn-ack", "Acknowledge");
+          const ack = el("button", "btn btn-ack", "Acknowledge");
           ack.type = "button";
           ack.addEventListener("click", () => { alarmAction(alarm, "alarm_acknowledge", ack); });
           actions.appendChild(ack);
         }
         if (alarm.state !== "shelved") {
-          const shelve = node("button", "btn btn-shelve", "Shelve 1 h");
+          const shelve = el("button", "btn btn-shelve", "Shelve 1 h");
           shelve.type = "button";
           shelve.addEventListener("click", () => { alarmAction(alarm, "alarm_shelve", shelve); });
           actions.appendChild(shelve);
           const order = activeOrderOf(alarm);
           if (order) {
-            const untilClosed = node("button", "btn btn-shelve-wo", `Shelve until WO #${order.id} closes`);
+            const untilClosed = el("button", "btn btn-shelve-wo", `Shelve until WO #${order.id} closes`);
             untilClosed.type = "button";
             untilClosed.addEventListener("click", () => { alarmAction(alarm, "alarm_shelve", untilClosed, true); });
             actions.appendChild(untilClosed);
@@ -204,7 +204,7 @@
     const title = document.getElementById("wo-title");
     let badge = document.getElementById("rca-accuracy");
     if (!badge) {
-      badge = node("span", "cr-accuracy");
+      badge = el("span", "cr-accuracy");
       badge.id = "rca-accuracy";
       badge.title = "Root causes the technicians confirmed or corrected when completing orders";
       title.appendChild(badge);
@@ -255,18 +255,18 @@
     figure.toggleAttribute("data-stale", !!signal.stale);
     figure.toggleAttribute("data-not-onboarded", cell.onboarded === false);
     if (cell.onboarded === false) {
-      const off = node("span", "trend-flag flag-onboarding", "not onboarded");
+      const off = el("span", "trend-flag flag-onboarding", "not onboarded");
       off.title = "Sentinel does not scan this cell: no alarms are raised for it.";
       flags.appendChild(off);
     }
     if (signal.stale) {
       let text = "stale";
-      if (signal.time) text += ` · last sample ${fmt(signal.value)}${signal.unit ? ` ${signal.unit}` : ""}, ${ago(signal.time)}`;
-      const stale = node("span", "trend-flag flag-stale", text);
+      if (signal.time) text += ` · last sample ${fmtNumber(signal.value)}${signal.unit ? ` ${signal.unit}` : ""}, ${ago(signal.time)}`;
+      const stale = el("span", "trend-flag flag-stale", text);
       if (signal.time) stale.title = `Last sample at ${new Date(signal.time).toLocaleString()}`;
       flags.appendChild(stale);
     } else if (!signal.time) {
-      flags.appendChild(node("span", "trend-flag flag-stale", "no samples yet"));
+      flags.appendChild(el("span", "trend-flag flag-stale", "no samples yet"));
     }
   }
   async function drawTrend(cell, figure) {
@@ -292,16 +292,16 @@
     const host = document.getElementById("trend-list");
     host.textContent = "";
     state.cells.forEach((cell) => {
-      const figure = node("figure", "trend");
+      const figure = el("figure", "trend");
       figure.setAttribute("data-cell-id", String(cell.id));
-      const caption = node("figcaption", "trend-caption");
-      caption.appendChild(node("strong", null, cell.tag));
-      caption.appendChild(node("span", "trend-cell-name", ` ${cell.name} `));
-      const select = node("select", "trend-select");
+      const caption = el("figcaption", "trend-caption");
+      caption.appendChild(el("strong", null, cell.tag));
+      caption.appendChild(el("span", "trend-cell-name", ` ${cell.name} `));
+      const select = el("select", "trend-select");
       select.setAttribute("aria-label", `${cell.tag} signal`);
       const current = chosenSignal[cell.id] || defaultSignal(cell);
       cell.signals.forEach((s) => {
-        const option = node("option", null, s.name + (s.unit ? ` (${s.unit})` : ""));
+        const option = el("option", null, s.name + (s.unit ? ` (${s.unit})` : ""));
         option.value = String(s.id);
         option.selected = s.id === current;
         select.appendChild(option);
@@ -309,8 +309,8 @@
       select.addEventListener("change", () => { chosenSignal[cell.id] = Number(select.value); drawTrend(cell, figure); });
       caption.appendChild(select);
       figure.appendChild(caption);
-      figure.appendChild(node("div", "trend-flags"));
-      figure.appendChild(node("div", "trend-host"));
+      figure.appendChild(el("div", "trend-flags"));
+      figure.appendChild(el("div", "trend-host"));
       host.appendChild(figure);
       drawTrend(cell, figure);
     });

@@ -11,7 +11,7 @@
 
   function $(id) { return document.getElementById(id); }
 
-  const { el, api, fmtDateTime: when } = window.Aria;
+  const { el, api, fmtDateTime } = window.Aria;
 
   function option(value, label) {
     const o = el("option", "", label);
@@ -86,7 +86,7 @@
     li.setAttribute("data-entry-id", entry.id);
     const head = el("div", "logbook-head");
     head.appendChild(el("span", "logbook-cell", entry.cell_tag));
-    head.appendChild(el("span", "logbook-time", when(entry.time)));
+    head.appendChild(el("span", "logbook-time", fmtDateTime(entry.time)));
     head.appendChild(el("span", "logbook-author", entry.author));
     head.appendChild(el("span", "logbook-category", entry.category || "note"));
     head.appendChild(el("span", "logbook-shift", entry.shift));
@@ -192,9 +192,9 @@
     status.textContent = h.status;
     status.setAttribute("data-status", h.status);
     $("handover-offline").hidden = !h.drafted_offline;
-    let meta = `Period ${when(h.period_start)} – ${when(h.period_end)} · revision ${h.revision}`;
-    if (h.signed_at) meta += ` · signed by ${h.outgoing} ${when(h.signed_at)}`;
-    if (h.acknowledged_at) meta += ` · acknowledged by ${h.incoming} ${when(h.acknowledged_at)}`;
+    let meta = `Period ${fmtDateTime(h.period_start)} – ${fmtDateTime(h.period_end)} · revision ${h.revision}`;
+    if (h.signed_at) meta += ` · signed by ${h.outgoing} ${fmtDateTime(h.signed_at)}`;
+    if (h.acknowledged_at) meta += ` · acknowledged by ${h.incoming} ${fmtDateTime(h.acknowledged_at)}`;
     if (h.acknowledge_comment) meta += ` — “${h.acknowledge_comment}”`;
     $("handover-meta").textContent = meta;
     bodyBox.value = h.report;

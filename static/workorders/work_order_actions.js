@@ -20,9 +20,9 @@
   const drafts = {};      // work order id → {panel, values: {field: value}}
   const codesCache = {};  // cell id → failure-code list
 
-  const { el: node, api } = window.Aria;
+  const { el, api } = window.Aria;
   function button(text, cls, onClick) {
-    const b = node("button", `btn ${cls}`, text);
+    const b = el("button", `btn ${cls}`, text);
     b.type = "button";
     b.addEventListener("click", onClick);
     return b;
@@ -30,30 +30,30 @@
   function draft(wo) { return drafts[wo.id] || (drafts[wo.id] = { panel: null, values: {} }); }
   // A form field whose value survives re-renders (kept in the order's draft).
   function field(wo, tag, name, attrs) {
-    const el = document.createElement(tag);
-    el.className = "wo-field";
-    el.name = name;
-    el.setAttribute("data-field", name);
-    Object.keys(attrs || {}).forEach((k) => { el.setAttribute(k, attrs[k]); });
+    const input = document.createElement(tag);
+    input.className = "wo-field";
+    input.name = name;
+    input.setAttribute("data-field", name);
+    Object.keys(attrs || {}).forEach((k) => { input.setAttribute(k, attrs[k]); });
     const values = draft(wo).values;
-    const remember = () => { values[name] = el.type === "checkbox" ? el.checked : el.value; };
-    el.addEventListener("input", remember);
-    el.addEventListener("change", remember);
-    return el;
+    const remember = () => { values[name] = input.type === "checkbox" ? input.checked : input.value; };
+    input.addEventListener("input", remember);
+    input.addEventListener("change", remember);
+    return input;
   }
-  function restore(wo, el) {
-    const v = draft(wo).values[el.name];
+  function restore(wo, input) {
+    const v = draft(wo).values[input.name];
     if (v === undefined) return;
-    if (el.type === "checkbox") el.checked = !!v; else el.value = v;
+    if (input.type === "checkbox") input.checked = !!v; else input.value = v;
   }
-  function labelled(text, el) {
-    const label = node("label", "wo-label");
-    label.appendChild(node("span", null, text));
-    label.appendChild(el);
+  function labelled(text, input) {
+    const label = el("label", "wo-label");
+    label.appendChild(el("span", null, text));
+    label.appendChild(input);
     return label;
   }
   function option(select, value, text) {
-    const o = node("option", null, text);
+    const o = el("option", null, text);
     o.value = value;
     select.appendChild(o);
     return o;
@@ -83,7 +83,7 @@
     });
     panel.appendChild(labelled("Technician on shift", select));
     panel.appendChild(go);
-    const warn = node("ul", "wo-conflicts");
+    const warn = el("ul", "wo-conflicts");
     panel.appendChild(warn);
     try {
       const data = await api("GET", `${API}${encodeURIComponent(wo.id)}/roster`);
@@ -99,7 +99,7 @@
       const show = () => {
         warn.textContent = "";
         const row = data.items.filter((r) => String(r.id) === select.value)[0];
-        (row ? row.conflicts : []).forEach((c) => { warn.appendChild(node("li", "wo-conflict", c.message)); });
+        (row ? row.conflicts : []).forEach((c) => { warn.appendChild(el("li", "wo-conflict", c.message)); });
       };
       select.addEventListener("change", show);
       show();
@@ -151,7 +151,7 @@
   async function completePanel(
 wo, opts, panel) {
     const proposed = (wo.rca_details && wo.rca_details.failure_mode) || "";
-    const form = node("div", "wo-complete-form");
+    const form = el("div", "wo-complete-form");
     const workDone = field(wo, "textarea", "work_done", { rows: "3", maxlength: "4000", placeholder: "What was done and found" });
     restore(wo, workDone);
     form.appendChild(labelled("Work done", workDone));
@@ -170,8 +170,8 @@ wo, opts, panel) {
     restore(wo, actual);
     form.appendChild(labelled("Actual root cause", actual));
     // Parts: the order's required parts (qty 0 = not used) plus one other part.
-    const parts = node("fieldset", "wo-parts");
-    parts.appendChild(node("legend", null, "Parts used"));
+    const parts = el("fieldset", "wo-parts");
+    parts.appendChild(el("legend", null, "Parts used"));
     const rows = [];
     (wo.required_parts || []).forEach((p, i) => {
       const qty = field(wo, "input", `part_qty_${i}`, { type: "number", min: "0", max: "1000", step: "1", value: String(p.qty || 1) });
@@ -224,19 +224,19 @@ wo, opts, panel) {
   function render(host, wo, opts) {
     opts = opts || {};
     host.textContent = "";
-    const box = node("div", "wo-exec");
+    const box = el("div", "wo-exec");
     box.setAttribute("data-work-order-id", String(wo.id));
     const a = wo.assignment;
     if (a) {
-      box.appendChild(node("p", "wo-assignee", `Assigned to ${a.technician}${a.shift ? ` · ${a.shift} shift ${a.date || ""}` : ""}`));
+      box.appendChild(el("p", "wo-assignee", `Assigned to ${a.technician}${a.shift ? ` · ${a.shift} shift ${a.date || ""}` : ""}`));
     }
-    if (wo.hold_reason) box.appendChild(node("p", "wo-hold", `On hold: ${wo.hold_reason.replace(/_/g, " ")}`));
+    if (wo.hold_reason) box.appendChild(el("p", "wo-hold", `On hold: ${wo.hold_reason.replace(/_/g, " ")}`));
     if ((wo.part_shortages || []).length) {
-      box.appendChild(node("p", "wo-shortage", `Parts short: ${wo.part_shortages.map((s) => `${s.qty}× ${s.ref}${s.listed ? ` (${s.on_hand} on hand)` : " (not a spare part of this equipment)"}`).join(", ")}`));
+      box.appendChild(el("p", "wo-shortage", `Parts short: ${wo.part_shortages.map((s) => `${s.qty}× ${s.ref}${s.listed ? ` (${s.on_hand} on hand)` : " (not a spare part of this equipment)"}`).join(", ")}`));
     }
     if (!opts.canOperate || !CANCELLABLE[wo.status]) { host.appendChild(box); return; }
     const d = draft(wo);
-    const bar = node("div", "wo-exec-actions");
+    const bar = el("div", "wo-exec-actions");
     function toggle(name) { return () => { d.panel = d.panel === name ? null : name; render(host, wo, opts); }; }
     if (ASSIGNABLE[wo.status]) bar.appendChild(button(a ? "Reassign…" : "Assign…", "btn-assign", toggle("assign")));
     if (wo.status === "analyzed" || wo.status === "open" || wo.status === "on_hold") {
@@ -252,7 +252,7 @@ wo, opts, panel) {
     if (d.panel && PANELS[d.panel]) {
       const allowed = { assign: ASSIGNABLE[wo.status], hold: wo.status === "in_progress", complete: wo.status === "in_progress", cancel: true };
       if (allowed[d.panel]) {
-        const panel = node("div", `wo-panel wo-panel-${d.panel}`);
+        const panel = el("div", `wo-panel wo-panel-${d.panel}`);
         PANELS[d.panel](wo, opts, panel);
         box.appendChild(panel);
       } else d.panel = null;

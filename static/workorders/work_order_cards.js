@@ -16,7 +16,7 @@
   const CLOSED = { completed: true, cancelled: true };
   const expanded = {};  // work order id → the operator opened its collapsed card
 
-  const { el: node, fmtDate, fmtWindow } = window.Aria;
+  const { el, fmtDate, fmtWindow } = window.Aria;
 
   function describeFailure(value) {
     if (!value) return "";
@@ -36,58 +36,58 @@
   }
   function workOrderCard(wo, opts) {
     const closed = CLOSED[wo.status] === true;
-    const card = node(closed ? "details" : "article", `wo status-${wo.status}${closed ? " wo-closed" : ""}`);
+    const card = el(closed ? "details" : "article", `wo status-${wo.status}${closed ? " wo-closed" : ""}`);
     card.id = `work-order-${wo.id}`;
     card.setAttribute("data-work-order-id", String(wo.id));
     card.setAttribute("data-status", wo.status);
     if (closed) {
-      const summary = node("summary", "wo-summary");
-      summary.appendChild(node("span", "wo-id", `#${wo.id}`));
-      summary.appendChild(node("span", "wo-cell", wo.cell_tag || ""));
-      summary.appendChild(node("span", "wo-title", wo.title || "(untitled)"));
-      summary.appendChild(node("span", `wo-state state-${wo.status}`, wo.status));
-      summary.appendChild(node("span", `wo-priority prio-${wo.priority}`, wo.priority));
-      if (wo.updated_at) summary.appendChild(node("time", "wo-when", fmtDate(wo.updated_at)));
+      const summary = el("summary", "wo-summary");
+      summary.appendChild(el("span", "wo-id", `#${wo.id}`));
+      summary.appendChild(el("span", "wo-cell", wo.cell_tag || ""));
+      summary.appendChild(el("span", "wo-title", wo.title || "(untitled)"));
+      summary.appendChild(el("span", `wo-state state-${wo.status}`, wo.status));
+      summary.appendChild(el("span", `wo-priority prio-${wo.priority}`, wo.priority));
+      if (wo.updated_at) summary.appendChild(el("time", "wo-when", fmtDate(wo.updated_at)));
       card.appendChild(summary);
       card.open = expanded[wo.id] === true;
       card.addEventListener("toggle", () => { expanded[wo.id] = card.open; });
     } else {
-      const head = node("header", "wo-head");
-      head.appendChild(node("span", "wo-id", `#${wo.id}`));
-      head.appendChild(node("span", "wo-cell", wo.cell_tag || ""));
-      head.appendChild(node("strong", "wo-title", wo.title || "Investigating anomaly…"));
-      head.appendChild(node("span", `wo-priority prio-${wo.priority}`, wo.priority));
+      const head = el("header", "wo-head");
+      head.appendChild(el("span", "wo-id", `#${wo.id}`));
+      head.appendChild(el("span", "wo-cell", wo.cell_tag || ""));
+      head.appendChild(el("strong", "wo-title", wo.title || "Investigating anomaly…"));
+      head.appendChild(el("span", `wo-priority prio-${wo.priority}`, wo.priority));
       card.appendChild(head);
     }
 
-    const steps = node("ol", "wo-steps");
+    const steps = el("ol", "wo-steps");
     let reached = STEPS.indexOf(wo.status);
     if (reached < 0 && wo.status !== "cancelled") reached = STEPS.length;  // in_progress / completed
     STEPS.forEach((step, i) => {
-      const li = node("li", i < reached ? "done" : i === reached ? "current" : "todo", step);
+      const li = el("li", i < reached ? "done" : i === reached ? "current" : "todo", step);
       li.setAttribute("data-step", step);
       steps.appendChild(li);
     });
-    if (!STEPS.includes(wo.status)) steps.appendChild(node("li", "current", wo.status));
+    if (!STEPS.includes(wo.status)) steps.appendChild(el("li", "current", wo.status));
     card.appendChild(steps);
 
     if (wo.rca_summary) {
-      const rca = node("section", "wo-rca");
-      rca.appendChild(node("h3", null, `Root cause${typeof wo.confidence === "number" ?
+      const rca = el("section", "wo-rca");
+      rca.appendChild(el("h3", null, `Root cause${typeof wo.confidence === "number" ?
   ` · confidence ${Math.round(wo.confidence * 100)}%` : ""}`));
-      rca.appendChild(node("p", "wo-rca-summary", wo.rca_summary));
+      rca.appendChild(el("p", "wo-rca-summary", wo.rca_summary));
       const details = wo.rca_details || {};
       const similar = describeFailure(details.similar_past_failure);
-      if (similar) rca.appendChild(node("p", "wo-similar", `Similar past failure: ${similar}`));
+      if (similar) rca.appendChild(el("p", "wo-similar", `Similar past failure: ${similar}`));
       card.appendChild(rca);
     } else if (wo.status === "detected") {
-      card.appendChild(node("p", "wo-pending", "Investigator at work…"));
+      card.appendChild(el("p", "wo-pending", "Investigator at work…"));
     }
     const actions = wo.recommended_actions || [];
     if (actions.length) {
-      card.appendChild(node("h3", null, "Actions"));
-      const ol = node("ol", "wo-actions");
-      actions.forEach((a) => { ol.appendChild(node("li", null, typeof a === "string" ? a : (a.action || a.text || JSON.stringify(a)))); });
+      card.appendChild(el("h3", null, "Actions"));
+      const ol = el("ol", "wo-actions");
+      actions.forEach((a) => { ol.appendChild(el("li", null, typeof a === "string" ? a : (a.action || a.text || JSON.stringify(a)))); });
       card.appendChild(ol);
     }
     const facts = [];
@@ -96,21 +96,21 @@
     }
     if (wo.estimated_duration_min) facts.push(`Est. ${wo.estimated_duration_min} min`);
     if (wo.suggested_window_start) facts.push(`Window ${fmtWindow(wo.suggested_window_start, wo.suggested_window_end)}`);
-    if (facts.length) card.appendChild(node("p", "wo-facts", facts.join(" · ")));
-    if (wo.completion_report) card.appendChild(node("p", `wo-verdict verdict-${wo.completion_report.rca_verdict}`,
+    if (facts.length) card.appendChild(el("p", "wo-facts", facts.join(" · ")));
+    if (wo.completion_report) card.appendChild(el("p", `wo-verdict verdict-${wo.completion_report.rca_verdict}`,
       verdictText(wo.completion_report)));
     if (global.AriaWorkOrderActions && typeof wo.id === "number") {
-      const exec = node("div", "wo-exec-host");
+      const exec = el("div", "wo-exec-host");
       global.AriaWorkOrderActions.render(exec, wo, opts || {});
       card.appendChild(exec);
     }
     if (typeof wo.id === "number") {
-      const page = node("a", "wo-open", "Open work order");
+      const page = el("a", "wo-open", "Open work order");
       page.href = `/workorders/${wo.id}/`;
       card.appendChild(page);
     }
     if (typeof wo.id === "number") {  // the printable order (workorders/views_print.py)
-      const print = node("a", "wo-print-link", "Printable work order");
+      const print = el("a", "wo-print-link", "Printable work order");
       print.href = `/workorders/${wo.id}/print`;
       print.target = "_blank";
       print.rel = "noopener";
@@ -124,10 +124,10 @@
     const closed = workOrders.filter((wo) => CLOSED[wo.status]);
     active.forEach((wo) => { host.appendChild(workOrderCard(wo, opts)); });
     if (closed.length) {
-      host.appendChild(node("h3", "wo-closed-head", "Closed"));
+      host.appendChild(el("h3", "wo-closed-head", "Closed"));
       closed.forEach((wo) => { host.appendChild(workOrderCard(wo, opts)); });
     }
   }
 
-  global.AriaWorkOrderCards = { render, isClosed: (status) => { return CLOSED[status] === true; } };
+  global.AriaWorkOrderCards = { render, isClosed: (status) => CLOSED[status] === true };
 })(window);

@@ -12,7 +12,7 @@
   const data = JSON.parse(dataEl.textContent);
   let wo = data.work_order;
 
-  const { el: node, fmtWindow } = window.Aria;
+  const { el, api, fmtWindow } = window.Aria;
   function path(name) { return data.paths[name].replace("{id}", encodeURIComponent(wo.id)).replace("{cell}", encodeURIComponent(wo.cell_id)); }
   function showError(message) {
     const e = document.getElementById("wo-error");
@@ -23,21 +23,21 @@
   function drawRca() {
     const host = document.getElementById("wo-rca");
     host.textContent = "";
-    if (!wo.rca_summary) { host.appendChild(node("p", "cr-empty", "Investigator at work…")); return; }
-    host.appendChild(node("p", "wo-rca-summary", wo.rca_summary));
+    if (!wo.rca_summary) { host.appendChild(el("p", "cr-empty", "Investigator at work…")); return; }
+    host.appendChild(el("p", "wo-rca-summary", wo.rca_summary));
     const details = wo.rca_details || {};
     const meta = [];
     if (details.failure_mode) meta.push(`Proposed failure mode: ${details.failure_mode}`);
     if (typeof wo.confidence === "number") meta.push(`confidence ${Math.round(wo.confidence * 100)}%`);
     if (details.similar_past_failure) meta.push(`similar past failure ${details.similar_past_failure}`);
-    if (meta.length) host.appendChild(node("p", "wo-facts", meta.join(" · ")));
+    if (meta.length) host.appendChild(el("p", "wo-facts", meta.join(" · ")));
     const report = wo.completion_report;
     if (report) {
-      host.appendChild(node("p", `wo-verdict verdict-${report.rca_verdict}`, report.rca_verdict === "corrected"
+      host.appendChild(el("p", `wo-verdict verdict-${report.rca_verdict}`, report.rca_verdict === "corrected"
         ? `Corrected by the technician: actually ${report.failure_mode}${report.actual_root_cause ? ` — ${report.actual_root_cause}` : ""}`
         : `Confirmed by the technician (${report.failure_mode})`));
     } else {
-      host.appendChild(node("p", "wo-verdict verdict-proposed", "Proposed: not confirmed until the order is completed with a report."));
+      host.appendChild(el("p", "wo-verdict verdict-proposed", "Proposed: not confirmed until the order is completed with a report."));
     }
     const a = wo.rca_accuracy || {};
     document.getElementById("wo-rca-accuracy").textContent =
@@ -47,11 +47,11 @@
   function drawPlan() {
     const host = document.getElementById("wo-plan");
     host.textContent = "";
-    if (wo.description) host.appendChild(node("p", "wo-description", wo.description));
+    if (wo.description) host.appendChild(el("p", "wo-description", wo.description));
     const actions = wo.recommended_actions || [];
     if (actions.length) {
-      const ol = node("ol", "wo-actions");
-      actions.forEach((a) => { ol.appendChild(node("li", null, typeof a === "string" ? a : (a.action || a.text || JSON.stringify(a)))); });
+      const ol = el("ol", "wo-actions");
+      actions.forEach((a) => { ol.appendChild(el("li", null, typeof a === "string" ? a : (a.action || a.text || JSON.stringify(a)))); });
       host.appendChild(ol);
     }
     const facts = [];
@@ -60,21 +60,21 @@
     if (wo.estimated_duration_min) facts.push(`Est. ${wo.estimated_duration_min} min`);
     if (wo.suggested_window_start) facts.push(`Window ${fmtWindow(wo.suggested_window_start, wo.suggested_window_end)}`);
     facts.push(`Priority ${wo.priority}`);
-    host.appendChild(node("p", "wo-facts", facts.join(" · ")));
+    host.appendChild(el("p", "wo-facts", facts.join(" · ")));
   }
 
   function drawReport() {
     const host = document.getElementById("wo-report");
     const r = wo.completion_report;
     host.textContent = "";
-    if (!r) { host.appendChild(node("p", "cr-empty", "Not completed yet.")); return; }
-    const dl = node("dl", "wo-report-list");
+    if (!r) { host.appendChild(el("p", "cr-empty", "Not completed yet.")); return; }
+    const dl = el("dl", "wo-report-list");
     [["Work done", r.work_done], ["Problem", `${r.problem.label} (${r.problem.code})`], ["Cause", r.cause.label],
       ["Remedy", r.remedy.label], ["Actual root cause", r.actual_root_cause || "—"],
       ["Parts used", (r.parts_used || []).map((p) => `${p.qty}× ${p.ref}`).join(", ") || "none"],
       ["Labour", `${r.labour_hours} h`], ["Technician", r.technician || "—"]].forEach((row) => {
-      dl.appendChild(node("dt", null, row[0]));
-      dl.appendChild(node("dd", null, row[1]));
+      dl.appendChild(el("dt", null, row[0]));
+      dl.appendChild(el("dd", null, row[1]));
     });
     host.appendChild(dl);
   }
@@ -83,9 +83,9 @@
     const host = document.getElementById("wo-history");
     host.textContent = "";
     (wo.events || []).forEach((e) => {
-      const li = node("li", "wo-history-item");
-      li.appendChild(node("time", null, new Date(e.time).toLocaleString()));
-      li.appendChild(node("span", null, ` ${e.from_status === e.to_status ? e.to_status : `${e.from_status || "∅"} → ${e.to_status}`} · ${e.actor}${e.note ? ` · ${e.note}` : ""}`));
+      const li = el("li", "wo-history-item");
+      li.appendChild(el("time", null, new Date(e.time).toLocaleString()));
+      li.appendChild(el("span", null, ` ${e.from_status === e.to_status ? e.to_status : `${e.from_status || "∅"} → ${e.to_status}`} · ${e.actor}${e.note ? ` · ${e.note}` : ""}`));
       host.appendChild(li);
     });
   }
@@ -118,7 +118,7 @@
   }
   async function reload() {
     try {
-      wo = await window.Aria.api("GET", path("detail"));
+      wo = await api("GET", path("detail"));
     } catch (err) {
       return;  // the next event reloads
     }
