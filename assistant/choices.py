@@ -10,6 +10,13 @@ class Mode(models.TextChoices):
     COORDINATE = "coordinate", "Coordinator"  # a turn of the orchestrator's coordinator, in this session
 
 
+class ToolApproval(models.TextChoices):
+    """A session's setting for the mutating tools of build mode (update a work order, the KB …)."""
+
+    ASK = "ask", "Ask each time"  # the default: mutating tools are not handed to the model
+    ALLOW = "allow", "Allow in this session"
+
+
 class Role(models.TextChoices):
     USER = "user", "User"
     ASSISTANT = "assistant", "Assistant"

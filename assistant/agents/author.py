@@ -53,9 +53,10 @@ class SubmitTurn(BaseModel):
     draft_deltas: list[DraftDelta] = Field(default_factory=list)
 
 
-def author_tools(mode: str, config: AssistantConfig) -> list[str]:
-    """read always; safe and mutate only in build; gated never; approve/publish never."""
-    ceiling = Tier.MUTATE if mode == Mode.BUILD else Tier.READ
+def author_tools(mode: str, config: AssistantConfig, *, allow_mutations: bool = False) -> list[str]:
+    """read always; safe only in build, mutate only in build when the session allows mutating tools
+    (its tool_approval setting; by default they are asked for, not run); gated, approve/publish never."""
+    ceiling = build_ceiling(allow_mutations) if mode == Mode.BUILD else Tier.READ
     names = []
     for cap in registry.all():
         if cap.tier > ceiling or cap.handoff_to or cap.ui_only:
@@ -87,6 +88,10 @@ def _context_block(drafts: list[Draft], attachments: list[Attachment], budget: i
     return "\n\n".join(parts)
 
 
+def build_ceiling(allow_mutations: bool) -> Tier:
+    return Tier.MUTATE if allow_mutations else Tier.SAFE
+
+
 def author_spec(
     *,
     mode: str,
@@ -94,6 +99,7 @@ def author_spec(
     skills: list[Skill],
     drafts: list[Draft],
     attachments: list[Attachment],
+    allow_mutations: bool = False,
 ) -> AgentSpec:
     base, ref = system_prompt_for(AUTHOR_AGENT, DEFAULT_AUTHOR_PROMPT)
     sections = [base, MODE_GUIDANCE.get(mode, MODE_GUIDANCE[Mode.CHAT])]
@@ -107,8 +113,8 @@ def author_spec(
         name=AUTHOR_AGENT,
         system_prompt="\n\n".join(sections),
         prompt_ref=ref,
-        tools=author_tools(mode, config),
-        max_tier=Tier.MUTATE if mode == Mode.BUILD else Tier.READ,
+        tools=author_tools(mode, config, allow_mutations=allow_mutations),
+        max_tier=build_ceiling(allow_mutations) if mode == Mode.BUILD else Tier.READ,
         use_case="chat",
         thinking=config.reasoning,
         finish_tool=FinishTool("submit_turn", "Finish the turn: reply, questions, draft_deltas.", SubmitTurn),

@@ -22,6 +22,7 @@ class SessionPatch(Schema):
     title: str | None = Field(default=None, max_length=200)
     archived: bool | None = None
     mode: ModeName | None = None
+    tool_approval: Literal["ask", "allow"] | None = None  # build mode's mutating tools: ask (default) or allow
 
 
 class SessionOut(Schema):
@@ -29,6 +30,7 @@ class SessionOut(Schema):
     owner_id: int
     title: str
     mode: str
+    tool_approval: str = "ask"
     archived: bool
     correlation_id: str
     created: datetime

@@ -34,6 +34,7 @@ def _session_out(session) -> dict:
         "owner_id": session.owner_id,
         "title": session.title,
         "mode": session.mode,
+        "tool_approval": session.tool_approval,
         "archived": session.archived,
         "correlation_id": session.correlation_id,
         "created": session.created,
@@ -66,7 +67,13 @@ def patch_session(request: HttpRequest, session_id: int, payload: SessionPatch) 
     require_scopes(request.user, OPERATOR)
     session = selectors.session_get(request.user, session_id)
     return _session_out(
-        session_update(session=session, title=payload.title, archived=payload.archived, mode=payload.mode)
+        session_update(
+            session=session,
+            title=payload.title,
+            archived=payload.archived,
+            mode=payload.mode,
+            tool_approval=payload.tool_approval,
+        )
     )
 
 

@@ -31,6 +31,11 @@ class Session(models.Model):
     def mode(self) -> str:
         return self.metadata.get("mode", Mode.CHAT)
 
+    @property
+    def tool_approval(self) -> str:
+        """ask (default) | allow: whether build mode may run mutating tools (assistant.choices.ToolApproval)."""
+        return self.metadata.get("tool_approval", "ask")
+
 
 class Message(models.Model):
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="messages")

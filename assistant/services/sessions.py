@@ -6,7 +6,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 
-from assistant.choices import Mode, Role
+from assistant.choices import Mode, Role, ToolApproval
 from assistant.models import Message, Session
 from core.errors import InvalidInput
 
@@ -20,7 +20,12 @@ def session_create(
 
 
 def session_update(
-    *, session: Session, title: str | None = None, archived: bool | None = None, mode: str | None = None
+    *,
+    session: Session,
+    title: str | None = None,
+    archived: bool | None = None,
+    mode: str | None = None,
+    tool_approval: str | None = None,
 ) -> Session:
     fields = ["updated"]
     if title is not None:
@@ -33,6 +38,13 @@ def session_update(
         if mode not in Mode.values:
             raise InvalidInput(f"Unknown mode {mode!r}; choose one of {Mode.values}.", field="mode")
         session.metadata = {**session.metadata, "mode": mode}
+        fields.append("metadata")
+    if tool_approval is not None:
+        if tool_approval not in ToolApproval.values:
+            raise InvalidInput(
+                f"Unknown tool_approval {tool_approval!r}; choose one of {ToolApproval.values}.", field="tool_approval"
+            )
+        session.metadata = {**session.metadata, "tool_approval": tool_approval}
         fields.append("metadata")
     session.save(update_fields=fields)
     return session

@@ -10,7 +10,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 
 from assistant.agents.author import SubmitTurn, author_spec
-from assistant.choices import Mode, Role, RunStatus
+from assistant.choices import Mode, Role, RunStatus, ToolApproval
 from assistant.conf import AssistantConfig, get_config
 from assistant.engines import author_engine
 from assistant.intents import intent_of
@@ -136,7 +136,14 @@ def session_turn(
     if mode == Mode.PLAN:
         reply, plan_card, error = _plan_card(user, content, session)
     else:
-        spec = author_spec(mode=mode, config=config, skills=skills, drafts=drafts, attachments=attachments)
+        spec = author_spec(
+            mode=mode,
+            config=config,
+            skills=skills,
+            drafts=drafts,
+            attachments=attachments,
+            allow_mutations=session.tool_approval == ToolApproval.ALLOW,
+        )
 
         def frame(f: dict[str, Any]) -> None:
             if f["type"] == "tool_call":
