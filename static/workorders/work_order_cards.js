@@ -105,16 +105,17 @@
       card.appendChild(exec);
     }
     if (typeof wo.id === "number") {
+      const links = el("p", "wo-links");
       const page = el("a", "wo-open", "Open work order");
       page.href = `/workorders/${wo.id}/`;
-      card.appendChild(page);
-    }
-    if (typeof wo.id === "number") {  // the printable order (workorders/views_print.py)
-      const print = el("a", "wo-print-link", "Printable work order");
+      links.appendChild(page);
+      links.appendChild(document.createTextNode(" · "));
+      const print = el("a", "wo-print-link", "Printable work order");  // workorders/views_print.py
       print.href = `/workorders/${wo.id}/print`;
       print.target = "_blank";
       print.rel = "noopener";
-      card.appendChild(print);
+      links.appendChild(print);
+      card.appendChild(links);
     }
     return card;
   }
