@@ -118,7 +118,9 @@ def _update(ids: list[int], **values) -> None:
 def _mark_stale(rows: list[tuple], stale_before: datetime, now: datetime, summary: EvaluationSummary) -> set[int]:
     """Flag signals silent since `stale_before` (one StaleCondition each), unflag returning ones.
     Returns the stale signal ids."""
-    newly, returned, stale = [], [], set()
+    newly: list[int] = []
+    candidates: list[tuple[int, datetime]] = []
+    stale: set[int] = set()
     for row in rows:
         signal_id, time, is_stale = row[0], row[1], row[4]
         if time < stale_before:
@@ -126,8 +128,8 @@ def _mark_stale(rows: list[tuple], stale_before: datetime, now: datetime, summar
             if not is_stale:
                 newly.append(signal_id)
         elif is_stale:
-            returned.append((signal_id, time))
-    returned = _returned_since_marked(returned)
+            candidates.append((signal_id, time))
+    returned = _returned_since_marked(candidates)
     if newly:
         _update(newly, stale=True)
         StaleCondition.objects.bulk_create(
