@@ -14,6 +14,7 @@ from ninja import Query, Router, Schema
 from pydantic import Field
 
 from core.access import APPROVER, OPERATOR, require_any_scope, require_scopes
+from core.json_types import WholeNumber
 from workorders import selectors
 from workorders.choices import allowed_transitions
 from workorders.models import ShiftAssignment, WorkOrder
@@ -33,7 +34,7 @@ CODE = r"^[A-Za-z0-9_.\-]{1,40}$"
 
 
 class AssignIn(Schema):
-    shift_assignment_id: int = Field(ge=1, strict=True, description="A row of the shift roster.")
+    shift_assignment_id: WholeNumber = Field(ge=1, description="A row of the shift roster.")
 
 
 class StartIn(Schema):
@@ -51,7 +52,7 @@ class CancelIn(Schema):
 
 class PartUsedIn(Schema):
     ref: str = Field(min_length=1, max_length=64)
-    qty: int = Field(ge=1, le=1000, strict=True)
+    qty: WholeNumber = Field(ge=1, le=1000)
 
 
 class CompleteIn(Schema):

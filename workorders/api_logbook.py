@@ -15,6 +15,7 @@ from pydantic import Field
 
 from core.access import APPROVER, OPERATOR, get_owned_or_404, require_any_scope, require_scopes
 from core.agents.engines import get_engine
+from core.json_types import WholeNumber
 from core.request_limits import MAX_PAGE_OFFSET
 from core.throttling import CHAT, UserRateLimit, token_budget_check
 from workorders import selectors
@@ -58,7 +59,7 @@ class AttachmentSchema(Schema):
 
 
 class LogbookEntryIn(Schema):
-    cell_id: int = Field(strict=True)
+    cell_id: WholeNumber = Field()
     text: str = Field(min_length=1, max_length=MAX_TEXT_CHARS)
     category: CategoryName = "observation"
     time: datetime | None = Field(default=None, description="When it was observed; default now.")

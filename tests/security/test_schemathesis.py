@@ -49,6 +49,8 @@ SCHEMA_CANNOT_SAY = {
     ("POST", "/api/v1/signals/samples"): [positive_data_acceptance],
     # the alarm-performance window: start before end, not in the future, at most 31 days, start or hours
     ("GET", "/api/v1/alarm-performance"): [positive_data_acceptance],
+    # a handover's date and shift come together or not at all
+    ("POST", "/api/v1/workorders/shift/handovers"): [positive_data_acceptance],
 }
 
 
