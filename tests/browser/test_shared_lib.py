@@ -59,6 +59,7 @@ def test_an_unsafe_call_without_the_csrf_cookie_is_refused_and_with_it_passes(pa
     aria_server.create_user("mika", "shared-lib-pass-2", "operator")
     sign_in(page, "mika", "shared-lib-pass-2", next_path="/plans/")
     expect(page.locator("#plans-list")).to_be_attached()
+    page.wait_for_function("() => window.Aria !== undefined")  # lib.js is deferred: it runs after parsing
 
     # With the cookie, Aria.api sends X-CSRFToken and the server accepts the POST (a coordinator turn)
     sent = page.evaluate(
