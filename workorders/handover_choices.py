@@ -3,6 +3,8 @@ logbook categories and the media types a text attachment may declare."""
 
 from django.db import models
 
+from core.transitions import StateMachine
+
 
 class HandoverStatus(models.TextChoices):
     DRAFT = "draft", "Draft"
@@ -23,8 +25,12 @@ HANDOVER_TRANSITIONS: dict[str, tuple[str, ...]] = {
 PUBLISHED_HANDOVER_STATUSES = (H.SIGNED, H.ACKNOWLEDGED)
 
 
+# The kernel's map check (core.transitions): the 409 names the allowed moves and the current status.
+HANDOVER_MACHINE = StateMachine("handover", HANDOVER_TRANSITIONS, request_field="status", sort_allowed=False)
+
+
 def handover_allowed_transitions(status: str) -> list[str]:
-    return [str(s) for s in HANDOVER_TRANSITIONS.get(status, ())]
+    return HANDOVER_MACHINE.allowed(status)
 
 
 class LogbookCategory(models.TextChoices):

@@ -31,7 +31,7 @@ from core.events import publish, turn_scope
 from core.events.contract import _Payload, register_event_type
 from workorders.agents import handover as handover_agent
 from workorders.choices import Shift
-from workorders.handover_choices import HandoverStatus, handover_allowed_transitions
+from workorders.handover_choices import HANDOVER_MACHINE, HandoverStatus, handover_allowed_transitions
 from workorders.models import ShiftHandover
 from workorders.shifts import shift_at, shift_window
 
@@ -167,14 +167,11 @@ def _require_outgoing(handover: ShiftHandover, actor: AbstractBaseUser, doing: s
 
 def _move(handover: ShiftHandover, to_status: str) -> str:
     """Apply one move of the lifecycle map to a locked row (409 naming the allowed moves)."""
-    allowed = handover_allowed_transitions(handover.status)
-    if to_status not in allowed:
-        raise Conflict(
-            f"Handover {handover.pk} is {handover.status}; it cannot become {to_status}.",
-            field="status",
-            code="illegal_transition",
-            allowed=allowed,
-        )
+    HANDOVER_MACHINE.check(
+        handover.status,
+        to_status,
+        message=f"Handover {handover.pk} is {handover.status}; it cannot become {to_status}.",
+    )
     from_status = handover.status
     handover.status = to_status
     return from_status
