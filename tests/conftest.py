@@ -45,6 +45,20 @@ def admin_user(db) -> User:
     return _user("adam", ADMIN)
 
 
+def session_cookie(user: User) -> str:
+    """The Cookie header value of a fresh signed-in session of `user` (what a browser's socket sends)."""
+    from django.conf import settings
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+    from django.contrib.sessions.backends.db import SessionStore
+
+    store = SessionStore()
+    store[SESSION_KEY] = str(user.pk)
+    store[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+    store[HASH_SESSION_KEY] = user.get_session_auth_hash()
+    store.save()
+    return f"{settings.SESSION_COOKIE_NAME}={store.session_key}"
+
+
 def integration_services_configured() -> bool:
     return os.environ.get("DATABASE_URL", "").startswith("postgres") and bool(os.environ.get("REDIS_URL"))
 

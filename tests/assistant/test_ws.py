@@ -5,11 +5,9 @@ import json
 import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
-from django.conf import settings
-from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
-from django.contrib.sessions.backends.db import SessionStore
 
 from aria_project.asgi import application
+from tests.conftest import session_cookie
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 FRAME_KEYS = {
@@ -22,19 +20,10 @@ FRAME_KEYS = {
 }
 
 
-def _cookie_for(user) -> str:
-    store = SessionStore()
-    store[SESSION_KEY] = str(user.pk)
-    store[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
-    store[HASH_SESSION_KEY] = user.get_session_auth_hash()
-    store.save()
-    return f"{settings.SESSION_COOKIE_NAME}={store.session_key}"
-
-
 async def _connect(user=None) -> tuple[WebsocketCommunicator, bool]:
     headers = [(b"origin", b"http://testserver"), (b"host", b"testserver")]
     if user is not None:
-        cookie = await sync_to_async(_cookie_for)(user)
+        cookie = await sync_to_async(session_cookie)(user)
         headers.append((b"cookie", cookie.encode()))
     communicator = WebsocketCommunicator(application, "/ws/agent/chat", headers=headers)
     connected, _ = await communicator.connect()

@@ -15,16 +15,14 @@ from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 from channels_redis.core import RedisChannelLayer
 from django.conf import settings
-from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 from django.contrib.auth.models import Group
-from django.contrib.sessions.backends.db import SessionStore
 from django.db import DatabaseError, close_old_connections, connection, transaction
 
 from aria_project.asgi import application
 from aria_project.celery import app as celery_app
 from core.events.transport import EVENTS_GROUP
 from core.models import AuditRecord
-from tests.conftest import wait_until
+from tests.conftest import session_cookie, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -45,18 +43,9 @@ def test_real_worker_executes_a_task(celery_worker) -> None:
     assert ran, celery_worker.log_tail()
 
 
-def _session_cookie(user) -> str:
-    store = SessionStore()
-    store[SESSION_KEY] = str(user.pk)
-    store[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
-    store[HASH_SESSION_KEY] = user.get_session_auth_hash()
-    store.save()
-    return f"{settings.SESSION_COOKIE_NAME}={store.session_key}"
-
-
 async def _connected_events_client(user) -> WebsocketCommunicator:
     """A signed-in browser's socket through the real ASGI stack (sockets follow a session)."""
-    cookie = await sync_to_async(_session_cookie)(user)
+    cookie = await sync_to_async(session_cookie)(user)
     headers = [(b"origin", b"http://testserver"), (b"host", b"testserver"), (b"cookie", cookie.encode())]
     communicator = WebsocketCommunicator(application, "/ws/events", headers=headers)
     connected, _ = await communicator.connect(timeout=5)

@@ -16,8 +16,6 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
-from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
-from django.contrib.sessions.backends.db import SessionStore
 from django.test import Client, override_settings
 from django.utils import timezone
 
@@ -28,6 +26,7 @@ from core.models import AgentRun
 from core.throttling import Throttled, rate_check, token_budget_check, token_usage_today
 from core.tokens import api_token_create
 from orchestrator.models import CoordinatorTurn, Plan
+from tests.conftest import session_cookie
 
 # The production defaults (aria_project/settings.py); the suite itself runs with generous rates.
 PRODUCTION_RATES = {"chat": "20/m", "coordinator": "10/m", "draft_test": "10/m", "plan_create": "20/m"}
@@ -183,17 +182,8 @@ def test_plan_creation_is_limited(operator, make_user):
 # --- the chat WebSocket ------------------------------------------------------------------------
 
 
-def _cookie_for(user) -> bytes:
-    store = SessionStore()
-    store[SESSION_KEY] = str(user.pk)
-    store[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
-    store[HASH_SESSION_KEY] = user.get_session_auth_hash()
-    store.save()
-    return f"{settings.SESSION_COOKIE_NAME}={store.session_key}".encode()
-
-
 async def _chat_socket(user) -> WebsocketCommunicator:
-    headers = [(b"origin", b"http://testserver"), (b"cookie", await sync_to_async(_cookie_for)(user))]
+    headers = [(b"origin", b"http://testserver"), (b"cookie", (await sync_to_async(session_cookie)(user)).encode())]
     comm = WebsocketCommunicator(application, "/ws/agent/chat", headers=headers)
     assert (await comm.connect())[0]
     return comm
