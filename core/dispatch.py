@@ -36,6 +36,7 @@ RELAY_BATCH = 100
 CLAIM_SECONDS = 30  # a sender that dies mid-send leaves its claim; the relay retries after this
 MAX_BACKOFF_SECONDS = 60
 FAST_PATH_PAUSE_SECONDS = 10  # after a failed send, requests stop trying the broker for a while
+FAST_PATH_DB_ATTEMPTS = 5
 
 _state = threading.local()
 _local_consumer = threading.Event()
@@ -106,7 +107,17 @@ def _send_by_id(intent_id: int, app: Celery | None = None) -> None:
 
 def _send_in_background(intent_id: int, app: Celery) -> None:
     try:
-        _send_by_id(intent_id, app)
+        for attempt in range(FAST_PATH_DB_ATTEMPTS):
+            try:
+                _send_by_id(intent_id, app)
+                return
+            except db.OperationalError:
+                # SQLite answers "table is locked" to a second connection while another one
+                # writes (its busy timeout does not cover shared-cache locks): a moment later
+                # the claim goes through. PostgreSQL waits on the row lock instead.
+                if attempt == FAST_PATH_DB_ATTEMPTS - 1:
+                    raise
+                time.sleep(0.2 * (attempt + 1))
     except Exception:  # the relay delivers it later
         logger.exception("Dispatch fast path failed for intent %s", intent_id)
     finally:
