@@ -19,6 +19,7 @@ class AssistantConfig(AppConfig):
             "capabilities",
             "draft_capabilities",
             "authoring_capabilities",
+            "coordinator_capabilities",  # what the coordinator reads of drafts and reviews
             "receivers",
             "prompt_source",
         ):

@@ -119,3 +119,16 @@ class InteractionAdmin(ApproverConsole, admin.ModelAdmin):
     @admin.action(description="Reject the selected interactions")
     def reject(self, request: HttpRequest, queryset: QuerySet[Interaction]) -> None:
         self._answer(request, queryset, "reject")
+
+
+def _register_more() -> None:
+    """Admin pages kept in their own modules register when present (turns: `admin_turns`)."""
+    from importlib import import_module
+    from importlib.util import find_spec
+
+    for module in ("admin_turns",):
+        if find_spec(f"orchestrator.{module}"):
+            import_module(f"orchestrator.{module}")
+
+
+_register_more()

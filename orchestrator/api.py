@@ -162,3 +162,16 @@ def coordinator_turn_detail(request: HttpRequest, turn_id: int) -> dict[str, Any
 def coordinator_turn_explain(request: HttpRequest, turn_id: int) -> dict[str, Any]:
     _authenticated(request)
     return turn_explain(get_owned_or_404(_turns(request), request.user, owner_field="user", pk=turn_id))
+
+
+def _mount() -> None:
+    """Routes kept in their own modules (one per concern) join this router when present."""
+    from importlib import import_module
+    from importlib.util import find_spec
+
+    for module in ("api_steps", "api_turns"):
+        if find_spec(f"orchestrator.{module}"):
+            router.add_router("", import_module(f"orchestrator.{module}").router)
+
+
+_mount()
