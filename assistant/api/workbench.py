@@ -1,17 +1,23 @@
-"""Intent workbench routes: intent/resolve → plans → plans/latest → plans/execute → operations/{id}."""
+"""Intent workbench routes: intent/resolve → plans → plans/latest → plans/execute → operations/{id}.
+
+The session-scoped twins (/sessions/{id}/…, the seed's paths) live in session_workbench.py and
+call the same lookups below, with the session as an extra scope.
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any, Literal
 
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import QuerySet
 from django.http import HttpRequest
 from ninja import Router, Schema, Status
 from pydantic import Field, StrictInt
 
 from assistant import selectors
 from assistant.intents import INTENTS
-from assistant.models import Operation
+from assistant.models import Operation, Session
 from assistant.services.operations import intent_resolve, operation_execute, operation_plan
 from core.access import OPERATOR, get_owned_or_404, require_scopes
 from core.errors import NotFound
@@ -26,10 +32,13 @@ class ResolveIn(Schema):
 IntentName = Literal[tuple(INTENTS)]  # type: ignore[valid-type]  # documented as an enum in the schema
 
 
-class PlanIn(Schema):
+class PlanBody(Schema):
     intent: IntentName
     slots: dict[str, Any] = Field(default_factory=dict)
     text: str = Field(default="", max_length=5000)
+
+
+class PlanIn(PlanBody):
     session_id: StrictInt | None = None  # JSON true/false or "7" is not a session id
 
 
@@ -40,6 +49,7 @@ class ExecuteIn(Schema):
 
 class OperationOut(Schema):
     id: int
+    session_id: int | None
     intent: str
     slots: dict[str, Any]
     preview: dict[str, Any]
@@ -48,6 +58,31 @@ class OperationOut(Schema):
     error: str
     created: datetime
     executed_at: datetime | None
+
+
+def _operations(session: Session | None) -> QuerySet[Operation]:
+    """Every operation, or one session's; owner scoping is the caller's lookup."""
+    qs = Operation.objects.all()
+    return qs.filter(session=session) if session is not None else qs
+
+
+def operation_get(user: AbstractBaseUser, operation_id: int, session: Session | None = None) -> Operation:
+    """The caller's operation (admins: anyone's); another owner's, or another session's, is a 404."""
+    return get_owned_or_404(_operations(session), user, pk=operation_id)
+
+
+def operation_latest(user: AbstractBaseUser, session: Session | None = None) -> Operation:
+    """The newest operation still waiting for its confirmation; 404 when there is none."""
+    operation = _operations(session).filter(owner=user, status=Operation.Status.PLANNED).first()
+    if operation is None:
+        raise NotFound("No planned operation.")
+    return operation
+
+
+def plan_operation(request: HttpRequest, payload: PlanBody, session: Session | None) -> Operation:
+    return operation_plan(
+        owner=request.user, intent=payload.intent, slots=payload.slots, text=payload.text, session=session
+    )
 
 
 @router.post("/intent/resolve")
@@ -60,29 +95,23 @@ def resolve(request: HttpRequest, payload: ResolveIn) -> dict:
 def plan(request: HttpRequest, payload: PlanIn) -> Status:
     require_scopes(request.user, OPERATOR)
     session = selectors.session_get(request.user, payload.session_id) if payload.session_id else None
-    operation = operation_plan(
-        owner=request.user, intent=payload.intent, slots=payload.slots, text=payload.text, session=session
-    )
-    return Status(201, operation)
+    return Status(201, plan_operation(request, payload, session))
 
 
 @router.get("/plans/latest", response=OperationOut)
 def latest(request: HttpRequest) -> Operation:
     require_scopes(request.user, OPERATOR)
-    operation = Operation.objects.filter(owner=request.user, status=Operation.Status.PLANNED).first()
-    if operation is None:
-        raise NotFound("No planned operation.")
-    return operation
+    return operation_latest(request.user)
 
 
 @router.post("/plans/execute", response=OperationOut)
 def execute(request: HttpRequest, payload: ExecuteIn) -> Operation:
     require_scopes(request.user, OPERATOR)
-    operation = get_owned_or_404(Operation.objects.all(), request.user, pk=payload.plan_id)
+    operation = operation_get(request.user, payload.plan_id)
     return operation_execute(operation=operation, actor=request.user, confirm=payload.confirm)
 
 
 @router.get("/operations/{operation_id}", response=OperationOut)
 def get_operation(request: HttpRequest, operation_id: int) -> Operation:
     require_scopes(request.user, OPERATOR)
-    return get_owned_or_404(Operation.objects.all(), request.user, pk=operation_id)
+    return operation_get(request.user, operation_id)
