@@ -6,11 +6,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, QuerySet
+from django.db.models import CharField, Count, OuterRef, QuerySet, Subquery
+from django.db.models.functions import Cast
 
+from core.agents.engines.catalog import engine_info
 from core.errors import NotFound
+from core.models import AgentRun
 from sentinel.models import Alarm, Cell, SignalDefinition, SignalLatest
 from sentinel.thresholds import signal_state, threshold_values
+from workorders.agents import investigator
 from workorders.choices import CONFIRMED_VERIFICATIONS, FailureCodeLevel, RcaVerdict
 from workorders.models import CompletionReport, EquipmentKB, FailureCode, FailureHistory, WorkOrder
 
@@ -145,6 +149,10 @@ def equipment_kb(cell: Cell) -> EquipmentKB | None:
 
 
 def work_orders_qs() -> QuerySet[WorkOrder]:
+    # The engine of the newest Investigator run on the order (the RCA's engine), in the same query.
+    investigator_runs = AgentRun.objects.filter(
+        subject_type="work_order", subject_id=Cast(OuterRef("pk"), CharField()), agent=investigator.NAME
+    ).order_by("-id")
     return WorkOrder.objects.select_related(
         "cell",
         "triggered_by_signal_def",
@@ -152,7 +160,19 @@ def work_orders_qs() -> QuerySet[WorkOrder]:
         "completion_report__problem",
         "completion_report__cause",
         "completion_report__remedy",
-    )
+    ).annotate(rca_run_engine=Subquery(investigator_runs.values("engine")[:1]))
+
+
+def rca_engine(wo: WorkOrder) -> dict[str, Any] | None:
+    """Which engine wrote the order's RCA ({engine, real_provider}); None for no RCA or a person's."""
+    name = getattr(wo, "rca_run_engine", None)
+    if not wo.rca_summary or not name or (wo.rca_details or {}).get("manual"):
+        return None
+    try:
+        real = bool(engine_info(name)["real_provider"])
+    except ValueError:  # an engine this process doesn't know: never claim it was a real model
+        real = False
+    return {"engine": name, "real_provider": real}
 
 
 def get_work_order(work_order_id: int) -> WorkOrder:
@@ -194,6 +214,7 @@ def work_order_as_dict(wo: WorkOrder, *, full: bool = False) -> dict[str, Any]:
                 "hold_reason": wo.hold_reason,
                 "part_shortages": wo.part_shortages,
                 "completion_report": completion_report_as_dict(wo),
+                "rca_engine": rca_engine(wo),
             }
         )
     return data

@@ -9,6 +9,8 @@
  *                                      (opts.form: send body as-is, e.g. a FormData upload)
  *   Aria.csrf()                        the csrftoken cookie
  *   Aria.fmtTime / fmtDate / fmtDateTime / fmtShortDate(iso), fmtWindow(start, end), fmtNumber(value)
+ *   Aria.offlineMark(engine)           the "offline demo engine" mark for an {engine, real_provider}
+ *                                      that is not a real model; null otherwise (no claim either way)
  *
  * Page scripts are strict-mode IIFEs in ES2017 (const/let, arrows, async/await), no build step.
  * No htmx partials: the cards these pages draw are also drawn from live bus frames (Control Room,
@@ -111,5 +113,13 @@
     return Math.abs(value) >= 100 ? value.toFixed(0) : value.toFixed(2);
   };
 
-  window.Aria = Object.freeze({ el, svg, api, csrf, errorMessage, ApiError, fmtTime, fmtDate, fmtDateTime, fmtShortDate, fmtWindow, fmtNumber });
+  const offlineMark = (engine) => {
+    if (!engine || engine.real_provider !== false) return null;
+    const mark = el("span", "offline-mark", "offline demo engine");
+    mark.setAttribute("data-engine", String(engine.engine || "fake"));
+    mark.title = "Written by ARIA's offline demo engine (a deterministic stand-in), not by an AI model.";
+    return mark;
+  };
+
+  window.Aria = Object.freeze({ el, svg, api, csrf, errorMessage, ApiError, fmtTime, fmtDate, fmtDateTime, fmtShortDate, fmtWindow, fmtNumber, offlineMark });
 })();

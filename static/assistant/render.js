@@ -6,6 +6,9 @@
  *   AriaRender.component(name, props)          // → a new element (unknown names: a key/value card)
  *   AriaRender.drawInto(container, name, props) // replaces the container's content, returns the element
  *   AriaRender.components                       // the names drawn by a dedicated renderer
+ *
+ * An RCA written by the offline engine carries the mark: `diagnosis_card` when props.offline is
+ * true, `work_order_card` when work_order.rca_engine.real_provider is false (workorders selectors).
  */
 (() => {
   "use strict";
@@ -32,7 +35,7 @@
     (document.head || document.documentElement).appendChild(style);
   }
 
-  const { el, svg } = window.Aria;
+  const { el, svg, offlineMark } = window.Aria;
 
   // An empty bucket (null) is a gap in the line, never a zero: Number(null) would be 0.
   function num(v) { return v === null || v === undefined || v === "" ? NaN : Number(v); }
@@ -224,6 +227,8 @@
     body.appendChild(el("p", "aria-note", `${props.cell_tag || "cell " + props.cell_id} · ${props.severity || "warning"} · confidence ${percent(props.confidence)}${props.work_order_id ? " · WO-" + props.work_order_id : ""}`));
     body.appendChild(list("aria-findings", props.findings, (x) => x));
     const box = card(props.title || "Diagnosis", body);
+    const mark = props.offline === true ? offlineMark({ engine: props.engine, real_provider: false }) : null;
+    if (mark) box.querySelector("h4").appendChild(mark);
     box.classList.add("aria-diag", `sev-${["info", "warning", "critical"].includes(props.severity) ? props.severity : "warning"}`);
     return box;
   }
@@ -257,6 +262,8 @@
       body.appendChild(links);
     }
     const box = card(`WO-${wo.id ?? "?"} ${wo.title || ""}`.trim(), body);
+    const mark = wo.rca_summary ? offlineMark(wo.rca_engine) : null;
+    if (mark) box.querySelector("h4").appendChild(mark);
     box.classList.add("aria-wo-card");
     return box;
   }

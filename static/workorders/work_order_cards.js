@@ -8,6 +8,9 @@
  * cancel) when the viewer may operate, and every card links to its work-order page.
  *
  *   AriaWorkOrderCards.render(hostElement, workOrders, { canOperate, onChange, onError })
+ *
+ * An RCA the offline engine wrote (wo.rca_engine.real_provider false) carries an "offline demo
+ * engine" mark in its heading.
  */
 ((global) => {
   "use strict";
@@ -16,7 +19,7 @@
   const CLOSED = { completed: true, cancelled: true };
   const expanded = {};  // work order id → the operator opened its collapsed card
 
-  const { el, fmtDate, fmtWindow } = window.Aria;
+  const { el, fmtDate, fmtWindow, offlineMark } = window.Aria;
 
   function describeFailure(value) {
     if (!value) return "";
@@ -75,6 +78,8 @@
       const rca = el("section", "wo-rca");
       rca.appendChild(el("h3", null, `Root cause${typeof wo.confidence === "number" ?
   ` · confidence ${Math.round(wo.confidence * 100)}%` : ""}`));
+      const mark = offlineMark(wo.rca_engine);
+      if (mark) rca.lastChild.appendChild(mark);
       rca.appendChild(el("p", "wo-rca-summary", wo.rca_summary));
       const details = wo.rca_details || {};
       const similar = describeFailure(details.similar_past_failure);

@@ -3,7 +3,8 @@
  * order, execution controls (AriaWorkOrderActions), the completion report and the history. Kept live
  * from the event bus: any work_order_updated / rca_ready / work_order_ready frame for this order
  * re-reads /api/v1/workorders/<id>/execution. The evidence cards are drawn into #wo-evidence by the
- * shared renderers (window.AriaRender) when the page has them.
+ * shared renderers (window.AriaRender) when the page has them. An RCA the offline engine wrote
+ * (wo.rca_engine.real_provider false) carries the "offline demo engine" mark on both.
  */
 (() => {
   "use strict";
@@ -12,7 +13,7 @@
   const data = JSON.parse(dataEl.textContent);
   let wo = data.work_order;
 
-  const { el, api, fmtWindow } = window.Aria;
+  const { el, api, fmtWindow, offlineMark } = window.Aria;
   function path(name) { return data.paths[name].replace("{id}", encodeURIComponent(wo.id)).replace("{cell}", encodeURIComponent(wo.cell_id)); }
   function showError(message) {
     const e = document.getElementById("wo-error");
@@ -23,7 +24,11 @@
   function drawRca() {
     const host = document.getElementById("wo-rca");
     host.textContent = "";
+    const heading = document.getElementById("wo-rca-title");
+    heading.querySelectorAll(".offline-mark").forEach((node) => node.remove());
     if (!wo.rca_summary) { host.appendChild(el("p", "cr-empty", "Investigator at work…")); return; }
+    const mark = offlineMark(wo.rca_engine);
+    if (mark) heading.appendChild(mark);
     host.appendChild(el("p", "wo-rca-summary", wo.rca_summary));
     const details = wo.rca_details || {};
     const meta = [];
@@ -97,8 +102,10 @@
     const details = wo.rca_details || {};
     if (!r || !r.drawInto || host.getAttribute("data-drawn") || !wo.rca_summary) return;
     try {
+      const engine = wo.rca_engine || {};
       r.drawInto(host, "diagnostic_card", { cell_id: wo.cell_id, work_order_id: wo.id, root_cause: details.root_cause || wo.rca_summary,
-        confidence: wo.confidence, failure_mode: details.failure_mode, contributing_factors: details.contributing_factors || [] });
+        confidence: wo.confidence, failure_mode: details.failure_mode, contributing_factors: details.contributing_factors || [],
+        offline: engine.real_provider === false, engine: engine.engine });
       host.setAttribute("data-drawn", "1");
     } catch (err) { /* the evidence renderers own their errors */ }
   }
