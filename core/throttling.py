@@ -7,6 +7,10 @@ each check so an admin's change (or a test's override) applies at once. Routes a
 `UserRateLimit(scope)` with ninja's `throttle=`; ninja answers 429 JSON with `Retry-After`.
 Anything that is not a ninja route (the chat WebSocket, a mode chosen in the body) calls
 `rate_limit(scope, user)`, the same throttle and the same cache keys, which raises `Throttled`.
+The log is read, checked and written back, so each check holds a lock on its key (a redis-py
+`Lock` when the cache is Redis, shared by every process; a process lock otherwise): requests
+racing at the limit let exactly the limit through. A lock that cannot be had within
+`LOCK_WAIT_SECONDS` refuses the request (fail closed) rather than counting it unguarded.
 
 The token budget: with a real model provider, a user's model-backed turns stop once today's
 recorded usage (AgentRun input + output tokens since 00:00 in TIME_ZONE) reaches
@@ -15,13 +19,20 @@ recorded usage (AgentRun input + output tokens since 00:00 in TIME_ZONE) reaches
 
 from __future__ import annotations
 
+import logging
 import math
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+import redis
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.core.cache import caches
+from django.core.cache.backends.redis import RedisCache
 from django.db.models import F, Sum
 from django.http import HttpRequest
 from django.utils import timezone
@@ -42,6 +53,10 @@ SCOPE_LABELS = {
     PLAN_CREATE: "new plans",
 }
 FAKE_PROVIDER = "fake"
+LOCK_WAIT_SECONDS = 2.0
+LOCK_HOLD_SECONDS = 5  # a check takes milliseconds; a holder that dies frees the key after this
+
+logger = logging.getLogger(__name__)
 
 
 class Throttled(DomainError):
@@ -116,9 +131,42 @@ def rate_check(scope: str, request_or_user: HttpRequest | AbstractBaseUser | Ano
         request = HttpRequest()
         request.user = stored_user(request_or_user) or AnonymousUser()
     throttle = _ScopeRate(scope)
-    if throttle.allow_request(request):
-        return RateDecision(True, rate=throttle.rate or None)
+    if throttle.num_requests is None:
+        return RateDecision(True)
+    with _key_locked(throttle.get_cache_key(request) or scope) as locked:
+        if not locked:
+            logger.warning("Rate-limit lock for %s not had in %ss: refused", scope, LOCK_WAIT_SECONDS)
+            return RateDecision(False, retry_after=1, rate=throttle.rate)
+        if throttle.allow_request(request):
+            return RateDecision(True, rate=throttle.rate or None)
     return RateDecision(False, retry_after=math.ceil(throttle.wait() or 1), rate=throttle.rate)
+
+
+_process_lock = threading.Lock()
+_redis_clients: dict[str, redis.Redis] = {}
+
+
+@contextmanager
+def _key_locked(key: str) -> Iterator[bool]:
+    """One check at a time per throttle key: across processes on Redis, in this process otherwise."""
+    cache = caches["default"]
+    if not isinstance(cache, RedisCache):
+        with _process_lock:  # the local-memory cache is this process' alone
+            yield True
+        return
+    location = str(settings.CACHES["default"]["LOCATION"]).split(",")[0]
+    client = _redis_clients.get(location)
+    if client is None:
+        client = _redis_clients.setdefault(location, redis.Redis.from_url(location, socket_timeout=5))
+    lock = client.lock(f"{cache.make_key(key)}:lock", timeout=LOCK_HOLD_SECONDS, blocking_timeout=LOCK_WAIT_SECONDS)
+    if not lock.acquire():
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        with suppress(redis.exceptions.LockError):  # held past LOCK_HOLD_SECONDS: it expired already
+            lock.release()
 
 
 def rate_limit(scope: str, user: AbstractBaseUser | AnonymousUser) -> None:
