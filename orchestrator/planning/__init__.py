@@ -24,6 +24,8 @@ class Proposal:
     steps: list[dict[str, Any]]
     template: str = ""
     notes: list[dict[str, Any]] = field(default_factory=list)
+    # asks for the owner before the plan can go on: {term, question, options, evidence}
+    choices: list[dict[str, Any]] = field(default_factory=list)
 
 
 class Planner(Protocol):

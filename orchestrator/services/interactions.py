@@ -1,7 +1,9 @@
 """Interactions: the executor asks a human (permission / choice / confirm) and the plan pauses.
 
 Who may answer:
-- a `permission` or `confirm` ask on a non-gated step: the plan owner or an admin;
+- a `permission` or `confirm` ask on a non-gated step, or a planner's `choice` (which equipment
+  did you mean?): the plan owner or an admin; a choice's answer must be one of its options and
+  plans the draft again with it (`plan_choices.apply_choice`);
 - a gated step's approval (`required_scope` set): a DIFFERENT human holding that scope — never
   the plan owner, never a service account; a scope name that is not mapped denies.
 An answer may carry edited step inputs; they are validated against the capability's schema.
@@ -25,6 +27,7 @@ from orchestrator.choices import PLAN_FINISHED, InteractionKind, InteractionStat
 from orchestrator.dispatch import enqueue_execution
 from orchestrator.models import Interaction, Plan, PlanStep
 from orchestrator.planning.validation import validate_inputs
+from orchestrator.services.plan_choices import apply_choice
 from orchestrator.services.plans import plan_transition, plan_updated
 
 # The scope a gated step's approver must hold (separation of duties: never the owner).
@@ -184,6 +187,9 @@ def interaction_answer(
         if inputs is not None and (interaction.kind != InteractionKind.PERMISSION or step is None):
             raise InvalidInput("Only a permission answer may edit the step's inputs.", field="inputs")
         edited = _edited_inputs(step, inputs) if inputs is not None else None
+        if interaction.kind == InteractionKind.CHOICE and step is None:
+            apply_choice(interaction, str(choice), actor)  # the draft is planned again with the pick
+            plan_updated(plan)
         if step is not None and step.status == StepStatus.WAITING_INTERACTION:
             if not approved:
                 step.status = StepStatus.SKIPPED

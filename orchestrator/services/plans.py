@@ -15,6 +15,7 @@ from orchestrator.choices import PLAN_TRANSITIONS, Autonomy, PlanStatus
 from orchestrator.models import Plan, PlanStep
 from orchestrator.planning import Proposal, get_planner, normalize_refs
 from orchestrator.planning.validation import validate_proposals
+from orchestrator.services.plan_choices import open_plan_choices, refuse_while_choosing
 
 PLAN_MACHINE = StateMachine("plan", PLAN_TRANSITIONS)
 
@@ -88,6 +89,7 @@ def plan_create(
             )
             for index, step in enumerate(checked.steps)
         )
+        open_plan_choices(plan, proposal.choices)  # "which one did you mean?" before it can be approved
         audit_record(
             actor=owner,
             action="plan.create",
@@ -130,6 +132,7 @@ def plan_transition(*, plan: Plan, to_status: str, actor: AbstractBaseUser | Non
 
 
 def plan_approve(*, plan: Plan, actor: AbstractBaseUser) -> Plan:
+    refuse_while_choosing(plan)
     return plan_transition(plan=plan, to_status=PlanStatus.APPROVED, actor=actor)
 
 

@@ -1,0 +1,113 @@
+"""`choice` asks the planner raises while drafting ("No cell is tagged P-2. Which one did you mean?").
+
+The planner proposes them (`Proposal.choices`); `open_plan_choices` stores one open `choice`
+interaction per question on the new draft (no step: it is about the whole plan), answerable by the
+owner (or an admin) through the usual answer route, where the answer must be one of the options.
+`apply_choice` records the pick in `plan.constraints["resolved"]` and plans the goal again with
+it (the draft's steps and notes are replaced; a further ambiguity opens a further choice). A draft
+with an open choice cannot be approved: the plan is not known yet.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+
+from core.audit import audit_record
+from core.errors import Conflict, InvalidInput
+from core.events import publish
+from orchestrator.choices import InteractionKind, InteractionStatus, PlanStatus
+from orchestrator.models import Interaction, Plan, PlanStep
+from orchestrator.planning import get_planner
+from orchestrator.planning.validation import validate_proposals
+
+RESOLVE_EQUIPMENT = "resolve_equipment"
+
+
+def open_plan_choices(plan: Plan, choices: list[dict[str, Any]]) -> list[Interaction]:
+    """One open choice per planner question (in the caller's transaction), announced on the bus."""
+    opened = []
+    for choice in choices:
+        interaction = Interaction.objects.create(
+            plan=plan,
+            kind=InteractionKind.CHOICE,
+            question=choice["question"],
+            options=list(choice["options"]),
+            evidence={**choice.get("evidence", {}), "goal": plan.goal},
+            required_scope="",
+        )
+        publish(
+            "interaction_needed",
+            {
+                "plan_id": plan.pk,
+                "interaction_id": interaction.pk,
+                "kind": interaction.kind,
+                "question": interaction.question,
+                "required_scope": "",
+            },
+        )
+        opened.append(interaction)
+    return opened
+
+
+def refuse_while_choosing(plan: Plan) -> None:
+    """409 when the draft still waits for a choice (approving it would run an unfinished plan)."""
+    open_choice = plan.interactions.filter(kind=InteractionKind.CHOICE, status=InteractionStatus.OPEN).first()
+    if open_choice is not None:
+        raise Conflict(
+            f"Plan {plan.pk} waits for a choice: {open_choice.question} Answer interaction {open_choice.pk} first.",
+            allowed=[PlanStatus.CANCELLED],
+            status=plan.status,
+        )
+
+
+def apply_choice(interaction: Interaction, choice: str, actor: AbstractBaseUser) -> list[dict[str, Any]]:
+    """Plan the draft again with the chosen option (in the caller's transaction; the plan row is
+    locked by it). Returns the new planner notes. 409 unless the plan is still a draft."""
+    plan = Plan.objects.select_for_update().get(pk=interaction.plan_id)
+    if plan.status != PlanStatus.DRAFT:
+        raise Conflict(
+            f"Plan {plan.pk} is {plan.status}; a choice only shapes a draft. Draft a new plan instead.",
+            allowed=[],
+            status=plan.status,
+        )
+    evidence = interaction.evidence or {}
+    if evidence.get("purpose") != RESOLVE_EQUIPMENT:
+        return plan.planner_notes
+    term = str(evidence.get("term") or "")
+    constraints = {**(plan.constraints or {})}
+    constraints["resolved"] = {**(constraints.get("resolved") or {}), term: choice}
+    planner = plan.planner if plan.planner in ("heuristic", "model") else "heuristic"
+    proposal = get_planner(planner).propose(
+        goal=plan.goal, context_refs=plan.context_refs, constraints=constraints, user=plan.owner
+    )
+    checked = validate_proposals(proposal.steps, context_refs=plan.context_refs)
+    chosen = {"action": "chosen", "capability": "", "reason": f"{term} is {choice} (chosen by {actor.get_username()})"}
+    notes = [chosen, *proposal.notes, *checked.notes]
+    if not checked.steps:
+        raise InvalidInput(f"With {term} = {choice} the planner proposed no valid step.", field="choice", notes=notes)
+    plan.steps.all().delete()
+    PlanStep.objects.bulk_create(
+        PlanStep(
+            plan=plan,
+            order=index + 1,
+            depends_on=[d + 1 for d in step.depends_on],
+            capability=step.capability,
+            inputs=step.inputs,
+            tier=step.tier,
+            quality_gate=step.quality_gate,
+        )
+        for index, step in enumerate(checked.steps)
+    )
+    plan.constraints, plan.planner_notes = constraints, notes
+    plan.save(update_fields=["constraints", "planner_notes", "updated_at"])
+    open_plan_choices(plan, proposal.choices)
+    audit_record(
+        actor=actor,
+        action="plan.replanned",
+        target_type="plan",
+        target_id=plan.pk,
+        details={"interaction_id": interaction.pk, "term": term, "choice": choice, "steps": len(checked.steps)},
+    )
+    return notes
