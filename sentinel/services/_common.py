@@ -1,23 +1,49 @@
-"""Helpers shared by the alarm services: locking, the transition check (the kernel's state machine,
-core.transitions), the AlarmEvent + audit pair (alarm moves are bulk as well as single, so the
-append-only AlarmEvent rows are written here, one audit record each)."""
+"""The alarm machine and how its moves are recorded, on the kernel's transition helper
+(core.transitions): every alarm move — an operator's on one row, the detector's on many — is
+checked, saved and recorded there (an append-only AlarmEvent and an audit record per move); what
+the detector records without a state change (a raise, an escalation, chatter) goes through the
+same record step (`alarm_record`).
+
+Lock order (docs/KERNEL.md): alarms in pk order (`lock_alarms`), before the cell and work-order rows.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 
-from core.audit import audit_record
 from core.errors import Conflict
-from core.transitions import StateMachine
-from sentinel.choices import ALARM_TRANSITIONS
+from core.transitions import (
+    MessageOf,
+    Move,
+    OnMove,
+    StateMachine,
+    lock_rows,
+    record_moves,
+    transition_locked,
+    transition_locked_many,
+)
+from sentinel.choices import ALARM_TRANSITIONS, AlarmState
 from sentinel.models import Alarm, AlarmEvent
 
 AUDIT_TARGET = "sentinel.alarm"
-# The kernel's transition check (core.transitions): the 409 lists the allowed states and the current one.
+# The operator's and the detector's map: the 409 lists the allowed states and the current one.
 ALARM_MACHINE = StateMachine("alarm", ALARM_TRANSITIONS, state_field="state")
+# Unshelve and return to service restore the state the alarm had (ISA-18.2), or clear it: shelved →
+# acknowledged is such a restore, a move ALARM_MACHINE does not offer (acknowledging a shelved alarm
+# is refused). Those two verbs check their own precondition against ALARM_MACHINE (its 409), then
+# move along this map.
+ALARM_RETURN_MACHINE = StateMachine(
+    "alarm",
+    {
+        AlarmState.SHELVED: frozenset({AlarmState.ACTIVE_UNACK, AlarmState.ACKNOWLEDGED, AlarmState.CLEARED}),
+        AlarmState.OUT_OF_SERVICE: frozenset({AlarmState.ACTIVE_UNACK, AlarmState.CLEARED}),
+    },
+    state_field="state",
+)
 
 
 def lock_alarm(alarm: Alarm | int) -> Alarm:
@@ -28,68 +54,99 @@ def lock_alarm(alarm: Alarm | int) -> Alarm:
     return Alarm.objects.select_for_update(of=("self",)).select_related("signal__cell").get(pk=pk)
 
 
+def lock_alarms(pks: Iterable[int], *, states: Collection[str]) -> list[Alarm]:
+    """The alarms `pks` still in one of `states`, locked in pk order (the rest are skipped)."""
+    return lock_rows(Alarm.objects.filter(state__in=list(states)), pks)
+
+
 def illegal_transition(alarm: Alarm, *, verb: str) -> Conflict:
     """The 409 for a move the transition map forbids; `allowed` lists the states reachable now."""
-    return ALARM_MACHINE.illegal(alarm.state, "", message=f"Alarm #{alarm.pk} is {alarm.state}; cannot {verb}.")
+    return ALARM_MACHINE.illegal(alarm.state, "", message=_refusal(verb)(alarm, ""))
 
 
-def check_transition(alarm: Alarm, to_state: str, *, verb: str) -> None:
-    if not ALARM_MACHINE.can(alarm.state, to_state):
-        raise illegal_transition(alarm, verb=verb)
+def _refusal(verb: str) -> MessageOf:
+    return lambda alarm, _to_state: f"Alarm #{alarm.pk} is {alarm.state}; cannot {verb}."
 
 
-def _actor(actor: AbstractBaseUser | None) -> AbstractBaseUser | None:
+def actor_or_none(actor: AbstractBaseUser | None) -> AbstractBaseUser | None:
     return actor if actor is not None and getattr(actor, "is_authenticated", False) else None
 
 
-def event_for(
+@dataclass(frozen=True)
+class _Recording:
+    """One call's record of its moves: who, the audit action (`alarm.<action>`), the comment;
+    each move's own facts are in `move.details`."""
+
+    action: str
+    actor: AbstractBaseUser | None
+    comment: str = ""
+
+    def history(self, move: Move) -> AlarmEvent:
+        return AlarmEvent(
+            alarm=move.instance,
+            from_state=move.from_state,
+            to_state=move.to_state,
+            actor=self.actor,
+            comment=self.comment[:500],
+            details=move.details,
+        )
+
+    def audit(self, move: Move) -> tuple[str, dict[str, Any]]:
+        details = {"from_state": move.from_state, "to_state": move.to_state, "comment": self.comment[:500]}
+        return f"alarm.{self.action}", {**details, **move.details}
+
+    def hooks(self) -> dict[str, Any]:
+        return {"actor": self.actor, "target_type": AUDIT_TARGET, "audit": self.audit, "history": self.history}
+
+
+def alarm_move(
     alarm: Alarm,
-    *,
-    from_state: str,
     to_state: str,
+    *,
+    action: str,
+    verb: str,
     actor: AbstractBaseUser | None,
     comment: str = "",
     details: dict[str, Any] | None = None,
-) -> AlarmEvent:
-    """An unsaved AlarmEvent (callers save one or bulk-create many)."""
-    return AlarmEvent(
-        alarm=alarm,
-        from_state=from_state,
-        to_state=to_state,
-        actor=_actor(actor),
-        comment=(comment or "")[:500],
-        details=details or {},
+    on_move: OnMove | None = None,
+    machine: StateMachine = ALARM_MACHINE,
+) -> Move:
+    """Move one locked alarm (core.transitions.transition_locked): 409 "Alarm #n is s; cannot
+    <verb>." with the allowed states, the state and what `on_move` sets saved, the AlarmEvent and
+    the audit record `alarm.<action>` written."""
+    recording = _Recording(action, actor_or_none(actor), comment or "")
+    return transition_locked(
+        machine,
+        alarm,
+        to_state,
+        details=details,
+        on_move=on_move,
+        message=_refusal(verb),
+        save_fields=(),
+        **recording.hooks(),
     )
 
 
-def record_events(events: Iterable[AlarmEvent], *, action: str) -> list[AlarmEvent]:
-    """Write the append-only alarm events and one audit record for each."""
-    events = AlarmEvent.objects.bulk_create(list(events))
-    for event in events:
-        audit_record(
-            actor=event.actor,
-            action=f"alarm.{action}",
-            target_type=AUDIT_TARGET,
-            target_id=event.alarm_id,
-            details={
-                "from_state": event.from_state,
-                "to_state": event.to_state,
-                "comment": event.comment,
-                **event.details,
-            },
-        )
-    return events
-
-
-def record_event(
-    alarm: Alarm,
+def alarm_move_many(
+    alarms: Sequence[Alarm],
+    to_state: str,
     *,
     action: str,
-    from_state: str,
-    to_state: str,
-    actor: AbstractBaseUser | None,
-    comment: str = "",
-    details: dict[str, Any] | None = None,
-) -> AlarmEvent:
-    event = event_for(alarm, from_state=from_state, to_state=to_state, actor=actor, comment=comment, details=details)
-    return record_events([event], action=action)[0]
+    verb: str,
+    on_move: OnMove | None = None,
+    actor: AbstractBaseUser | None = None,
+) -> list[Move]:
+    """Move alarms locked by `lock_alarms` to one state with a constant number of queries
+    (core.transitions.transition_locked_many); `on_move` sets each one's fields and details."""
+    recording = _Recording(action, actor_or_none(actor))
+    return transition_locked_many(
+        ALARM_MACHINE, alarms, to_state, on_move=on_move, message=_refusal(verb), **recording.hooks()
+    )
+
+
+def alarm_record(
+    moves: Sequence[Move], *, action: str, actor: AbstractBaseUser | None = None, comment: str = ""
+) -> None:
+    """Record what changes no state like a move (core.transitions.record_moves): a raise (from ""),
+    an escalation or chatter (from a state to itself), one AlarmEvent and one audit record each."""
+    record_moves(moves, **_Recording(action, actor_or_none(actor), comment or "").hooks())

@@ -1,7 +1,8 @@
 """Operator transitions of one alarm: acknowledge, shelve, unshelve, out of service, return.
 
-Each service locks the alarm row, checks the transition map (illegal → Conflict listing the
-allowed states), saves, and writes an AlarmEvent plus an audit record in the same transaction.
+Each service locks the alarm row and moves it with the kernel's transition helper
+(`_common.alarm_move` → core.transitions): the map checked (illegal → Conflict listing the allowed
+states), the row saved, an AlarmEvent and an audit record written, in one transaction.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.errors import InvalidInput
+from core.transitions import Move
 from sentinel.choices import AlarmState
 from sentinel.models import Alarm, SignalLatest
-from sentinel.services._common import check_transition, illegal_transition, lock_alarm, record_event
+from sentinel.services._common import ALARM_RETURN_MACHINE, actor_or_none, alarm_move, illegal_transition, lock_alarm
 from sentinel.signals import alarm_cleared
 from sentinel.thresholds import is_clear
 
@@ -24,17 +26,23 @@ MAX_SHELVE_MINUTES = 7 * 24 * 60
 
 def alarm_acknowledge(*, alarm: Alarm | int, actor: AbstractBaseUser | None, comment: str = "") -> Alarm:
     """The operator has seen the alarm: record who, when and an optional comment."""
+
+    def acknowledged(locked: Alarm, _move: Move) -> list[str]:
+        locked.acknowledged_at = timezone.now()
+        locked.acknowledged_by = actor_or_none(actor)
+        locked.acknowledge_comment = (comment or "")[:500]
+        return ["acknowledged_at", "acknowledged_by", "acknowledge_comment"]
+
     with transaction.atomic():
         alarm = lock_alarm(alarm)
-        check_transition(alarm, AlarmState.ACKNOWLEDGED, verb="acknowledge")
-        from_state = alarm.state
-        alarm.state = AlarmState.ACKNOWLEDGED
-        alarm.acknowledged_at = timezone.now()
-        alarm.acknowledged_by = actor if actor is not None and actor.is_authenticated else None
-        alarm.acknowledge_comment = (comment or "")[:500]
-        alarm.save(update_fields=["state", "acknowledged_at", "acknowledged_by", "acknowledge_comment"])
-        record_event(
-            alarm, action="acknowledge", from_state=from_state, to_state=alarm.state, actor=actor, comment=comment
+        alarm_move(
+            alarm,
+            AlarmState.ACKNOWLEDGED,
+            action="acknowledge",
+            verb="acknowledge",
+            actor=actor,
+            comment=comment,
+            on_move=acknowledged,
         )
     return alarm
 
@@ -52,26 +60,28 @@ def alarm_shelve(
         raise InvalidInput("Give either minutes or until_work_order_closes.", field="minutes")
     if minutes is not None and not (1 <= int(minutes) <= MAX_SHELVE_MINUTES):
         raise InvalidInput(f"minutes: must be between 1 and {MAX_SHELVE_MINUTES}.", field="minutes")
+    until = timezone.now() + timedelta(minutes=int(minutes)) if minutes is not None else None
+
+    def shelved(locked: Alarm, move: Move) -> list[str]:
+        locked.state_before_shelve = move.from_state
+        locked.shelved_until = until
+        locked.shelved_until_work_order_closes = bool(until_work_order_closes)
+        return ["state_before_shelve", "shelved_until", "shelved_until_work_order_closes"]
+
     with transaction.atomic():
         alarm = lock_alarm(alarm)
-        check_transition(alarm, AlarmState.SHELVED, verb="shelve")
-        from_state = alarm.state
-        alarm.state_before_shelve = from_state
-        alarm.state = AlarmState.SHELVED
-        alarm.shelved_until = timezone.now() + timedelta(minutes=int(minutes)) if minutes is not None else None
-        alarm.shelved_until_work_order_closes = bool(until_work_order_closes)
-        alarm.save(update_fields=["state", "state_before_shelve", "shelved_until", "shelved_until_work_order_closes"])
-        record_event(
+        alarm_move(
             alarm,
+            AlarmState.SHELVED,
             action="shelve",
-            from_state=from_state,
-            to_state=alarm.state,
+            verb="shelve",
             actor=actor,
             comment=comment,
             details={
-                "shelved_until": alarm.shelved_until.isoformat() if alarm.shelved_until else None,
-                "until_work_order_closes": alarm.shelved_until_work_order_closes,
+                "shelved_until": until.isoformat() if until else None,
+                "until_work_order_closes": bool(until_work_order_closes),
             },
+            on_move=shelved,
         )
     return alarm
 
@@ -86,27 +96,29 @@ def _state_on_return(alarm: Alarm, fallback: str) -> tuple[str, float | None]:
 
 
 def _leave(alarm: Alarm, *, action: str, fallback: str, actor: AbstractBaseUser | None, comment: str) -> Alarm:
-    from_state = alarm.state
+    """Out of shelve or out of service (the caller checked which): back to `fallback` or cleared."""
     to_state, value = _state_on_return(alarm, fallback)
-    if to_state != fallback:  # restoring the state before is always legal; anything else is checked
-        check_transition(alarm, to_state, verb=action.replace("_", " "))
-    alarm.state = to_state
-    alarm.shelved_until = None
-    alarm.shelved_until_work_order_closes = False
-    alarm.state_before_shelve = ""
-    fields = ["state", "shelved_until", "shelved_until_work_order_closes", "state_before_shelve"]
-    if to_state == AlarmState.CLEARED:
-        alarm.cleared_at = timezone.now()
-        fields.append("cleared_at")
-    alarm.save(update_fields=fields)
-    record_event(
+
+    def returned(locked: Alarm, move: Move) -> list[str]:
+        locked.shelved_until = None
+        locked.shelved_until_work_order_closes = False
+        locked.state_before_shelve = ""
+        fields = ["shelved_until", "shelved_until_work_order_closes", "state_before_shelve"]
+        if move.to_state == AlarmState.CLEARED:
+            locked.cleared_at = timezone.now()
+            fields.append("cleared_at")
+        return fields
+
+    alarm_move(
         alarm,
+        to_state,
         action=action,
-        from_state=from_state,
-        to_state=to_state,
+        verb=action.replace("_", " "),
         actor=actor,
         comment=comment,
         details={"value": value},
+        on_move=returned,
+        machine=ALARM_RETURN_MACHINE,
     )
     if to_state == AlarmState.CLEARED:
         alarm_cleared.send(sender=Alarm, alarm=alarm)
@@ -149,12 +161,13 @@ def alarm_put_out_of_service(*, alarm: Alarm | int, actor: AbstractBaseUser | No
     """Take the alarm out of service (maintenance on the instrument or the equipment)."""
     with transaction.atomic():
         alarm = lock_alarm(alarm)
-        check_transition(alarm, AlarmState.OUT_OF_SERVICE, verb="put out of service")
-        from_state = alarm.state
-        alarm.state = AlarmState.OUT_OF_SERVICE
-        alarm.save(update_fields=["state"])
-        record_event(
-            alarm, action="out_of_service", from_state=from_state, to_state=alarm.state, actor=actor, comment=comment
+        alarm_move(
+            alarm,
+            AlarmState.OUT_OF_SERVICE,
+            action="out_of_service",
+            verb="put out of service",
+            actor=actor,
+            comment=comment,
         )
     return alarm
 

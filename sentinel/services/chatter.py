@@ -7,7 +7,8 @@ were on (one query for every signal of the pass). From the `CHATTER_RAISES`-th o
 marked `chattering` and does not clear yet: it stays open, so the next crossing raises no new
 alarm, until the value has stayed inside its band (deadband included) for
 `CHATTER_CLEAR_DELAY_SECONDS`. A crossing back, or a swing to the other side, resets that clock
-(`Alarm.clear_since`). Detection writes an `AlarmEvent` and an audit record (`alarm.chatter`);
+(`Alarm.clear_since`). Detection records an `AlarmEvent` and an audit record (`alarm.chatter`, through the kernel's
+record step, `_common.alarm_record`);
 the final clear's event carries `chattering: true`.
 """
 
@@ -18,9 +19,10 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from core.transitions import Move
 from sentinel.choices import AUTO_CLEARABLE_STATES
 from sentinel.models import Alarm
-from sentinel.services._common import event_for, record_events
+from sentinel.services._common import alarm_record
 
 CHATTER_WINDOW_SECONDS = 60
 CHATTER_RAISES = 3
@@ -91,15 +93,13 @@ def chatter_decide(candidates: Sequence[ClearCandidate], *, now: datetime) -> Ch
         )
     if decision.detected:
         by_id = {c.alarm_id: c for c in candidates}
-        record_events(
-            (
-                event_for(
+        alarm_record(
+            [
+                Move(
                     Alarm(pk=pk, signal_id=by_id[pk].signal_id),
-                    from_state=by_id[pk].state,
-                    to_state=by_id[pk].state,
-                    actor=None,
-                    comment="chattering: clear delayed",
-                    details={
+                    by_id[pk].state,
+                    by_id[pk].state,
+                    {
                         "chattering": True,
                         "swung": by_id[pk].swung,
                         "raises_in_window": raises[by_id[pk].signal_id],
@@ -109,8 +109,9 @@ def chatter_decide(candidates: Sequence[ClearCandidate], *, now: datetime) -> Ch
                     },
                 )
                 for pk in decision.detected
-            ),
+            ],
             action="chatter",
+            comment="chattering: clear delayed",
         )
     return decision
 

@@ -1,5 +1,7 @@
 """Transitions the detector makes (raise, escalate, clear), in batches so a scan costs a constant
-number of queries whatever the number of signals (plus one audit record per transition).
+number of queries whatever the number of signals: clears move through the kernel's bulk transition
+(core.transitions.transition_locked_many), raises and escalations are recorded through its record
+step (an AlarmEvent and an audit record each, one INSERT apiece).
 
 One open alarm per signal is a database constraint (`alarm_one_open_per_signal`): when two scans
 or two workers race, the loser's insert fails and is skipped, so exactly one alarm exists and
@@ -15,9 +17,10 @@ from datetime import datetime
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from core.transitions import Move, lock_rows
 from sentinel.choices import AUTO_CLEARABLE_STATES, OPEN_ALARM_STATES, AlarmState, Direction, Severity
 from sentinel.models import Alarm, SignalDefinition
-from sentinel.services._common import event_for, record_events
+from sentinel.services._common import alarm_move_many, alarm_record, lock_alarms
 from sentinel.signals import alarm_cleared, alarm_escalated, alarm_raised
 from sentinel.thresholds import BreachResult
 
@@ -88,14 +91,13 @@ def alarm_raise_many(*, raises: Sequence[AlarmRaise]) -> list[Alarm]:
         if not created:
             return []
         _attach_signals(created)
-        record_events(
-            (
-                event_for(
+        alarm_record(
+            [
+                Move(
                     a,
-                    from_state="",
-                    to_state=a.state,
-                    actor=None,
-                    details={
+                    "",
+                    a.state,
+                    {
                         "severity": a.severity,
                         "direction": a.direction,
                         "threshold_field": a.threshold_field,
@@ -104,7 +106,7 @@ def alarm_raise_many(*, raises: Sequence[AlarmRaise]) -> list[Alarm]:
                     },
                 )
                 for a in created
-            ),
+            ],
             action="raise",
         )
         for alarm in created:
@@ -125,11 +127,7 @@ def alarm_escalate_many(*, escalations: Sequence[AlarmEscalation]) -> list[Alarm
         return []
     by_id = {e.alarm_id: e for e in escalations}
     with transaction.atomic():
-        locked = list(
-            Alarm.objects.select_for_update()
-            .filter(pk__in=by_id, state__in=OPEN_ALARM_STATES, severity=Severity.ALERT)
-            .order_by("pk")
-        )
+        locked = lock_rows(Alarm.objects.filter(state__in=OPEN_ALARM_STATES, severity=Severity.ALERT), by_id)
         previous = {}
         for alarm in locked:
             e = by_id[alarm.pk]
@@ -143,14 +141,13 @@ def alarm_escalate_many(*, escalations: Sequence[AlarmEscalation]) -> list[Alarm
             return []
         Alarm.objects.bulk_update(locked, ["severity", "threshold_field", "threshold_value", "value", "peak_value"])
         _attach_signals(locked)
-        record_events(
-            (
-                event_for(
+        alarm_record(
+            [
+                Move(
                     a,
-                    from_state=a.state,
-                    to_state=a.state,
-                    actor=None,
-                    details={
+                    a.state,
+                    a.state,
+                    {
                         "escalated_from": previous[a.pk][0],
                         "severity": a.severity,
                         "threshold_field": a.threshold_field,
@@ -159,7 +156,7 @@ def alarm_escalate_many(*, escalations: Sequence[AlarmEscalation]) -> list[Alarm
                     },
                 )
                 for a in locked
-            ),
+            ],
             action="escalate",
         )
         for alarm in locked:
@@ -174,34 +171,18 @@ def alarm_clear_many(*, values: Mapping[int, float], now: datetime | None = None
     `now` is the evaluation's time (a replayed or back-filled history clears when its values did)."""
     if not values:
         return []
+    cleared_at = now or timezone.now()
+
+    def cleared(alarm: Alarm, move: Move) -> list[str]:
+        alarm.cleared_at = cleared_at
+        move.details.update(value=values[alarm.pk], acknowledged=alarm.acknowledged_at is not None)
+        if alarm.chattering:
+            move.details["chattering"] = True
+        return ["cleared_at"]
+
     with transaction.atomic():
-        locked = list(
-            Alarm.objects.select_for_update()
-            .filter(pk__in=list(values), state__in=AUTO_CLEARABLE_STATES)
-            .order_by("pk")
-        )
-        if not locked:
-            return []
-        now = now or timezone.now()
-        events = []
-        for alarm in locked:
-            events.append(
-                event_for(
-                    alarm,
-                    from_state=alarm.state,
-                    to_state=AlarmState.CLEARED,
-                    actor=None,
-                    details={
-                        "value": values[alarm.pk],
-                        "acknowledged": alarm.acknowledged_at is not None,
-                        **({"chattering": True} if alarm.chattering else {}),
-                    },
-                )
-            )
-            alarm.state = AlarmState.CLEARED
-            alarm.cleared_at = now
-        Alarm.objects.bulk_update(locked, ["state", "cleared_at"])
-        record_events(events, action="clear")
+        locked = lock_alarms(values, states=AUTO_CLEARABLE_STATES)
+        alarm_move_many(locked, AlarmState.CLEARED, action="clear", verb="clear", on_move=cleared)
         for alarm in locked:
             alarm_cleared.send(sender=Alarm, alarm=alarm)
     return locked

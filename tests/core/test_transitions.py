@@ -5,12 +5,14 @@ a legal move saves the row, writes one audit record and publishes its event."""
 from __future__ import annotations
 
 import pytest
+from django.db import transaction
 
 from assistant.services.drafts import draft_create, draft_transition
 from core.access import OPERATOR
+from core.audit import audit_verify
 from core.errors import Conflict
 from core.models import AuditRecord, Event
-from core.transitions import StateMachine, transition
+from core.transitions import StateMachine, lock_rows, transition, transition_locked_many
 from orchestrator.models import Plan
 from orchestrator.services.plans import plan_transition
 from sentinel.models import Alarm, AlarmEvent
@@ -125,3 +127,34 @@ def test_the_helper_on_its_own_keeps_the_row_when_refused(make_user):
         )
     assert Plan.objects.get(pk=plan.pk).status == "draft"
     assert machine.allowed("approved") == [] and not machine.can("approved", "draft")
+
+
+def test_the_bulk_move_saves_records_and_publishes_each_row(make_user):
+    """transition_locked_many: one bulk UPDATE (auto_now fields too), one audit record and one bus
+    event per row, in pk order; the chain stays intact."""
+    owner = make_user("pia", OPERATOR)
+    plans = [Plan.objects.create(owner=owner, goal=f"g{i}", status="draft") for i in range(3)]
+    before = {p.pk: p.updated_at for p in plans}
+    machine = StateMachine("plan", {"draft": {"approved"}})
+    with transaction.atomic():
+        locked = lock_rows(Plan.objects.all(), [p.pk for p in reversed(plans)])
+        moves = transition_locked_many(
+            machine,
+            locked,
+            "approved",
+            actor=owner,
+            target_type="plan",
+            audit=lambda m: ("plan.approved", {"from": m.from_state}),
+            event=lambda m: (
+                "plan_updated",
+                {"plan_id": m.instance.pk, "status": m.to_state, "step_id": None, "step_status": None},
+            ),
+        )
+    assert [m.instance.pk for m in moves] == sorted(p.pk for p in plans)
+    for plan in Plan.objects.filter(pk__in=before):
+        assert plan.status == "approved" and plan.updated_at > before[plan.pk]
+    records = AuditRecord.objects.filter(action="plan.approved").order_by("id")
+    assert [r.target_id for r in records] == [str(p.pk) for p in sorted(plans, key=lambda p: p.pk)]
+    events = Event.objects.filter(type="plan_updated").order_by("id")
+    assert [e.payload["plan_id"] for e in events][-3:] == sorted(p.pk for p in plans)
+    assert audit_verify() is None
