@@ -62,6 +62,8 @@ def _compact_plan(plan: Any) -> dict[str, Any]:
         "status": plan.status,
         "autonomy": plan.autonomy,
         "context_refs": plan.context_refs,
+        "derived_from": plan.derived_from_id,
+        "derivation": plan.derivation,
         "error": plan.error,
         "steps": [
             {

@@ -65,16 +65,22 @@ STEP_TRANSITIONS: dict[str, frozenset[str]] = {
     StepStatus.WAITING_INTERACTION: frozenset(
         {StepStatus.PENDING, StepStatus.DONE, StepStatus.SKIPPED, StepStatus.FAILED}
     ),
+    # running / waiting_job → skipped: a person stopped the step (its late outcome is then discarded)
     StepStatus.RUNNING: frozenset(
-        {StepStatus.DONE, StepStatus.FAILED, StepStatus.WAITING_JOB, StepStatus.WAITING_INTERACTION}
+        {StepStatus.DONE, StepStatus.FAILED, StepStatus.WAITING_JOB, StepStatus.WAITING_INTERACTION, StepStatus.SKIPPED}
     ),
-    StepStatus.WAITING_JOB: frozenset({StepStatus.DONE, StepStatus.FAILED, StepStatus.WAITING_INTERACTION}),
+    StepStatus.WAITING_JOB: frozenset(
+        {StepStatus.DONE, StepStatus.FAILED, StepStatus.WAITING_INTERACTION, StepStatus.SKIPPED}
+    ),
     StepStatus.DONE: frozenset(),
     StepStatus.FAILED: frozenset(),
     StepStatus.SKIPPED: frozenset(),
 }
 STEP_SETTLED = frozenset({StepStatus.DONE, StepStatus.SKIPPED})
 STEP_FINISHED = frozenset({StepStatus.DONE, StepStatus.SKIPPED, StepStatus.FAILED})
+# What one person may do to one step: stop it while it runs or waits, skip it before it runs.
+STEP_STOPPABLE = frozenset({StepStatus.RUNNING, StepStatus.WAITING_JOB, StepStatus.WAITING_INTERACTION})
+STEP_SKIPPABLE = frozenset({StepStatus.PENDING, StepStatus.WAITING_INTERACTION})
 
 
 class InteractionKind(models.TextChoices):

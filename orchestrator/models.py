@@ -25,6 +25,12 @@ class Plan(models.Model):
     planner = models.CharField(max_length=40, default="heuristic")
     template = models.CharField(max_length=120, blank=True)
     planner_notes = models.JSONField(default=list, blank=True)  # repaired / dropped proposals, with reasons
+    # "Same as plan N but without step X": the plan this one was derived from and how it differs
+    # ({"removed": [{order, capability}], "added": [...], "orders": {old order: new order}}).
+    derived_from = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="derivatives"
+    )
+    derivation = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True)
     approved_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

@@ -16,6 +16,10 @@ from core.capabilities import CapabilityContext, Tier, capability, dispatch, reg
 
 DRAFT_LIST = "assistant.list_drafts"
 DRAFT_GET = "assistant.get_draft"
+# Drafts' reviews, as the person sees them (assistant/coordinator_capabilities.py)
+DRAFT_REVIEWS = "assistant.list_draft_reviews"
+DRAFT_REVIEW_GET = "assistant.get_draft_review"
+DRAFT_DECIDE = "assistant.decide_draft"
 
 
 class ConversationInput(BaseModel):
@@ -119,3 +123,23 @@ def read_drafts(ctx: CapabilityContext, params: DraftsInput) -> dict[str, Any]:
     if params.draft_id is not None:
         return draft_read(ctx.user, params.draft_id)
     return draft_read(ctx.user, status=params.status, limit=params.limit)
+
+
+def draft_review_read(user: Any, draft_id: int) -> dict[str, Any]:
+    """One draft's review state as `user` sees it ({"error": …} when it is not visible or not readable)."""
+    if registry.get(DRAFT_REVIEW_GET) is None:
+        return {"error": f"no {DRAFT_REVIEW_GET} capability is registered; draft reviews cannot be read"}
+    result = dispatch(DRAFT_REVIEW_GET, {"draft_id": draft_id}, ctx=CapabilityContext(user=user, agent="coordinator"))
+    return {"error": result.message} if result.is_error else result.content
+
+
+def draft_decide(user: Any, draft_id: int, decision: str, reason: str = "") -> dict[str, Any]:
+    """Approve, reject or publish a draft as `user` through the assistant's capability (its services
+    check scope and separation of duties again). Dispatched without an agent name: the capability is
+    for a person's own request (ui_only), and the coordinator runs it only for words of theirs that
+    asked for it (validated), never on its own."""
+    if registry.get(DRAFT_DECIDE) is None:
+        return {"ok": False, "error": f"no {DRAFT_DECIDE} capability is registered"}
+    args = {"draft_id": draft_id, "decision": decision, "reason": reason}
+    result = dispatch(DRAFT_DECIDE, args, ctx=CapabilityContext(user=user))
+    return {"ok": False, "error": result.message} if result.is_error else {"ok": True, **result.content}

@@ -96,6 +96,8 @@ def plan_out(plan: Plan, *, with_interactions: bool = False) -> dict[str, Any]:
         "planner": plan.planner,
         "template": plan.template,
         "planner_notes": plan.planner_notes,
+        "derived_from": plan.derived_from_id,  # "same as plan N but …": N, and what changed
+        "derivation": plan.derivation,
         "error": plan.error,
         "created_at": plan.created_at.isoformat(),
         "updated_at": plan.updated_at.isoformat(),

@@ -23,6 +23,8 @@ READ_TOOLS = (
     "orchestrator.list_approvals",
     "orchestrator.list_conversation_events",
     "orchestrator.read_drafts",
+    "assistant.list_draft_reviews",
+    "assistant.get_draft_review",
     "workorders.get_work_orders",
     "workorders.get_work_order",
     "workorders.get_signal_anomalies",

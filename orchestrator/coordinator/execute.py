@@ -13,12 +13,21 @@ from core.errors import DomainError
 from orchestrator.choices import PlanStatus
 from orchestrator.coordinator.profiles import PROFILES, runner_for
 from orchestrator.coordinator.schema import Action
-from orchestrator.models import Interaction, Plan
+from orchestrator.models import Interaction, Plan, PlanStep
 from orchestrator.planning import normalize_refs
 from orchestrator.planning.validation import ref_values, validate_inputs
+from orchestrator.read_tools import draft_decide, draft_review_read
 from orchestrator.services.executor import plan_start
 from orchestrator.services.interactions import interaction_answer, interaction_request_approval
-from orchestrator.services.plans import plan_cancel, plan_create, plan_transition, plan_updated
+from orchestrator.services.plans import (
+    plan_cancel,
+    plan_create,
+    plan_derive,
+    plan_transition,
+    plan_updated,
+    step_skip,
+    step_stop,
+)
 
 
 def plan_attach_guidance(*, plan: Plan, text: str, actor: AbstractBaseUser) -> Plan:
@@ -89,6 +98,23 @@ def _execute(action: Action, user: AbstractBaseUser) -> dict[str, Any]:
     if kind == "create_plan":
         plan = plan_create(owner=user, goal=action.goal, context_refs=action.context_refs)
         return {"ok": True, "plan_id": plan.pk, "status": plan.status, "steps": plan.steps.count()}
+    if kind == "derive_plan":
+        source = Plan.objects.get(pk=action.plan_id)
+        plan = plan_derive(source=source, owner=user, remove_steps=action.remove_steps, goal=action.goal)
+        return {
+            "ok": True, "plan_id": plan.pk, "status": plan.status, "steps": plan.steps.count(),
+            "derived_from": source.pk, "removed": plan.derivation["removed"],
+        }  # fmt: skip
+    if kind in ("stop_step", "skip_step"):
+        step = PlanStep.objects.get(plan_id=action.plan_id, order=action.step)
+        move = step_stop if kind == "stop_step" else step_skip
+        step = move(step=step, actor=user, reason=action.text)
+        return {"ok": True, "plan_id": action.plan_id, "step": step.order, "step_status": step.status}
+    if action.draft_id is not None and kind == "present_approval":
+        draft = draft_review_read(user, action.draft_id)
+        return {"ok": "error" not in draft, **draft}
+    if action.draft_id is not None and kind == "decide_approval":
+        return draft_decide(user, action.draft_id, action.decision, action.text)
     if kind in ("present_approval", "decide_approval"):
         ask = Interaction.objects.select_related("plan").get(pk=action.interaction_id)
         if kind == "present_approval":
@@ -129,6 +155,17 @@ def outcome_text(action: Action, result: dict[str, Any]) -> str:
         return f"Drafted plan {plan_id} with {result['steps']} step(s); it waits for your approval on the Plans page."
     if kind == "attach_guidance":
         return f"Guidance added to plan {plan_id} ({result['status']})."
+    if kind == "derive_plan":
+        removed = ", ".join(f"step {r['order']} ({r['capability']})" for r in result["removed"])
+        return (
+            f"Drafted plan {plan_id} from plan {result['derived_from']} without {removed}: {result['steps']} step(s); "
+            "it waits for your approval on the Plans page."
+        )
+    if kind in ("stop_step", "skip_step"):
+        verb = "stopped" if kind == "stop_step" else "skipped"
+        return f"Step {result['step']} of plan {plan_id} {verb} (now {result['step_status']}); the plan goes on without it."
+    if "draft_id" in result:
+        return draft_outcome(action, result)
     if kind in ("pause_plan", "resume_plan", "cancel_plan"):
         return f"Plan {plan_id} is now {result['status']}."
     if kind == "decide_approval":
@@ -143,3 +180,22 @@ def outcome_text(action: Action, result: dict[str, Any]) -> str:
     if kind == "request_approval":
         return f"Asked the {result['required_scope']}s to decide ask {result['interaction_id']} on plan {plan_id}."
     return f"Done: {kind}."
+
+
+def draft_outcome(action: Action, result: dict[str, Any]) -> str:
+    """A draft's review in a sentence: published at T by X, or who it waits for and where to act."""
+    name = (
+        f"Draft {result['draft_id']} ({result['type']} '{result['name']}', v{result['version']} by {result['owner']})"
+    )
+    if result["status"] == "published":
+        return f"{name} was published at {result['published_at']} by {result['published_by']}."
+    said = f"{name} is {result['status']}"
+    if result.get("status_reason"):
+        said += f" ({result['status_reason']})"
+    if action.type == "decide_approval":
+        done = {"approve": "approved", "reject": "rejected", "publish": "published"}[action.decision]
+        return f"{said}: you {done} it." if result["status"] != "publish_failed" else f"{said}: publishing failed."
+    said += f"; it waits for {result['waiting_for']}" if result["waiting_for"] else ""
+    moves = result.get("your_moves") or []
+    act = f" You may {' or '.join(moves)} it: say e.g. '{moves[0]} draft {result['draft_id']}'." if moves else ""
+    return f"{said}. Review it at {result['link']}.{act}"

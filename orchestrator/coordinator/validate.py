@@ -23,16 +23,20 @@ from pydantic import ValidationError
 
 from core.capabilities import CapabilityContext, dispatch
 from core.errors import DomainError
-from orchestrator.choices import PLAN_FINISHED, InteractionStatus, PlanStatus
+from orchestrator.choices import PLAN_FINISHED, STEP_SKIPPABLE, STEP_STOPPABLE, InteractionStatus, PlanStatus
+from orchestrator.coordinator.execute import delegate_step
 from orchestrator.coordinator.schema import MUTATING, SUPPORTED, Action, ActionPlan
 from orchestrator.coordinator.wording import quote_backing
 from orchestrator.models import CoordinatorTurn, Interaction, Plan, PlanStep
 from orchestrator.planning import normalize_refs
-from orchestrator.read_tools import draft_read
+from orchestrator.read_tools import draft_read, draft_review_read
 from orchestrator.selectors import interactions_visible_to, plans_for
 from orchestrator.services.interactions import check_may_answer
 
-VERBS = r"(applied|approved|cancell?ed|stopped|paused|resumed|created|requested|delegated|drafted|rejected|started)"
+VERBS = (
+    r"(applied|approved|cancell?ed|stopped|paused|resumed|created|requested|delegated|drafted|rejected|started"
+    r"|skipped|published|derived)"
+)
 # "I cancelled", "I've approved", "we have now created", or a sentence opening on the verb ("Cancelled plan 6.")
 CLAIM = re.compile(
     rf"\b(?:i|we)(?:'ve|'d|\s+have|\s+had)?\s+(?:(?:just|now|already|successfully|also|then)\s+)*{VERBS}\b"
@@ -45,18 +49,21 @@ CLAIM_BACKING = {
     "rejected": {"decide_approval"},
     "cancelled": {"cancel_plan"},
     "canceled": {"cancel_plan"},
-    "stopped": {"cancel_plan", "pause_plan"},
+    "stopped": {"cancel_plan", "pause_plan", "stop_step"},
+    "skipped": {"skip_step"},
+    "published": {"decide_approval"},
+    "derived": {"derive_plan"},
     "paused": {"pause_plan"},
     "resumed": {"resume_plan"},
     "started": {"resume_plan"},
-    "created": {"create_plan", "delegate"},
-    "drafted": {"create_plan", "delegate"},
+    "created": {"create_plan", "delegate", "derive_plan"},
+    "drafted": {"create_plan", "delegate", "derive_plan"},
     "requested": {"request_approval"},
     "delegated": {"delegate"},
 }
 BACKED = "backed_by_message"
 # Decisions on work already there: their backing is read strictly (not put off, hedged or passed on).
-DECISIONS = frozenset({"decide_approval", "cancel_plan", "pause_plan", "resume_plan"})
+DECISIONS = frozenset({"decide_approval", "cancel_plan", "pause_plan", "resume_plan", "stop_step", "skip_step"})
 
 
 @dataclass
@@ -110,6 +117,12 @@ def _state(action: Action, user: AbstractBaseUser, superseded: set[int]) -> tupl
         if kind == "attach_guidance" and not action.text.strip():
             return False, "guidance needs text"
         return True, ""
+    if kind in ("stop_step", "skip_step"):
+        return _step_movable(action, user)
+    if kind == "derive_plan":
+        return _derivable(action, user)
+    if action.draft_id is not None and kind in ("present_approval", "decide_approval"):
+        return _draft_decidable(action, user)
     if kind in ("present_approval", "decide_approval", "request_approval"):
         ask = _interaction(user, action.interaction_id)
         if ask is None:
@@ -146,6 +159,65 @@ def _state(action: Action, user: AbstractBaseUser, superseded: set[int]) -> tupl
     return False, f"{kind} is not supported"
 
 
+def _step_movable(action: Action, user: AbstractBaseUser) -> tuple[bool, str]:
+    """Stop a running or waiting step, skip a pending one, of a plan of the user's that is not over."""
+    plan = _plan(user, action.plan_id)
+    if plan is None:
+        return False, f"plan {action.plan_id} does not exist or is not visible to you"
+    step = next((s for s in plan.steps.all() if s.order == action.step), None)
+    if step is None:
+        return False, f"plan {plan.pk} has no step {action.step}"
+    if plan.status in PLAN_FINISHED:
+        return False, f"plan {plan.pk} is already {plan.status}; its steps are final"
+    stop = action.type == "stop_step"
+    if step.status not in (STEP_STOPPABLE if stop else STEP_SKIPPABLE):
+        hint = "; skip it instead" if stop and step.status == "pending" else ""
+        return (
+            False,
+            f"step {step.order} of plan {plan.pk} is {step.status}: it cannot be {'stopp' if stop else 'skipp'}ed{hint}",
+        )
+    if stop and plan.status not in (PlanStatus.RUNNING, PlanStatus.PAUSED):
+        return False, f"plan {plan.pk} is {plan.status}; nothing of it runs to stop"
+    return True, ""
+
+
+def _derivable(action: Action, user: AbstractBaseUser) -> tuple[bool, str]:
+    """A changed copy of a plan of the user's: at least one of its steps left out, not all of them."""
+    plan = _plan(user, action.plan_id)
+    if plan is None:
+        return False, f"plan {action.plan_id} does not exist or is not visible to you"
+    orders = {s.order for s in plan.steps.all()}
+    unknown = sorted(set(action.remove_steps) - orders)
+    if not action.remove_steps or unknown:
+        return (
+            False,
+            f"plan {plan.pk} has no step {', '.join(map(str, unknown))}" if unknown else "name a step to leave out",
+        )
+    if orders <= set(action.remove_steps):
+        return False, "leaving out every step leaves no plan"
+    return True, ""
+
+
+def _draft_decidable(action: Action, user: AbstractBaseUser) -> tuple[bool, str]:
+    """A draft's review: visible to the user (owner, or approver); a decision only one of `your_moves`,
+    which the assistant computes with its own scope and separation-of-duties checks."""
+    draft = draft_review_read(user, action.draft_id)
+    if "error" in draft:
+        return False, f"draft {action.draft_id} does not exist or is not visible to you ({draft['error']})"
+    if action.type == "present_approval":
+        return True, ""
+    if action.decision not in draft["your_moves"]:
+        may = f"you may {' or '.join(draft['your_moves'])}" if draft["your_moves"] else "you may not decide it"
+        return False, (
+            f"policy: draft {draft['draft_id']} is {draft['status']} and waits for {draft['waiting_for'] or 'nobody'}; "
+            f"{may} (approving needs the approver scope and someone other than the author; publishing, "
+            "someone other than the author and the approver)"
+        )
+    if action.decision == "reject" and not action.text.strip():
+        return False, "a rejection needs a reason (text)"
+    return True, ""
+
+
 def _requestable(ask: Interaction, user: AbstractBaseUser) -> tuple[bool, str]:
     """Request approval only of an ask someone else must decide, and only once."""
     if not ask.required_scope:
@@ -157,8 +229,6 @@ def _requestable(ask: Interaction, user: AbstractBaseUser) -> tuple[bool, str]:
 
 
 def _delegable(action: Action, user: AbstractBaseUser, superseded: set[int]) -> tuple[bool, str]:
-    from orchestrator.coordinator.execute import delegate_step
-
     try:
         refs = normalize_refs(action.context_refs)
         delegate_step(action, refs)
@@ -190,8 +260,14 @@ def describe(action: Action) -> str:
     target = (
         f"plan {action.plan_id}" if action.plan_id else f"ask {action.interaction_id}" if action.interaction_id else ""
     )
+    what = f"draft {action.draft_id}" if action.draft_id is not None else f"ask {action.interaction_id}"
+    removed = ", ".join(map(str, action.remove_steps))
     words = {
-        "decide_approval": f"{action.decision or 'decide'} ask {action.interaction_id}",
+        "decide_approval": f"{action.decision or 'decide'} {what}",
+        "present_approval": f"show {what}",
+        "stop_step": f"stop step {action.step} of plan {action.plan_id}",
+        "skip_step": f"skip step {action.step} of plan {action.plan_id}",
+        "derive_plan": f"draft a copy of plan {action.plan_id} without step(s) {removed}",
         "request_approval": f"ask the approvers to decide ask {action.interaction_id}",
         "create_plan": f"draft a plan: {action.goal[:120]}",
         "delegate": f"delegate to {action.profile}: {(action.text or action.goal)[:120]}",
@@ -213,10 +289,16 @@ def _references(plan: ActionPlan, user: AbstractBaseUser, verdict: Verdict) -> N
     for wo_id in refs.work_order_ids:
         result = dispatch("workorders.get_work_order", {"work_order_id": wo_id}, ctx=CapabilityContext(user=user))
         verdict.check(None, "reference.work_order", not result.is_error, f"work order {wo_id}: {result.message}")
+    reviews: set[int] = set()
     for draft_id in refs.draft_ids:
         found = draft_read(user, draft_id)
         reason = "" if found.get("draft") else f"draft {draft_id}: {found.get('error', 'not visible')}"
         verdict.check(None, "reference.draft", not reason, reason)
+        if not reason and refs.review_ids:
+            reviews |= {r["review_id"] for r in draft_review_read(user, draft_id).get("reviews", [])}
+    for review_id in refs.review_ids:  # a review is cited with its draft
+        ok = review_id in reviews
+        verdict.check(None, "reference.review", ok, f"review {review_id} is not a review of a cited draft of yours")
     for step_id in refs.step_ids:
         ok = PlanStep.objects.filter(pk=step_id, plan__in=plans_for(user)).exists()
         verdict.check(None, "reference.step", ok, f"step {step_id} not visible")
@@ -255,7 +337,10 @@ def validate_action_plan(plan: ActionPlan, user: AbstractBaseUser, *, message: s
     for index, action in enumerate(plan.actions):
         if not verdict.check(index, "supported", action.type in SUPPORTED, f"{action.type} is not supported yet"):
             continue
-        key = (action.type, action.plan_id, action.interaction_id, action.profile, action.goal, action.text)
+        key = (
+            action.type, action.plan_id, action.interaction_id, action.draft_id, action.step,
+            tuple(action.remove_steps), action.decision, action.profile, action.goal, action.text,
+        )  # fmt: skip
         if action.type not in ("answer", "ask_clarification"):
             if not verdict.check(index, "no_repeat", key not in seen, "the same action twice in one plan"):
                 continue
