@@ -110,6 +110,8 @@ def test_edit_sign_acknowledge_with_separation_of_duties(operator, incoming):
     with pytest.raises(Conflict) as twice:
         handover_sign(handover=handover, actor=operator)
     assert twice.value.extra["allowed"] == ["acknowledged"]
+    assert (twice.value.code, twice.value.extra["status"]) == ("illegal_transition", "signed")
+    assert twice.value.message == f"Handover {handover.pk} is signed; it cannot become signed."
     with pytest.raises(Forbidden) as own:
         handover_acknowledge(handover=handover, actor=operator)
     assert own.value.code == "separation_of_duties"
@@ -126,6 +128,14 @@ def test_edit_sign_acknowledge_with_separation_of_duties(operator, incoming):
         ("handover.sign", "olga"),
         ("handover.acknowledge", "ivan"),
     ]
+    sign = AuditRecord.objects.get(action="handover.sign")
+    assert sign.details == {
+        "date": handover.date.isoformat(),
+        "shift": handover.shift,
+        "status": "signed",
+        "from": "draft",
+        "revision": 1,
+    }
     assert [e.payload["action"] for e in Event.objects.filter(type="handover_updated")] == [
         "drafted",
         "edited",

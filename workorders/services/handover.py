@@ -15,6 +15,7 @@ from those same reads, and the report says so in its first line (`drafted_offlin
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date as Date
 from datetime import datetime
 
@@ -29,6 +30,7 @@ from core.capabilities import CapabilityContext
 from core.errors import Conflict, Forbidden, InvalidInput
 from core.events import publish, turn_scope
 from core.events.contract import _Payload, register_event_type
+from core.transitions import Move, transition_locked
 from workorders.agents import handover as handover_agent
 from workorders.choices import Shift
 from workorders.handover_choices import HANDOVER_MACHINE, HandoverStatus, handover_allowed_transitions
@@ -62,19 +64,24 @@ def register_events() -> None:
     register_event_type(EVENT_TYPE, HandoverUpdated)
 
 
+def _payload(handover: ShiftHandover, action: str) -> dict[str, object]:
+    return {
+        "handover_id": handover.pk,
+        "status": handover.status,
+        "date": handover.date.isoformat(),
+        "shift": handover.shift,
+        "outgoing": handover.outgoing.get_username(),
+        "incoming": handover.incoming.get_username() if handover.incoming else None,
+        "action": action,
+    }
+
+
 def _announce(handover: ShiftHandover, action: str) -> None:
-    publish(
-        EVENT_TYPE,
-        {
-            "handover_id": handover.pk,
-            "status": handover.status,
-            "date": handover.date.isoformat(),
-            "shift": handover.shift,
-            "outgoing": handover.outgoing.get_username(),
-            "incoming": handover.incoming.get_username() if handover.incoming else None,
-            "action": action,
-        },
-    )
+    publish(EVENT_TYPE, _payload(handover, action))
+
+
+def _audit_details(handover: ShiftHandover, **details: object) -> dict[str, object]:
+    return {"date": handover.date.isoformat(), "shift": handover.shift, "status": handover.status, **details}
 
 
 def _audit(handover: ShiftHandover, actor: AbstractBaseUser, action: str, **details: object) -> None:
@@ -83,7 +90,7 @@ def _audit(handover: ShiftHandover, actor: AbstractBaseUser, action: str, **deta
         action=f"handover.{action}",
         target_type=AUDIT_TARGET,
         target_id=handover.pk,
-        details={"date": handover.date.isoformat(), "shift": handover.shift, "status": handover.status, **details},
+        details=_audit_details(handover, **details),
     )
 
 
@@ -165,16 +172,30 @@ def _require_outgoing(handover: ShiftHandover, actor: AbstractBaseUser, doing: s
         )
 
 
-def _move(handover: ShiftHandover, to_status: str) -> str:
-    """Apply one move of the lifecycle map to a locked row (409 naming the allowed moves)."""
-    HANDOVER_MACHINE.check(
-        handover.status,
+def _advance(
+    handover: ShiftHandover,
+    to_status: str,
+    *,
+    actor: AbstractBaseUser,
+    action: str,
+    announced: str,
+    on_move: Callable[[ShiftHandover, Move], list[str]],
+    **details: object,
+) -> None:
+    """One move of the lifecycle map on a locked row, through the kernel's transition helper: the
+    409 naming the allowed moves, the row saved, `handover.<action>` audited and announced."""
+    transition_locked(
+        HANDOVER_MACHINE,
+        handover,
         to_status,
-        message=f"Handover {handover.pk} is {handover.status}; it cannot become {to_status}.",
+        actor=actor,
+        target_type=AUDIT_TARGET,
+        message=lambda row, to: f"Handover {row.pk} is {row.status}; it cannot become {to}.",
+        on_move=on_move,
+        save_fields=("updated_at",),
+        audit=lambda m: (f"handover.{action}", _audit_details(handover, **{"from": m.from_state, **details})),
+        event=lambda m: (EVENT_TYPE, _payload(handover, announced)),
     )
-    from_status = handover.status
-    handover.status = to_status
-    return from_status
 
 
 def _clean_report(report: str) -> str:
@@ -218,11 +239,14 @@ def handover_sign(*, handover: ShiftHandover | int, actor: AbstractBaseUser) -> 
         locked = _lock(handover)
         _require_outgoing(locked, actor, "sign")
         _clean_report(locked.report)
-        from_status = _move(locked, H.SIGNED)
-        locked.signed_at = timezone.now()
-        locked.save(update_fields=["status", "signed_at", "updated_at"])
-        _audit(locked, actor, "sign", **{"from": from_status, "revision": locked.revision})
-        _announce(locked, "signed")
+
+        def signed(row: ShiftHandover, _m: Move) -> list[str]:
+            row.signed_at = timezone.now()
+            return ["signed_at"]
+
+        _advance(
+            locked, H.SIGNED, actor=actor, action="sign", announced="signed", on_move=signed, revision=locked.revision
+        )
     return locked
 
 
@@ -238,11 +262,20 @@ def handover_acknowledge(*, handover: ShiftHandover | int, actor: AbstractBaseUs
                 f"Handover {locked.pk} was signed by you; the incoming operator acknowledges it.",
                 code="separation_of_duties",
             )
-        from_status = _move(locked, H.ACKNOWLEDGED)
-        locked.incoming = actor
-        locked.acknowledged_at = timezone.now()
-        locked.acknowledge_comment = note
-        locked.save(update_fields=["status", "incoming", "acknowledged_at", "acknowledge_comment", "updated_at"])
-        _audit(locked, actor, "acknowledge", **{"from": from_status, "comment": note})
-        _announce(locked, "acknowledged")
+
+        def acknowledged(row: ShiftHandover, _m: Move) -> list[str]:
+            row.incoming = actor
+            row.acknowledged_at = timezone.now()
+            row.acknowledge_comment = note
+            return ["incoming", "acknowledged_at", "acknowledge_comment"]
+
+        _advance(
+            locked,
+            H.ACKNOWLEDGED,
+            actor=actor,
+            action="acknowledge",
+            announced="acknowledged",
+            on_move=acknowledged,
+            comment=note,
+        )
     return locked
