@@ -258,4 +258,7 @@ class EventsConsumer(SessionBoundConsumer):
         if len(self._sent) > 2 * DEDUPE_WINDOW:
             self._floor = max(self._floor, self._high - DEDUPE_WINDOW)
             self._sent = {i for i in self._sent if i > self._floor}
+        owner = frame.get("owner_id")
+        if owner is not None and (self.user is None or owner != self.user.pk):
+            return  # a private event (payload field owner_id): its owner's sockets only, live and replayed
         await self.send(text_data=text if text is not None else encode_frame(frame))

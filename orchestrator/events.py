@@ -1,6 +1,12 @@
 """The orchestrator's event types on the bus (documented in docs/EVENTS.md)."""
 
+from typing import Literal
+
 from core.events.contract import _Payload, register_event_type
+
+# A coordinator turn's states in the order it passes them; the last three are terminal.
+TURN_STATES = ("inspecting", "validating", "executing", "answered", "rejected", "failed")
+TurnState = Literal["inspecting", "validating", "executing", "answered", "rejected", "failed"]
 
 
 class PlanUpdated(_Payload):
@@ -18,6 +24,19 @@ class InteractionNeeded(_Payload):
     required_scope: str
 
 
+class CoordinatorTurnState(_Payload):
+    """Where a running coordinator turn is. Private to `owner_id` (the bus delivers it to no one
+    else); `coordinator_turn_id` is the transcript row, known once the turn is recorded."""
+
+    owner_id: int
+    turn_id: str
+    conversation: str
+    state: TurnState
+    coordinator_turn_id: int | None
+    offline: bool
+
+
 def register() -> None:
     register_event_type("plan_updated", PlanUpdated)
     register_event_type("interaction_needed", InteractionNeeded)
+    register_event_type("coordinator_turn_state", CoordinatorTurnState)

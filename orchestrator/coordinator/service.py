@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from typing import Any
@@ -17,12 +16,17 @@ from core.agents.loop import AgentSpec, FinishTool, run_agent
 from core.agents.prompts import system_prompt_for
 from core.capabilities import CapabilityContext
 from core.errors import Conflict, InvalidInput, NotFound
+from core.events import current_turn_id, turn_scope
 from core.models import AgentStep
 from orchestrator.coordinator.context import build_context_packet, read_tools
 from orchestrator.coordinator.execute import execute_action, execute_delegations, outcome_text
+from orchestrator.coordinator.live import TurnProgress
 from orchestrator.coordinator.schema import Action, ActionPlan
+from orchestrator.coordinator.transcript import transcript_save, transcript_verify
 from orchestrator.coordinator.validate import BACKED, Verdict, describe, validate_action_plan
 from orchestrator.models import CoordinatorTurn
+
+__all__ = ["confirm_command", "coordinator_proposal_confirm", "coordinator_turn", "transcript_verify"]
 
 PACKET_MARKER = "COORDINATOR_CONTEXT_JSON:"
 CONFIRM = re.compile(r"confirm proposal (\d) of turn (\d{1,12})", re.IGNORECASE)
@@ -44,37 +48,6 @@ Never start a second plan for work already running; guide it instead. When the m
 equipment (named_equipment, a tag like P-02), resolve it with find_cells and inspect that cell's
 work orders (get_work_orders with its cell_id) and signals (get_current_signals) before answering,
 citing those work order ids. Only claim what a tool result shows."""
-
-
-def _digest(previous_hash: str, body: dict[str, Any]) -> str:
-    text = json.dumps([previous_hash, body], sort_keys=True, cls=DjangoJSONEncoder, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _chain_body(turn: CoordinatorTurn) -> dict[str, Any]:
-    return {
-        "user": turn.user_id,
-        "conversation": turn.conversation,
-        "message": turn.message,
-        "status": turn.status,
-        "action_plan": turn.action_plan,
-        "validation": turn.validation,
-        "executed": turn.executed,
-        "answer": turn.answer,
-        "tool_calls": turn.tool_calls,
-    }
-
-
-def transcript_verify() -> CoordinatorTurn | None:
-    """The first turn whose link or hash is broken, or None."""
-    previous = ""
-    for turn in CoordinatorTurn.objects.order_by("id").iterator():
-        if turn.previous_hash != previous or turn.hash != _digest(
-            previous, json.loads(json.dumps(_chain_body(turn), cls=DjangoJSONEncoder))
-        ):
-            return turn
-        previous = turn.hash
-    return None
 
 
 def _messages(packet: dict[str, Any], message: str) -> list[dict[str, Any]]:
@@ -139,21 +112,12 @@ def _reasons(verdict: Verdict, prefix: str) -> str:
     return "; ".join(c["reason"] for c in verdict.failed if c["check"].startswith(prefix))
 
 
-def _save_chained(turn: CoordinatorTurn) -> CoordinatorTurn:
-    """Append the turn to the transcript chain (writers serialised on the last row)."""
-    body = json.loads(json.dumps(_chain_body(turn), cls=DjangoJSONEncoder))
-    with transaction.atomic():
-        last = CoordinatorTurn.objects.select_for_update().order_by("-id").only("hash").first()
-        turn.previous_hash = last.hash if last else ""
-        turn.hash = _digest(turn.previous_hash, body)
-        turn.save()
-    return turn
-
-
 def coordinator_turn_without_model(
     *, user: AbstractBaseUser, message: str, conversation: str, reason: str
 ) -> CoordinatorTurn:
     """The no-model fallback (no engine available): report the state, take no action, say why."""
+    progress = TurnProgress(user, conversation)
+    progress.inspecting()
     packet = build_context_packet(user, conversation, message)
     active = ", ".join(f"plan {p['id']} '{p['goal']}' ({p['status']})" for p in packet["active_plans"]) or "none"
     asks = len(packet["pending_interactions"])
@@ -165,7 +129,7 @@ def coordinator_turn_without_model(
         user=user, conversation=conversation, message=message, status=CoordinatorTurn.Status.FAILED,
         prompt_kind="no_model", context_packet=packet, answer=answer, error=reason, finished_at=timezone.now(),
     )  # fmt: skip
-    return _save_chained(turn)
+    return progress.recorded(transcript_save(turn))
 
 
 def _execute_allowed(plan: ActionPlan, verdict, user: AbstractBaseUser, executed: list[dict[str, Any]]) -> None:
@@ -184,10 +148,16 @@ def coordinator_turn(
     *, user: AbstractBaseUser, message: str, conversation: str = "default", engine=None
 ) -> CoordinatorTurn:
     """One turn for `message`. The exact words of a confirm card ("confirm proposal 1 of turn 7") are
-    not interpreted: they confirm that proposal in code (`coordinator_proposal_confirm`)."""
-    if confirm := CONFIRM.fullmatch(message.strip()):
-        index, turn_id = int(confirm.group(1)), int(confirm.group(2))
-        return coordinator_proposal_confirm(user=user, turn_id=turn_id, action_index=index, message=message.strip())
+    not interpreted: they confirm that proposal in code (`coordinator_proposal_confirm`). While it
+    runs, its states go to its user on the bus (`coordinator_turn_state`, live.py)."""
+    with turn_scope(current_turn_id.get() or None):  # the states and the agent's events share one turn id
+        if confirm := CONFIRM.fullmatch(message.strip()):
+            index, turn_id = int(confirm.group(1)), int(confirm.group(2))
+            return coordinator_proposal_confirm(user=user, turn_id=turn_id, action_index=index, message=message.strip())
+        return _interpreted_turn(user=user, message=message, conversation=conversation, engine=engine)
+
+
+def _interpreted_turn(*, user: AbstractBaseUser, message: str, conversation: str, engine) -> CoordinatorTurn:
     if engine is None:
         try:
             engine = get_engine()
@@ -195,6 +165,8 @@ def coordinator_turn(
             return coordinator_turn_without_model(
                 user=user, message=message, conversation=conversation, reason=f"{type(exc).__name__}: {exc}"
             )
+    progress = TurnProgress(user, conversation, offline=getattr(engine, "provider", "") == "fake")
+    progress.inspecting()
     packet = build_context_packet(user, conversation, message)
     prompt, ref = system_prompt_for("coordinator", DEFAULT_PROMPT)
     spec = AgentSpec(
@@ -220,8 +192,11 @@ def coordinator_turn(
         plan = ActionPlan.model_validate(result.output)
     verdict, executed = None, []
     if plan is not None:
+        progress.validating()
         try:
             verdict = validate_action_plan(plan, user, message=message)
+            if verdict.allowed:
+                progress.executing()
             _execute_allowed(plan, verdict, user, executed)
         except Exception as exc:  # never a silent failure: the turn records and says what broke
             error = f"{'executing' if verdict else 'validating'} the action plan failed: {type(exc).__name__}: {exc}"
@@ -238,7 +213,7 @@ def coordinator_turn(
         answer=_compose_answer(plan, verdict, executed, tool_calls, error),
         error=error, agent_run_id=result.run.pk, finished_at=timezone.now(),
     )  # fmt: skip
-    return _save_chained(turn)
+    return progress.recorded(transcript_save(turn))
 
 
 def coordinator_proposal_confirm(
@@ -259,9 +234,13 @@ def coordinator_proposal_confirm(
         confirms = {"turn_id": turn.pk, "action_index": action_index}
         if CoordinatorTurn.objects.filter(user=user, prompt_kind="confirm", action_plan__confirms=confirms).exists():
             raise Conflict(f"Proposal {action_index} of turn {turn_id} was already confirmed.")
+        progress = TurnProgress(user, turn.conversation)  # no model: validated and run in code
+        progress.validating()
         action = Action.model_validate(turn.action_plan["actions"][action_index])
         plan = ActionPlan(summary=f"Confirmed: {describe(action)}.", actions=[action])
         verdict, executed = validate_action_plan(plan, user, message=message, confirmed=True), []
+        if verdict.allowed:
+            progress.executing()
         _execute_allowed(plan, verdict, user, executed)
         failed = verdict.rejected or any(not e["result"].get("ok") for e in executed)
         confirm = CoordinatorTurn(
@@ -272,7 +251,7 @@ def coordinator_proposal_confirm(
             references={"conversation_event_ids": [turn.pk]},
             answer=_compose_answer(plan, verdict, executed, [], ""), finished_at=timezone.now(),
         )  # fmt: skip
-        return _save_chained(confirm)
+        return progress.recorded(transcript_save(confirm))
 
 
 def confirm_command(turn_id: int, action_index: int) -> str:

@@ -1,0 +1,53 @@
+"""A coordinator turn's live states reach its user's /ws/events socket, and no one else's (live
+or replayed): the payload's `owner_id` makes the event private (core/consumers.py)."""
+
+import asyncio
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.testing import WebsocketCommunicator
+
+from aria_project.asgi import application
+from core.access import OPERATOR
+from orchestrator.coordinator.service import coordinator_turn
+from tests.conftest import session_cookie
+
+pytestmark = pytest.mark.django_db(transaction=True)
+ORIGIN = (b"origin", b"http://testserver")
+STATE = "coordinator_turn_state"
+
+
+async def socket(user, path="/ws/events") -> WebsocketCommunicator:
+    cookie = await sync_to_async(session_cookie)(user)
+    comm = WebsocketCommunicator(application, path, headers=[(b"cookie", cookie.encode()), ORIGIN])
+    assert (await comm.connect())[0]
+    return comm
+
+
+async def drain(comm: WebsocketCommunicator, quiet: float = 0.5) -> list[dict]:
+    frames = []
+    while not await comm.receive_nothing(timeout=quiet):
+        frames.append(await comm.receive_json_from(timeout=2))
+    return frames
+
+
+async def test_states_reach_the_owner_only_live_and_replayed(operator, make_user):
+    other = await sync_to_async(make_user)("mallory", OPERATOR)
+    mine, theirs = await socket(operator), await socket(other)
+    await asyncio.sleep(0.1)  # both joined the fan-out
+    turn = await sync_to_async(coordinator_turn)(user=operator, message="What happened?")
+
+    received = [f for f in await drain(mine) if f["type"] == STATE]
+    assert received[0]["state"] == "inspecting" and received[-1]["state"] == "answered"
+    assert received[-1]["coordinator_turn_id"] == turn.pk and received[-1]["offline"] is True
+    foreign = await drain(theirs)
+    assert foreign and not [f for f in foreign if f["type"] == STATE]  # the turn's public agent events do arrive
+    await mine.disconnect()
+    await theirs.disconnect()
+
+    # replay from the start of the outbox: the owner gets the states again, the other user never
+    mine, theirs = await socket(operator, "/ws/events?after=0"), await socket(other, "/ws/events?after=0")
+    assert [f["state"] for f in await drain(mine) if f["type"] == STATE] == [f["state"] for f in received]
+    assert not [f for f in await drain(theirs) if f["type"] == STATE]
+    await mine.disconnect()
+    await theirs.disconnect()
