@@ -174,3 +174,14 @@ def test_the_openapi_schema_lists_the_session_routes(client, operator):
     for path, method in expected.items():
         assert method in paths[path], path
     assert "/api/v1/assistant/plans/execute" in paths  # the flat routes stay
+
+
+def test_a_session_id_in_the_body_cannot_move_the_operation_to_another_users_session(
+    client, operator, session, make_user
+):
+    ottos = session_create(owner=make_user("otto", OPERATOR), title="otto's")
+    client.force_login(operator)
+    # The path names the session; a body field naming another one is not read
+    planned = post(client, f"{API}/sessions/{session.pk}/plans", {"intent": "create_skill", "session_id": ottos.pk})
+    assert planned.status_code == 201 and planned.json()["session_id"] == session.pk
+    assert not Operation.objects.filter(session=ottos).exists()
