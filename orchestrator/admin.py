@@ -5,10 +5,14 @@ from __future__ import annotations
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils.html import format_html_join
+from django.utils.safestring import mark_safe
 
 from core.access import APPROVER, has_scopes
 from core.errors import DomainError
+from orchestrator.choices import InteractionKind
 from orchestrator.models import Interaction, Plan, PlanStep
+from orchestrator.services.decision_cards import card_lines
 from orchestrator.services.interactions import interaction_answer
 from orchestrator.services.plans import plan_cancel
 
@@ -40,17 +44,52 @@ class ReadOnlyInline(ApproverConsole, admin.TabularInline):
         return False
 
 
+def _lines(lines: list[str]) -> str:
+    return format_html_join(mark_safe("<br>"), "{}", ((line,) for line in lines)) or "—"
+
+
+def result_summary(step: PlanStep) -> str:
+    """A step's outcome in one line: the capability's own summary, an RCA, or the error."""
+    if step.error:
+        return f"error: {step.error}"
+    result = step.result if isinstance(step.result, dict) else {}
+    if result.get("rca_summary"):
+        confidence = result.get("confidence")
+        sure = f" (confidence {confidence:.0%})" if isinstance(confidence, int | float) else ""
+        return f"WO-{result.get('work_order_id')}: {result['rca_summary']}{sure}"
+    return str(result.get("summary") or result.get("title") or ("—" if step.result is None else "done"))[:300]
+
+
 class PlanStepInline(ReadOnlyInline):
     model = PlanStep
-    fields = ("order", "capability", "tier", "status", "attempts", "depends_on", "inputs", "error")
+    fields = ("order", "capability", "tier", "status", "attempts", "depends_on", "inputs", "outcome")
     readonly_fields = fields
+
+    @admin.display(description="Result")
+    def outcome(self, step: PlanStep) -> str:
+        return result_summary(step)
+
+
+def decision_lines(interaction: Interaction) -> list[str]:
+    """What the decider reads: the decision card, or a choice's options."""
+    lines = card_lines((interaction.evidence or {}).get("card") or {})
+    if interaction.kind == InteractionKind.CHOICE:
+        lines.append(f"Options: {', '.join(map(str, interaction.options))}")
+        lines.append("Answer with one option on the Plans page (or the answer route with `choice`).")
+    if interaction.required_scope:
+        lines.append(f"Decided by: someone with the {interaction.required_scope} scope, not the plan owner.")
+    return lines
 
 
 class InteractionInline(ReadOnlyInline):
     model = Interaction
     fk_name = "plan"
-    fields = ("kind", "step", "question", "required_scope", "status", "answered_by", "answered_at")
+    fields = ("kind", "step", "question", "decision", "required_scope", "status", "answered_by", "answered_at")
     readonly_fields = fields
+
+    @admin.display(description="Decision card")
+    def decision(self, interaction: Interaction) -> str:
+        return _lines(decision_lines(interaction))
 
 
 @admin.register(Plan)
@@ -58,7 +97,7 @@ class PlanAdmin(ApproverConsole, admin.ModelAdmin):
     list_display = ("id", "goal", "owner", "status", "autonomy", "planner", "updated_at")
     list_filter = ("status", "autonomy", "planner")
     search_fields = ("goal", "owner__username")
-    readonly_fields = [f.name for f in Plan._meta.fields]
+    readonly_fields = [*(f.name for f in Plan._meta.fields), "notes"]
     inlines = [PlanStepInline, InteractionInline]
     actions = ["cancel_plans"]
 
@@ -67,6 +106,10 @@ class PlanAdmin(ApproverConsole, admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
         return False
+
+    @admin.display(description="What the planner could not do / resolved")
+    def notes(self, plan: Plan) -> str:
+        return _lines([f"{n.get('action')} {n.get('capability') or ''}: {n.get('reason')}" for n in plan.planner_notes])
 
     @admin.action(description="Cancel the selected plans")
     def cancel_plans(self, request: HttpRequest, queryset: QuerySet[Plan]) -> None:
@@ -93,8 +136,12 @@ class InteractionAdmin(ApproverConsole, admin.ModelAdmin):
         "created_at",
     )
     list_filter = ("status", "kind", "required_scope", "coordinator_approvable")
-    readonly_fields = [f.name for f in Interaction._meta.fields]
+    readonly_fields = ["decision", *(f.name for f in Interaction._meta.fields)]
     actions = ["approve", "reject"]
+
+    @admin.display(description="Decision card")
+    def decision(self, interaction: Interaction) -> str:
+        return _lines(decision_lines(interaction))
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

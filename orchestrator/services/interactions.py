@@ -27,6 +27,7 @@ from orchestrator.choices import PLAN_FINISHED, InteractionKind, InteractionStat
 from orchestrator.dispatch import enqueue_execution
 from orchestrator.models import Interaction, Plan, PlanStep
 from orchestrator.planning.validation import validate_inputs
+from orchestrator.services.decision_cards import decision_card
 from orchestrator.services.plan_choices import apply_choice
 from orchestrator.services.plans import plan_transition, plan_updated
 
@@ -83,17 +84,19 @@ def ask_permission(plan: Plan, step: PlanStep) -> Interaction | None:
             return None
         step.status = StepStatus.WAITING_INTERACTION
         plan_updated(plan, step)
-        verb = "Approve gated step" if gated else "Allow step"
+        card = decision_card(plan, step)
+        verb = "Approve" if gated else f"Allow step {step.order}"
         return _open(
             plan,
             step,
             kind=InteractionKind.PERMISSION,
-            question=f"{verb} {step.order}: {step.capability} ({step.tier})?",
+            question=f"{verb}: {card['title']}?",
             evidence={
                 "capability": step.capability,
                 "tier": step.tier,
                 "inputs": step.inputs,
                 "autonomy": plan.autonomy,
+                "card": card,
             },
             required_scope=GATED_APPROVAL_SCOPE if gated else "",
             options=["approve", "reject"],
