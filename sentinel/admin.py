@@ -105,8 +105,8 @@ class AlarmEventInline(admin.TabularInline):
     model = AlarmEvent
     extra = 0
     can_delete = False
-    fields = ["created_at", "from_state", "to_state", "actor", "comment", "details"]
-    readonly_fields = fields
+    readonly_fields = ("created_at", "from_state", "to_state", "actor", "comment", "details")
+    fields = readonly_fields
 
     def has_add_permission(self, request, obj=None):  # append-only, through the services
         return False

@@ -16,8 +16,6 @@ from core.capabilities import CapabilityContext, Tier, capability
 from sentinel.performance import alarm_performance, performance_window
 from sentinel.services.limits import LIMIT_FIELDS, signal_for_change, signal_limits_change
 
-_FINITE = {"allow_inf_nan": False}
-
 
 class ChangeSignalLimitsInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -25,11 +23,13 @@ class ChangeSignalLimitsInput(BaseModel):
     signal_id: int | None = Field(default=None, description="The signal's id…")
     cell_tag: str | None = Field(default=None, max_length=32, description="…or its cell's tag (e.g. P-02)…")
     signal_key: str | None = Field(default=None, max_length=64, description="…and its key (e.g. vibration_mm_s).")
-    low_alert: float | None = Field(default=None, description="New low alert limit (null = keep).", **_FINITE)
-    alert: float | None = Field(default=None, description="New alert limit (null = keep).", **_FINITE)
-    high_alert: float | None = Field(default=None, description="New high alert limit (null = keep).", **_FINITE)
-    trip: float | None = Field(default=None, description="New trip limit (null = keep).", **_FINITE)
-    deadband: float | None = Field(default=None, description="New deadband, ≥ 0 (null = keep).", **_FINITE)
+    low_alert: float | None = Field(default=None, description="New low alert limit (null = keep).", allow_inf_nan=False)
+    alert: float | None = Field(default=None, description="New alert limit (null = keep).", allow_inf_nan=False)
+    high_alert: float | None = Field(
+        default=None, description="New high alert limit (null = keep).", allow_inf_nan=False
+    )
+    trip: float | None = Field(default=None, description="New trip limit (null = keep).", allow_inf_nan=False)
+    deadband: float | None = Field(default=None, description="New deadband, ≥ 0 (null = keep).", allow_inf_nan=False)
     on_delay_seconds: int | None = Field(default=None, ge=0, le=86_400, description="New on-delay (null = keep).")
     reason: str = Field(min_length=1, max_length=500, description="Why the limits change (management of change).")
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 
+from core.access import stored_user
 from core.errors import Conflict
 from core.transitions import (
     MessageOf,
@@ -83,10 +84,10 @@ class _Recording:
 
     def history(self, move: Move) -> AlarmEvent:
         return AlarmEvent(
-            alarm=move.instance,
+            alarm_id=move.instance.pk,
             from_state=move.from_state,
             to_state=move.to_state,
-            actor=self.actor,
+            actor=stored_user(self.actor),
             comment=self.comment[:500],
             details=move.details,
         )

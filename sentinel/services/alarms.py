@@ -13,11 +13,12 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from core.access import stored_user
 from core.errors import InvalidInput
 from core.transitions import Move
 from sentinel.choices import AlarmState
 from sentinel.models import Alarm, SignalLatest
-from sentinel.services._common import ALARM_RETURN_MACHINE, actor_or_none, alarm_move, illegal_transition, lock_alarm
+from sentinel.services._common import ALARM_RETURN_MACHINE, alarm_move, illegal_transition, lock_alarm
 from sentinel.signals import alarm_cleared
 from sentinel.thresholds import is_clear
 
@@ -29,7 +30,7 @@ def alarm_acknowledge(*, alarm: Alarm | int, actor: AbstractBaseUser | None, com
 
     def acknowledged(locked: Alarm, _move: Move) -> list[str]:
         locked.acknowledged_at = timezone.now()
-        locked.acknowledged_by = actor_or_none(actor)
+        locked.acknowledged_by = stored_user(actor)
         locked.acknowledge_comment = (comment or "")[:500]
         return ["acknowledged_at", "acknowledged_by", "acknowledge_comment"]
 

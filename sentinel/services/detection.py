@@ -67,26 +67,42 @@ def _insert(alarms: list[Alarm]) -> list[Alarm]:
     return created
 
 
+def _limit_of(breach: BreachResult) -> tuple[str, str, str, float]:
+    """(severity, direction, threshold field, threshold value) of a breach; raises and escalations
+    are only ever made from one."""
+    severity, direction, field, value = (
+        breach.severity,
+        breach.direction,
+        breach.threshold_field,
+        breach.threshold_value,
+    )
+    if severity is None or direction is None or field is None or value is None:
+        raise ValueError("An alarm needs a breach: severity, direction and the limit it crossed.")
+    return severity, direction, field, value
+
+
+def _new_alarm(r: AlarmRaise) -> Alarm:
+    severity, direction, threshold_field, threshold_value = _limit_of(r.breach)
+    return Alarm(
+        signal_id=r.signal_id,
+        state=AlarmState.ACTIVE_UNACK,
+        severity=severity,
+        direction=direction,
+        threshold_field=threshold_field,
+        threshold_value=threshold_value,
+        value=r.value,
+        peak_value=r.value,
+        raised_at=r.time,
+    )
+
+
 def alarm_raise_many(*, raises: Sequence[AlarmRaise]) -> list[Alarm]:
     """Open an active, unacknowledged alarm per breach (skipping signals that already have one),
     record the event + audit, and send `alarm_raised` for each — inside the transaction."""
     if not raises:
         return []
     with transaction.atomic():
-        alarms = [
-            Alarm(
-                signal_id=r.signal_id,
-                state=AlarmState.ACTIVE_UNACK,
-                severity=r.breach.severity,
-                direction=r.breach.direction,
-                threshold_field=r.breach.threshold_field,
-                threshold_value=r.breach.threshold_value,
-                value=r.value,
-                peak_value=r.value,
-                raised_at=r.time,
-            )
-            for r in raises
-        ]
+        alarms = [_new_alarm(r) for r in raises]
         created = _insert(alarms)
         if not created:
             return []
@@ -132,9 +148,7 @@ def alarm_escalate_many(*, escalations: Sequence[AlarmEscalation]) -> list[Alarm
         for alarm in locked:
             e = by_id[alarm.pk]
             previous[alarm.pk] = (alarm.severity, alarm.threshold_field, alarm.threshold_value)
-            alarm.severity = e.breach.severity
-            alarm.threshold_field = e.breach.threshold_field
-            alarm.threshold_value = e.breach.threshold_value
+            alarm.severity, _, alarm.threshold_field, alarm.threshold_value = _limit_of(e.breach)
             alarm.value = e.value
             alarm.peak_value = _peak(alarm, e.value)
         if not locked:

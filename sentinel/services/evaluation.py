@@ -82,14 +82,14 @@ def _needs_attention(stale_before: datetime | None) -> Q:
     """Rows that may change something; the rest are normal and stay normal (NULL limits never
     match). The database does this filtering, so a scan reads ~the breaching 1 %, not every row."""
     open_alarm = Alarm.objects.filter(signal_id=OuterRef("signal_id"), state__in=OPEN_ALARM_STATES)
-    attention = (
+    attention: Q = (
         Q(value__gt=F("signal__alert"))
         | Q(value__gt=F("signal__high_alert"))
         | Q(value__gt=F("signal__trip"))
         | Q(value__lt=F("signal__low_alert"))
         | Q(breach_since__isnull=False)
         | Q(stale=True)
-        | Exists(open_alarm)
+        | Q(Exists(open_alarm))
     )
     if stale_before is not None:
         attention |= Q(time__lt=stale_before)
