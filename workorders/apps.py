@@ -1,3 +1,6 @@
+from importlib import import_module
+from importlib.util import find_spec
+
 from django.apps import AppConfig
 
 
@@ -8,21 +11,15 @@ class WorkordersConfig(AppConfig):
 
     def ready(self) -> None:
         # Capabilities and signal receivers register on import.
-        from importlib import import_module
-        from importlib.util import find_spec
-
         for module in ("capabilities", "receivers"):
             if find_spec(f"{self.name}.{module}"):
                 import_module(f"{self.name}.{module}")
-        from workorders import events, reapers  # the sweeper's re-drive of stranded orders (core.sweep)
-
-        events.register()  # work_order_updated
+        # In ready(): these modules import the models, which cannot load while apps.py is imported.
+        from workorders import events, metrics, reapers
         from workorders.services import handover, logbook
 
+        events.register()  # work_order_updated
         logbook.register_events()  # logbook_entry_created
         handover.register_events()  # handover_updated
-
-        reapers.register()
-        from workorders import metrics
-
+        reapers.register()  # the sweeper's re-drive of stranded orders (core.sweep)
         metrics.register()  # work orders by status, read at scrape time (core.metrics)

@@ -14,6 +14,7 @@ from typing import Any
 from django.db import transaction
 
 from workorders.choices import FailureCodeLevel as L
+from workorders.models import FailureCode
 
 # class code → (label, equipment_type keyword)
 CLASSES: dict[str, tuple[str, str]] = {
@@ -108,9 +109,7 @@ def problem_code(class_code: str, slug: str) -> str:
 def seed_failure_codes(model: Any = None) -> int:
     """Create the code list (idempotent); returns how many codes were created. `model` is the
     FailureCode class (a migration passes its historical model)."""
-    if model is None:
-        from workorders.models import FailureCode as model
-
+    model = model or FailureCode
     created = 0
     with transaction.atomic():
         classes: dict[str, Any] = {}

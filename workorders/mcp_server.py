@@ -35,6 +35,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from core.access import OPERATOR, has_scopes, user_scopes
+from core.auth import user_for_token
 from core.capabilities import Capability, CapabilityContext, CapabilityResult, Tier, dispatch, registry
 
 SERVER_NAME = "aria"
@@ -141,8 +142,6 @@ def _bearer(scope: Scope) -> str:
 
 def _authenticate(raw: str) -> tuple[AbstractBaseUser | None, list[str]]:
     """The token's user and scopes (a worker thread: both read the database)."""
-    from core.auth import user_for_token  # the ORM is ready by the first request
-
     user = user_for_token(raw)
     return user, sorted(user_scopes(user)) if user is not None else []
 

@@ -8,12 +8,11 @@ from django.db.models import Count
 from prometheus_client.metrics_core import Metric
 
 from core.metrics import counts_family, register_collector
+from workorders.choices import WorkOrderStatus
+from workorders.models import WorkOrder
 
 
 def work_orders_collect() -> Iterable[Metric]:
-    from workorders.choices import WorkOrderStatus
-    from workorders.models import WorkOrder
-
     rows = WorkOrder.objects.values_list("status").annotate(n=Count("id")).order_by()
     yield counts_family("aria_work_orders", "Work orders by status.", "status", dict(rows), WorkOrderStatus.values)
 

@@ -5,6 +5,11 @@ import json
 import re
 from typing import Any
 
+from sentinel.models import Alarm
+from workorders.choices import CONFIRMED_VERIFICATIONS
+from workorders.models import FailureHistory
+from workorders.services.lifecycle import alarm_ids_of
+
 _CONTEXT = re.compile(r"^Context: (\{.*\})\s*$", re.MULTILINE)
 
 
@@ -45,9 +50,6 @@ def recent_failures_text(cell_id: int, limit: int = 5) -> str:
     """The cell's last failures (the Investigator's prompt block): confirmed ones first — a
     technician confirmed or corrected the cause, the actual cause shown — then, apart and labelled,
     the latest RCAs nobody has confirmed yet (proposals, never evidence)."""
-    from workorders.choices import CONFIRMED_VERIFICATIONS
-    from workorders.models import FailureHistory
-
     rows = FailureHistory.objects.filter(cell_id=cell_id).order_by("-failure_time")
     confirmed = list(rows.filter(verification__in=CONFIRMED_VERIFICATIONS)[:limit])
     proposed = list(rows.exclude(verification__in=CONFIRMED_VERIFICATIONS)[: max(limit - len(confirmed), 0)])
@@ -62,9 +64,6 @@ def recent_failures_text(cell_id: int, limit: int = 5) -> str:
 def linked_alarms(work_order: Any) -> list[dict[str, Any]]:
     """Every alarm linked to the order — the one that opened it, repeats of its signal and the
     cell's other alarms of the same episode — oldest first, as the investigation should see them."""
-    from sentinel.models import Alarm
-    from workorders.services.lifecycle import alarm_ids_of
-
     ids = alarm_ids_of(work_order)
     if not ids:
         return []
