@@ -14,7 +14,6 @@ from typing import Any
 from django.db import transaction
 
 from workorders.choices import FailureCodeLevel as L
-from workorders.models import FailureCode
 
 # class code → (label, equipment_type keyword)
 CLASSES: dict[str, tuple[str, str]] = {
@@ -106,10 +105,10 @@ def problem_code(class_code: str, slug: str) -> str:
     return f"{class_code}.{slug}"
 
 
-def seed_failure_codes(model: Any = None) -> int:
+def seed_failure_codes(model: Any) -> int:
     """Create the code list (idempotent); returns how many codes were created. `model` is the
-    FailureCode class (a migration passes its historical model)."""
-    model = model or FailureCode
+    FailureCode class: the seed passes workorders.models.FailureCode, a migration its historical
+    model (so this module, which migration 0002 imports, never imports the current models)."""
     created = 0
     with transaction.atomic():
         classes: dict[str, Any] = {}

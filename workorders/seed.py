@@ -14,7 +14,7 @@ from sentinel.models import Cell, Line, Site
 from workorders.choices import FailureVerification, Shift
 from workorders.demo_kb import kb_for
 from workorders.failure_codes import seed_failure_codes
-from workorders.models import EquipmentKB, FailureHistory, LogbookEntry, ProductionRecord, ShiftAssignment
+from workorders.models import EquipmentKB, FailureCode, FailureHistory, LogbookEntry, ProductionRecord, ShiftAssignment
 
 P02 = "P-02"
 
@@ -214,7 +214,7 @@ def seed(stdout) -> None:
         logbook = _logbook(cells)
         shifts = _shifts(p02.line)
         production = _production(cells)
-        codes = seed_failure_codes()
+        codes = seed_failure_codes(FailureCode)
     stdout.write(
         f"workorders: {len(cells)} cells, {kb_created} KB, {failures} failures, {logbook} logbook entries, "
         f"{shifts} shift assignments, {production} production records, {codes} failure codes created\n"

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from tests.workorders import factories as f
 from workorders.failure_codes import seed_failure_codes
-from workorders.models import ShiftAssignment, WorkOrder
+from workorders.models import FailureCode, ShiftAssignment, WorkOrder
 from workorders.services import work_order_apply_generated, work_order_apply_rca
 
 BEARING = "PUMP.bearing_wear"
@@ -34,7 +34,7 @@ def report(**overrides) -> dict:
 
 def analysed_order(cell, *, mode: str = "bearing_wear", parts: list | None = None) -> WorkOrder:
     """An order with a proposed RCA (`mode`) and a generated repair order (status open)."""
-    seed_failure_codes()
+    seed_failure_codes(FailureCode)
     if not hasattr(cell, "kb"):
         f.make_kb(cell)
     wo = f.make_work_order(cell, trigger_anomaly_time=timezone.now() - timedelta(hours=1))
