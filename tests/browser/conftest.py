@@ -41,7 +41,11 @@ def aria_server(tmp_path_factory) -> Iterator[LiveServer]:
 
 @pytest.fixture(scope="session")
 def browser() -> Iterator:
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
+
+    # Assertions wait as long as actions do: on a loaded 2-core CI machine an agent's streamed
+    # answer can take longer than Playwright's 5 s default (seen: the P-02 chat answer).
+    expect.set_options(timeout=20_000)
 
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
