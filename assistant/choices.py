@@ -13,8 +13,19 @@ class Mode(models.TextChoices):
 class ToolApproval(models.TextChoices):
     """A session's setting for the mutating tools of build mode (update a work order, the KB …)."""
 
-    ASK = "ask", "Ask each time"  # the default: mutating tools are not handed to the model
+    ASK = "ask", "Ask each time"  # the default: a mutating call waits for the user's Confirm
     ALLOW = "allow", "Allow in this session"
+
+
+class PendingCallStatus(models.TextChoices):
+    """A held mutating call: pending → running → done | failed, or pending → rejected | expired."""
+
+    PENDING = "pending", "Waiting for confirmation"
+    RUNNING = "running", "Confirmed, running"
+    DONE = "done", "Confirmed and ran"
+    FAILED = "failed", "Confirmed, failed"
+    REJECTED = "rejected", "Declined"
+    EXPIRED = "expired", "Expired"
 
 
 class Role(models.TextChoices):

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 from assistant.choices import Mode
 from assistant.conf import AssistantConfig
 from assistant.models import Attachment, Draft, Skill
-from core.agents.loop import AgentSpec, FinishTool
+from core.agents.loop import AgentSpec, FinishTool, HoldCall
 from core.agents.prompts import system_prompt_for
 from core.capabilities import Tier, registry
 
@@ -37,6 +37,12 @@ MODE_GUIDANCE = {
     ),
     Mode.PLAN: "Mode: plan. The goal becomes a durable plan through the orchestrator.",
 }
+# Said to the model when the session asks before mutating calls (tool_approval=ask); the offline
+# stand-in proposes a change only when it reads this.
+ASK_GUIDANCE = (
+    "Mutating tools do not run when you call them: each call waits for the user's Confirm in the drawer. "
+    "Propose one only when the user asks for that change, then tell them what it will change."
+)
 
 
 class DraftDelta(BaseModel):
@@ -100,10 +106,13 @@ def author_spec(
     drafts: list[Draft],
     attachments: list[Attachment],
     allow_mutations: bool = False,
+    hold_call: HoldCall | None = None,
 ) -> AgentSpec:
     base, ref = system_prompt_for(AUTHOR_AGENT, DEFAULT_AUTHOR_PROMPT)
     sections = [base, MODE_GUIDANCE.get(mode, MODE_GUIDANCE[Mode.CHAT])]
     sections.append(f"At most {config.max_questions_per_turn} questions per turn.")
+    if hold_call is not None:
+        sections.append(ASK_GUIDANCE)
     for skill in skills:
         sections.append(f"Skill {skill.name} (v{skill.version}):\n{skill.instructions}")
     context = _context_block(drafts, attachments)
@@ -120,4 +129,5 @@ def author_spec(
         finish_tool=FinishTool("submit_turn", "Finish the turn: reply, questions, draft_deltas.", SubmitTurn),
         max_turns=config.max_turns,
         timeout_seconds=config.run_timeout_seconds,
+        hold_call=hold_call,
     )

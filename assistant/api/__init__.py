@@ -14,7 +14,16 @@ def _mount() -> None:
     from importlib.util import find_spec
 
     authoring = Router(tags=["assistant"])
-    for module in ("sessions", "attachments", "drafts", "prompts", "config", "workbench", "session_workbench"):
+    for module in (
+        "sessions",
+        "attachments",
+        "drafts",
+        "prompts",
+        "config",
+        "tool_calls",
+        "workbench",
+        "session_workbench",
+    ):
         if find_spec(f"assistant.api.{module}"):
             authoring.add_router("", import_module(f"assistant.api.{module}").router)
     router.add_router("/assistant", authoring)

@@ -83,6 +83,33 @@ class TurnOut(Schema):
     plan_card: dict[str, Any] | None
     tool_calls: list[dict[str, Any]]
     coordinator: dict[str, Any] | None = None
+    pending_calls: list[dict[str, Any]] = Field(default_factory=list)  # held for the user's Confirm
+
+
+class PendingCallOut(Schema):
+    id: int
+    session_id: int
+    run_id: int | None
+    tool: str
+    capability: str
+    tier: str
+    description: str
+    args: dict[str, Any]
+    changes: list[dict[str, Any]]
+    status: str
+    result_summary: str
+    error: str
+    decided_at: datetime | None
+    created: datetime
+
+
+class ToolCallConfirmIn(Schema):
+    model_config = ConfigDict(extra="forbid")  # arguments sent back by a client are refused, never used
+
+
+class ToolCallRejectIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+    reason: str = Field(default="", max_length=500)
 
 
 class PromptDraftIn(Schema):

@@ -103,6 +103,7 @@ def post_message(request: HttpRequest, session_id: int, payload: SessionTurnIn) 
         "plan_card": outcome.plan_card,
         "tool_calls": outcome.tool_calls,
         "coordinator": outcome.coordinator,
+        "pending_calls": outcome.pending_calls,
     }
 
 

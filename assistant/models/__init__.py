@@ -7,12 +7,14 @@ from assistant.models.operations import Operation
 from assistant.models.publishing import PromptAlias, PromptVersion, PublishedArtifact
 from assistant.models.sessions import Attachment, Message, Run, Session
 from assistant.models.skills import Skill
+from assistant.models.tool_calls import PendingToolCall
 
 __all__ = [
     "Attachment",
     "Draft",
     "Message",
     "Operation",
+    "PendingToolCall",
     "PromptAlias",
     "PromptVersion",
     "PublishedArtifact",

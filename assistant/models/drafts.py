@@ -59,6 +59,9 @@ class Review(models.Model):
     candidate_version = models.PositiveIntegerField()
     reason = models.TextField(blank=True)
     cleared = models.BooleanField(default=False, help_text="Set when the draft was edited after this review.")
+    # MCP server drafts: the tier the approver chose per tool ({name: read|safe|mutate|gated}); what
+    # the registry gives the tool when this approval is published (a tool left out: mutate).
+    tool_tiers = models.JSONField(default=dict, blank=True)
     created = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField(null=True, blank=True)
 

@@ -17,8 +17,9 @@ from assistant.choices import Mode, Role, RunStatus
 from assistant.conf import get_config
 from assistant.engines import author_engine
 from assistant.models import Run, Session
-from assistant.services.runs import run_fail
+from assistant.services.runs import last_agent_run_id, run_fail, turn_agent_runs
 from assistant.services.sessions import message_create, session_create, session_history
+from core.agents.correlation import correlation_scope
 from core.agents.engines import Engine
 from core.agents.loop import AgentSpec, FrameCallback, run_agent
 from core.capabilities import CapabilityContext, Tier
@@ -32,6 +33,7 @@ class ChatOutcome:
     response: str
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     error: str = ""
+    offline: bool = False  # answered by the offline demo engine (the fake), said so in the UI
 
 
 def qa_spec(*, question: str = "", session: Session | None = None) -> AgentSpec:
@@ -78,7 +80,7 @@ def chat_turn(
     else:
         message_create(session=session, role=Role.USER, content=content or "")
     history = session_history(session)
-    started = time.monotonic()
+    started, before = time.monotonic(), last_agent_run_id()
     trace_id = new_turn_id()
     engine = engine or author_engine()
     run = Run.objects.create(
@@ -106,7 +108,8 @@ def chat_turn(
     try:
         question = history[-1]["content"] if history else ""
         spec = qa_spec(question=question if isinstance(question, str) else "", session=session)
-        result = run_agent(spec, messages=history, ctx=ctx, engine=engine, on_frame=frame)
+        with correlation_scope(session.correlation_id):  # its runs (handoffs too) name the session
+            result = run_agent(spec, messages=history, ctx=ctx, engine=engine, on_frame=frame)
     except Exception as exc:  # the loop never raises; building the spec or a DB error still might
         run_fail(run=run, error=f"{type(exc).__name__}: {exc}")
         raise
@@ -116,7 +119,12 @@ def chat_turn(
         session=session,
         role=Role.ASSISTANT,
         content=response,
-        metadata={"tool_calls": tool_calls, "run_id": run.pk, "finish_reason": result.finish_reason},
+        metadata={
+            "tool_calls": tool_calls,
+            "run_id": run.pk,
+            "finish_reason": result.finish_reason,
+            **turn_agent_runs(correlation_id=session.correlation_id, after_id=before),
+        },
     )
     run.agent_run = result.run
     run.model = result.run.model
@@ -127,4 +135,11 @@ def chat_turn(
     run.duration_ms = int((time.monotonic() - started) * 1000)
     run.finished = timezone.now()
     run.save()
-    return ChatOutcome(session=session, run=run, response=response, tool_calls=tool_calls, error=error)
+    return ChatOutcome(
+        session=session,
+        run=run,
+        response=response,
+        tool_calls=tool_calls,
+        error=error,
+        offline=engine.provider == "fake",
+    )

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from assistant.choices import Mode, Role, RunStatus
 from assistant.models import Message, Run, Session
+from assistant.services.runs import last_agent_run_id, turn_agent_runs
 from assistant.services.sessions import message_create, session_update
 from core.access import has_scopes, user_scopes
 from core.capabilities import Capability, CapabilityContext, Tier, dispatch, registry
@@ -72,7 +73,7 @@ def coordinator_exchange(*, session: Session, user: AbstractBaseUser, content: s
         raise InvalidInput("content is required.", field="content")
     args = {"message": content, "conversation": conversation_for(session)}
     _checked_capability(user, args)
-    started, trace_id = time.monotonic(), new_turn_id()
+    started, trace_id, before = time.monotonic(), new_turn_id(), last_agent_run_id()
     with turn_scope(trace_id):  # the coordinator's agent events carry this run's trace id
         result = dispatch(COORDINATE, args, ctx=CapabilityContext(user=user, extra={"session_id": session.pk}))
     compact = None if result.is_error else result.content
@@ -105,6 +106,12 @@ def coordinator_exchange(*, session: Session, user: AbstractBaseUser, content: s
             session=session,
             role=Role.ASSISTANT,
             content=reply,
-            metadata={"mode": Mode.COORDINATE, "coordinator": compact, "error": error, "run_id": run.pk},
+            metadata={
+                "mode": Mode.COORDINATE,
+                "coordinator": compact,
+                "error": error,
+                "run_id": run.pk,
+                **turn_agent_runs(correlation_id=session.correlation_id, after_id=before),
+            },
         )
     return CoordinatorExchange(message=message, run=run, reply=reply, coordinator=compact)

@@ -60,15 +60,19 @@ def message_create(*, session: Session, role: str, content: str, metadata: dict[
 
 def session_history(session: Session, *, limit: int = 20) -> list[dict[str, Any]]:
     """The last messages as Anthropic-shaped turns, alternating roles (consecutive ones merged)."""
-    rows = list(session.messages.filter(role__in=[Role.USER, Role.ASSISTANT]).order_by("-id")[:limit])[::-1]
+    rows = list(session.messages.filter(role__in=[Role.USER, Role.ASSISTANT, Role.SYSTEM]).order_by("-id")[:limit])[
+        ::-1
+    ]
     history: list[dict[str, Any]] = []
     for row in rows:
-        if not row.content:
+        if not row.content or (row.role == Role.SYSTEM and "tool_decision" not in row.metadata):
             continue
-        if history and history[-1]["role"] == row.role:
-            history[-1]["content"] += "\n\n" + row.content
+        # the user's decision on a held tool call reaches the model as a note on the user's side
+        role, content = (Role.USER, f"[{row.content}]") if row.role == Role.SYSTEM else (row.role, row.content)
+        if history and history[-1]["role"] == role:
+            history[-1]["content"] += "\n\n" + content
         else:
-            history.append({"role": row.role, "content": row.content})
+            history.append({"role": str(role), "content": content})
     while history and history[0]["role"] != "user":
         history.pop(0)
     return history

@@ -14,17 +14,19 @@ from assistant.choices import Mode, Role, RunStatus, ToolApproval
 from assistant.conf import AssistantConfig, get_config
 from assistant.engines import author_engine
 from assistant.intents import intent_of
-from assistant.models import Draft, Message, Run, Session
+from assistant.models import Draft, Message, PendingToolCall, Run, Session
 from assistant.plan_context import context_refs_for
 from assistant.services.coordinate import coordinator_exchange
 from assistant.services.drafts import draft_create, draft_update
-from assistant.services.runs import run_fail
+from assistant.services.runs import last_agent_run_id, run_fail, turn_agent_runs
 from assistant.services.sessions import message_create, session_history, session_update
+from assistant.services.tool_calls import pending_call_out, tool_call_hold
 from assistant.skills import select_skills, skills_record
 from assistant.tool_args import args_for
+from core.agents.correlation import correlation_scope
 from core.agents.engines import Engine
-from core.agents.loop import FrameCallback, run_agent
-from core.capabilities import CapabilityContext, dispatch
+from core.agents.loop import FrameCallback, HoldCall, run_agent
+from core.capabilities import Capability, CapabilityContext, CapabilityResult, dispatch
 from core.errors import DomainError, InvalidInput
 from core.events import new_turn_id
 
@@ -42,6 +44,7 @@ class TurnOutcome:
     plan_card: dict[str, Any] | None = None
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     coordinator: dict[str, Any] | None = None  # coordinate mode: the turn's compact record
+    pending_calls: list[dict[str, Any]] = field(default_factory=list)  # held for the user's Confirm
 
 
 def _apply_deltas(
@@ -94,6 +97,20 @@ def _guarded(run: Run, call):
         raise
 
 
+def _holder(session: Session, run: Run, held: list[PendingToolCall]) -> HoldCall | None:
+    """Under tool_approval=ask a mutating call is stored for the user's Confirm instead of run."""
+    if session.tool_approval != ToolApproval.ASK:
+        return None
+
+    def hold(cap: Capability, args: dict[str, Any], ctx: CapabilityContext) -> CapabilityResult:
+        call, result = tool_call_hold(session=session, run=run, cap=cap, args=args, ctx=ctx)
+        if call is not None:
+            held.append(call)
+        return result
+
+    return hold
+
+
 def session_turn(
     *,
     session: Session,
@@ -103,7 +120,22 @@ def session_turn(
     engine: Engine | None = None,
     on_frame: FrameCallback | None = None,
 ) -> TurnOutcome:
+    """One turn; every agent run it causes records the session's correlation id."""
+    with correlation_scope(session.correlation_id):
+        return _session_turn(session=session, user=user, content=content, mode=mode, engine=engine, on_frame=on_frame)
+
+
+def _session_turn(
+    *,
+    session: Session,
+    user: AbstractBaseUser,
+    content: str,
+    mode: str | None,
+    engine: Engine | None,
+    on_frame: FrameCallback | None,
+) -> TurnOutcome:
     config = get_config()
+    before = last_agent_run_id()
     if not content.strip():
         raise InvalidInput("content is required.", field="content")
     if (mode or session.mode) == Mode.COORDINATE:  # checked before any write; see services/coordinate.py
@@ -133,6 +165,7 @@ def session_turn(
     deltas: list[dict[str, Any]] = []
     plan_card = None
     error = ""
+    held: list[PendingToolCall] = []
     if mode == Mode.PLAN:
         reply, plan_card, error = _plan_card(user, content, session)
     else:
@@ -142,7 +175,8 @@ def session_turn(
             skills=skills,
             drafts=drafts,
             attachments=attachments,
-            allow_mutations=session.tool_approval == ToolApproval.ALLOW,
+            allow_mutations=True,
+            hold_call=_holder(session, run, held) if mode == Mode.BUILD else None,
         )
 
         def frame(f: dict[str, Any]) -> None:
@@ -179,6 +213,8 @@ def session_turn(
             "tool_calls": tool_calls,
             "plan_card": plan_card,
             "run_id": run.pk,
+            "pending_calls": [c.pk for c in held],
+            **turn_agent_runs(correlation_id=session.correlation_id, after_id=before),
         },
     )
     run.output_summary = reply[:2000]
@@ -196,6 +232,7 @@ def session_turn(
         delta_errors=delta_errors,
         plan_card=plan_card,
         tool_calls=tool_calls,
+        pending_calls=[pending_call_out(c) for c in held],
     )
 
 

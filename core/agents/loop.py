@@ -18,11 +18,13 @@ from typing import Any
 from django.utils import timezone
 from pydantic import BaseModel, ValidationError
 
+from core.agents.correlation import current_correlation_id
 from core.agents.engines import Engine, get_engine
 from core.agents.engines.catalog import provider_model
 from core.agents.thinking import ThinkingStream
 from core.agents.types import EngineError, EngineRequest, EngineTurn
 from core.capabilities import (
+    Capability,
     CapabilityContext,
     CapabilityResult,
     Tier,
@@ -40,6 +42,10 @@ from core.models import AgentRun, AgentStep
 logger = logging.getLogger(__name__)
 
 FrameCallback = Callable[[dict[str, Any]], None]
+# A mutate-tier call the run may not make by itself (build mode under tool_approval=ask): the loop
+# hands it to this hook instead of dispatching it; the hook stores it for a person to confirm and
+# returns what the model is told.
+HoldCall = Callable[[Capability, dict[str, Any], CapabilityContext], CapabilityResult]
 
 
 @dataclass(frozen=True)
@@ -79,6 +85,7 @@ class AgentSpec:
     # Targets a human approved (e.g. {"work_order_id": 7}): a mutate-tier call naming one of these
     # arguments must use exactly this value, so an agent cannot write somewhere else.
     pinned_write_args: dict[str, Any] = field(default_factory=dict)
+    hold_call: HoldCall | None = None
 
 
 @dataclass
@@ -163,6 +170,7 @@ class _Loop:
             prompt_ref=spec.prompt_ref,
             subject_type=subject[0] if subject else "",
             subject_id=str(subject[1]) if subject else "",
+            correlation_id=current_correlation_id.get(),
             deadline_at=timezone.now() + timedelta(seconds=spec.timeout_seconds),
         )
         self.tools = project_tools(allow=spec.tools, max_tier=spec.max_tier, user=ctx.user)
@@ -275,12 +283,16 @@ class _Loop:
                 },
             )
             self.on_frame({"type": "agent_handoff", "from": self.spec.name, "to": cap.handoff_to, "reason": reason})
+        held = False
         if use.name not in allowed or cap is None:
             result = CapabilityResult(
                 use.name, is_error=True, message=f"Tool {use.name!r} is not available to this agent."
             )
         elif refusal := self._pinned_target_refusal(cap, use.input):
             result = CapabilityResult(use.name, is_error=True, message=refusal)
+        elif self.spec.hold_call is not None and cap.tier >= Tier.MUTATE:
+            self.ctx.extra["run_id"] = self.run_row.pk
+            result, held = self.spec.hold_call(cap, use.input, self.ctx), True
         else:
             self.ctx.extra["run_id"] = self.run_row.pk
             result = dispatch(cap.name, use.input, ctx=self.ctx)
@@ -308,7 +320,7 @@ class _Loop:
             )
             self.on_frame({"type": "ui_render", "component": component, "props": props})
         self._record_step(
-            kind="handoff" if cap is not None and cap.handoff_to else "tool",
+            kind="held" if held else "handoff" if cap is not None and cap.handoff_to else "tool",
             tool=use.name,
             args=use.input,
             summary=summary,

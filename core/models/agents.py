@@ -30,6 +30,8 @@ class AgentRun(models.Model):
     result = models.JSONField(null=True, blank=True)
     subject_type = models.CharField(max_length=64, blank=True)
     subject_id = models.CharField(max_length=64, blank=True)
+    # What caused the run (an assistant session's correlation id), for "everything this session did".
+    correlation_id = models.CharField(max_length=64, blank=True, db_index=True)
     input_tokens = models.PositiveIntegerField(default=0)
     output_tokens = models.PositiveIntegerField(default=0)
     tool_calls = models.PositiveIntegerField(default=0)

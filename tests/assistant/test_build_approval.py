@@ -1,5 +1,6 @@
-"""Build mode's mutating tools follow the session's tool_approval setting: by default (ask) the
-model is not handed them and a call it makes anyway does not run; a session set to allow runs them."""
+"""Build mode's mutating tools follow the session's tool_approval setting: by default (ask) a call
+the model makes is held for the user's Confirm (tests/assistant/test_tool_confirm.py) and does not
+run by itself; a session set to allow runs them."""
 
 import pytest
 from pydantic import BaseModel
@@ -60,10 +61,11 @@ def test_mutating_tools_are_projected_in_build_mode_only_when_the_session_allows
 def test_by_default_a_mutating_call_in_build_mode_does_not_run(operator):
     session = session_create(owner=operator, mode="build")
     assert session.tool_approval == "ask"
-    session_turn(session=session, user=operator, content="close order 7", engine=engine_that_mutates())
+    outcome = session_turn(session=session, user=operator, content="close order 7", engine=engine_that_mutates())
     assert CALLS == []
     step = AgentStep.objects.get(tool="update_order_note")
-    assert step.is_error
+    assert step.kind == "held" and "awaiting confirmation" in step.result_summary
+    assert [c["status"] for c in outcome.pending_calls] == ["pending"]
 
 
 def test_a_session_set_to_allow_runs_it_and_the_setting_is_validated(client, operator, make_user):

@@ -1,0 +1,186 @@
+"""Build mode "ask, then run": under tool_approval=ask a mutating call the model proposes is held
+(stored as proposed), shown with what it will change, and runs only when the session's owner
+confirms — through capability dispatch with their scopes — once. Hostile cases: a client that
+sends altered arguments, another user (an admin too), a second confirm, confirm after reject."""
+
+import pytest
+
+pytest.importorskip("workorders.capabilities")
+
+from assistant.models import Message, PendingToolCall
+from assistant.services.sessions import session_create, session_history
+from assistant.services.turns import session_turn
+from core.agents.engines.fake import FakeEngine, FakeReply
+from core.models import AgentRun, AgentStep, AuditRecord
+from tests.workorders import factories as f
+
+pytestmark = pytest.mark.django_db
+API = "/api/v1/assistant"
+
+
+@pytest.fixture
+def order():
+    return f.make_work_order(f.make_cell("P-02"), status="open", priority="medium", title="P-02 bearing")
+
+
+def proposing(order_id: int, priority: str = "high") -> FakeEngine:
+    return FakeEngine(
+        script=[
+            FakeReply(tool_calls=[("update_work_order", {"work_order_id": order_id, "priority": priority})]),
+            FakeReply(tool_calls=[("submit_turn", {"reply": "Proposed; confirm to run it."})]),
+        ]
+    )
+
+
+def held_turn(operator, order, content="set the priority of work order {id} to high", engine=None):
+    session = session_create(owner=operator, mode="build")
+    outcome = session_turn(
+        session=session, user=operator, content=content.format(id=order.pk), engine=engine or proposing(order.pk)
+    )
+    return session, outcome
+
+
+def test_the_proposed_call_is_held_with_what_it_will_change(operator, order):
+    _session, outcome = held_turn(operator, order)
+    order.refresh_from_db()
+    assert order.priority == "medium"  # nothing ran
+    [card] = outcome.pending_calls
+    assert card["tool"] == "update_work_order" and card["tier"] == "mutate" and card["status"] == "pending"
+    assert card["args"] == {"work_order_id": order.pk, "priority": "high"}
+    assert card["changes"] == [{"field": "priority", "before": "medium", "after": "high"}]
+    step = AgentStep.objects.get(tool="update_work_order", kind="held")
+    assert "awaiting confirmation" in step.result_summary and not step.is_error
+    assert outcome.message.metadata["pending_calls"] == [card["id"]]
+
+
+def test_the_offline_engine_proposes_the_change_the_user_asks_for_and_never_runs_it(operator, order):
+    """The wording a user types, through the default (offline) engine: held, not run."""
+    _session, outcome = held_turn(operator, order, engine=FakeEngine())
+    order.refresh_from_db()
+    assert order.priority == "medium"
+    assert [c["args"] for c in outcome.pending_calls] == [{"work_order_id": order.pk, "priority": "high"}]
+    assert "Confirm" in outcome.reply and outcome.message.metadata["offline"] is True
+
+
+def test_a_session_set_to_allow_runs_the_offline_proposal_never(operator, order):
+    session = session_create(owner=operator, mode="build")
+    session.metadata["tool_approval"] = "allow"
+    session.save()
+    session_turn(session=session, user=operator, content=f"set the priority of work order {order.pk} to high")
+    order.refresh_from_db()
+    assert order.priority == "medium" and not PendingToolCall.objects.exists()
+
+
+def test_confirm_runs_the_stored_call_once_with_an_audit_row_and_tells_the_model(client, operator, order):
+    session, outcome = held_turn(operator, order)
+    call_id = outcome.pending_calls[0]["id"]
+    client.force_login(operator)
+    url = f"{API}/tool-calls/{call_id}/confirm"
+
+    # a client that sends arguments back (altered) is refused, and nothing runs
+    altered = client.post(url, {"args": {"work_order_id": order.pk, "priority": "critical"}}, "application/json")
+    assert altered.status_code == 422
+    order.refresh_from_db()
+    assert order.priority == "medium" and PendingToolCall.objects.get(pk=call_id).status == "pending"
+
+    done = client.post(url, {}, "application/json")
+    assert done.status_code == 200, done.content
+    assert done.json()["status"] == "done"
+    order.refresh_from_db()
+    assert order.priority == "high"  # the stored arguments ran
+    audit = AuditRecord.objects.get(action="assistant.tool_call.confirm")
+    assert audit.details["args"] == {"work_order_id": order.pk, "priority": "high"}
+    assert audit.actor_id == operator.pk
+    assert AgentStep.objects.filter(kind="confirmed", tool="update_work_order", is_error=False).count() == 1
+
+    # twice: the recorded outcome, not a second run
+    order.priority = "low"
+    order.save()
+    again = client.post(url, {}, "application/json")
+    assert again.status_code == 200 and again.json()["status"] == "done"
+    order.refresh_from_db()
+    assert order.priority == "low"
+    assert AuditRecord.objects.filter(action="assistant.tool_call.confirm").count() == 1
+    assert client.post(f"{API}/tool-calls/{call_id}/reject", {}, "application/json").status_code == 409
+
+    history = session_history(session)
+    assert "confirmed update_work_order" in history[-1]["content"] and history[-1]["role"] == "user"
+
+
+def test_another_user_and_an_admin_cannot_see_or_decide_the_call(client, operator, make_user, admin_user, order):
+    session, outcome = held_turn(operator, order)
+    call_id = outcome.pending_calls[0]["id"]
+    for intruder in (make_user("mallory", "operator"), admin_user):
+        client.force_login(intruder)
+        assert client.post(f"{API}/tool-calls/{call_id}/confirm", {}, "application/json").status_code == 404
+        assert client.post(f"{API}/tool-calls/{call_id}/reject", {}, "application/json").status_code == 404
+    client.force_login(make_user("mallory2", "operator"))
+    assert client.get(f"{API}/sessions/{session.pk}/tool-calls").status_code == 404
+    order.refresh_from_db()
+    assert order.priority == "medium" and PendingToolCall.objects.get(pk=call_id).status == "pending"
+
+
+def test_reject_runs_nothing_and_the_model_reads_that_it_was_declined(client, operator, order):
+    session, outcome = held_turn(operator, order)
+    call_id = outcome.pending_calls[0]["id"]
+    client.force_login(operator)
+    response = client.post(f"{API}/tool-calls/{call_id}/reject", {"reason": "wrong order"}, "application/json")
+    assert response.status_code == 200 and response.json()["status"] == "rejected"
+    order.refresh_from_db()
+    assert order.priority == "medium"
+    assert AuditRecord.objects.filter(action="assistant.tool_call.reject").count() == 1
+    assert client.post(f"{API}/tool-calls/{call_id}/confirm", {}, "application/json").status_code == 409
+    note = Message.objects.get(session=session, role="system")
+    assert "declined update_work_order" in note.content and "wrong order" in note.content
+
+    seen = []
+
+    def engine_reads_history(state):
+        seen.append(state.request.messages)
+        return FakeReply(tool_calls=[("submit_turn", {"reply": "ok"})])
+
+    session_turn(
+        session=session,
+        user=operator,
+        content="why not?",
+        engine=FakeEngine(policies={"authoring_assistant": engine_reads_history}),
+    )
+    told = " ".join(m["content"] for m in seen[0] if isinstance(m["content"], str))
+    assert "declined update_work_order" in told
+
+
+def test_confirm_runs_with_the_users_scopes_and_the_services_checks(client, operator, order):
+    """The same checks as the human route: an illegal transition is refused by the service."""
+    engine = FakeEngine(
+        script=[
+            FakeReply(tool_calls=[("update_work_order", {"work_order_id": order.pk, "to_status": "detected"})]),
+            FakeReply(tool_calls=[("submit_turn", {"reply": "Proposed."})]),
+        ]
+    )
+    _session, outcome = held_turn(operator, order, content="reopen work order {id}", engine=engine)
+    client.force_login(operator)
+    body = client.post(f"{API}/tool-calls/{outcome.pending_calls[0]['id']}/confirm", {}, "application/json").json()
+    assert body["status"] == "failed" and body["error"]
+    order.refresh_from_db()
+    assert order.status == "open"
+
+
+def test_a_call_with_bad_input_is_an_error_to_the_model_not_a_card(operator, order):
+    engine = FakeEngine(
+        script=[
+            FakeReply(tool_calls=[("update_work_order", {"work_order_id": order.pk, "priority": "whenever"})]),
+            FakeReply(tool_calls=[("submit_turn", {"reply": "Sorry."})]),
+        ]
+    )
+    _session, outcome = held_turn(operator, order, engine=engine)
+    assert outcome.pending_calls == [] and not PendingToolCall.objects.exists()
+    assert AgentStep.objects.get(tool="update_work_order").is_error
+
+
+def test_every_agent_run_of_the_session_records_its_correlation_id(operator, order):
+    session, outcome = held_turn(operator, order)
+    run = AgentRun.objects.get(pk=outcome.run.agent_run_id)
+    assert run.correlation_id == session.correlation_id
+    details = outcome.message.metadata
+    assert details["correlation_id"] == session.correlation_id
+    assert [r["id"] for r in details["agent_runs"]] == [run.pk] and details["offline"] is True
