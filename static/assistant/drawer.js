@@ -132,9 +132,13 @@
 
   async function sendTurn(text) {
     const view = turnView();
+    // Coordinator mode: its live states (orchestrator/turn_details.js) while the turn runs
+    const live = state.mode === "coordinate" && window.AriaTurnDetails ? window.AriaTurnDetails.live(view.li) : null;
     try {
       const sid = await ensureSession();
+      if (live) await live.ready;
       const out = await api("POST", `/sessions/${sid}/messages`, { content: text, mode: state.mode });
+      if (live) live.finish(out.coordinator);
       (out.tool_calls || []).forEach((t) => onFrame(view, { type: "tool_call", name: t.name, args: t.args }));
       view.textNode().textContent = out.reply;
       if (out.questions && out.questions.length) {
@@ -147,6 +151,7 @@
       if (out.coordinator) coordinatorTurn(view.li, out.coordinator);
       if (out.drafts && out.drafts.length) refreshDrafts();
     } catch (err) {
+      if (live) live.finish(null);
       view.li.appendChild(el("p", "aria-error", err.message));
     }
     busy(false);

@@ -1,6 +1,7 @@
-/* The coordinator box on the Plans page: send a message, show each turn's answer, and expand a
- * turn to see what it inspected, which actions it chose and which checks passed (GET …/explain,
- * rendered by turn_details.js, which the Ask ARIA drawer shares). */
+/* The coordinator box on the Plans page: send a message, follow its live states while it runs,
+ * show each turn's answer (with the offline demo engine mark when that engine answered), and
+ * expand a turn to see what it inspected, which actions it chose and which checks passed
+ * (GET …/explain, rendered by turn_details.js, which the Ask ARIA drawer shares). */
 (() => {
   "use strict";
   const list = document.getElementById("coord-turns");
@@ -15,9 +16,10 @@
     li.setAttribute("data-status", turn.status);
     li.appendChild(el("span", "coord-q", `${turn.message} `));
     li.appendChild(el("span", "plan-status coord-status", turn.status));
-    li.appendChild(el("div", "coord-answer", turn.answer));
+    const answer = li.appendChild(el("div", "coord-answer", turn.answer));
+    details.offlineMark(answer, turn.id);  // "offline demo engine" when the offline engine answered
     details.confirmCards(li, turn.id, details.proposals(turn));  // unasked actions
-    li.appendChild(details.details(turn.id, "coord-details"));  // turn_details.js
+    li.appendChild(details.details(turn.id, "coord-details", turn.conversation));  // turn_details.js
     return li;
   };
 
@@ -33,11 +35,20 @@
     event.preventDefault();
     const button = form.querySelector("button");
     button.disabled = true;
+    const pending = list.insertBefore(el("li", "coord-turn"), list.firstChild);
+    pending.appendChild(el("span", "coord-q", form.message.value));
+    const live = details.live(pending);  // inspecting → validating → executing → … while it runs
+    await live.ready;
     try {
       const turn = await api("POST", API, { message: form.message.value });
       form.reset();
-      list.insertBefore(turnNode(turn), list.firstChild);
+      live.finish(turn);
+      const node = turnNode(turn);
+      node.insertBefore(live.node, node.querySelector(".coord-answer"));
+      list.replaceChild(node, pending);
     } catch (err) {
+      live.finish(null);
+      pending.remove();
       window.alert(err.message);
     }
     button.disabled = false;

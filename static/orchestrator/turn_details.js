@@ -7,7 +7,11 @@
  * Confirm cards: an action the user's message did not ask for (validation check
  * "backed_by_message" failed) was not done; its card's button sends the exact words
  * "confirm proposal <index> of turn <id>" as a new coordinator turn, which re-checks the action
- * against the state now and runs it once (orchestrator/coordinator/service.py). */
+ * against the state now and runs it once (orchestrator/coordinator/service.py).
+ *
+ * Live: `live(parent)` shows a running turn's states from the bus (coordinator_turn_state, sent
+ * only to the turn's user), and an answer from the offline demo engine carries the
+ * "offline demo engine" mark (GET /api/v1/aria/coordinator/turn-engines, one request per batch). */
 (() => {
   "use strict";
   if (window.AriaTurnDetails) return; // loaded by the drawer and by the Plans page
@@ -133,8 +137,24 @@
     }
   }
 
+  /* Download links for the transcript (JSON with the hash chain, checkable offline). */
+  function exportLinks(turnId, conversation) {
+    const p = el("p", "turn-details-export", "Export (JSON, with the hash chain): ");
+    const link = (text, href) => {
+      const a = p.appendChild(el("a", "", text));
+      a.setAttribute("href", href);
+      a.setAttribute("download", "");
+    };
+    link("this turn", `${TURNS}/${turnId}/export`);
+    if (conversation) {
+      p.appendChild(document.createTextNode(" · "));
+      link("the whole conversation", `/api/v1/aria/coordinator/conversations/${encodeURIComponent(conversation)}/export`);
+    }
+    return p;
+  }
+
   /* A closed <details> that loads the turn's explanation the first time it is opened. */
-  function details(turnId, cls) {
+  function details(turnId, cls, conversation) {
     const node = el("details", cls || "turn-details");
     node.appendChild(el("summary", "", "details"));
     const box = el("div", "turn-details-body");
@@ -150,22 +170,130 @@
         return;
       }
       render(box, explained);
+      box.appendChild(exportLinks(turnId, conversation));
     });
 
     return node;
   }
 
+  /* ---------- the offline demo engine mark on a turn's answer ---------- */
+  const engines = {};  // turn id → Promise of {id, engine, offline}
+  let engineQueue = [];
+
+  /* Which engine answered turn `id`: one GET …/turn-engines?ids=… for every turn asked for in the
+   * same tick (a reloaded drawer attaches many turns at once). */
+  function engineOf(id) {
+    if (!engines[id]) {
+      engines[id] = new Promise((resolve) => { engineQueue.push({ id, resolve }); });
+      if (engineQueue.length === 1) {
+        setTimeout(async () => {
+          const batch = engineQueue;
+          engineQueue = [];
+          let found = [];
+          try {
+            found = (await api("GET", `/api/v1/aria/coordinator/turn-engines?ids=${batch.map((b) => b.id).join(",")}`)).turns;
+          } catch (err) { /* no mark rather than a wrong one */ }
+          batch.forEach((b) => b.resolve(found.find((t) => t.id === b.id) || null));
+        }, 0);
+      }
+    }
+    return engines[id];
+  }
+
+  /* Append the mark to `node` when turn `id` was answered by the offline demo engine; resolves
+   * to whether it did. */
+  async function offlineMark(node, id, known) {
+    const info = typeof known === "boolean" ? { engine: "fake", offline: known } : await engineOf(id);
+    if (!info || !info.offline) return false;
+    if (!node.querySelector(".offline-mark")) {
+      node.appendChild(window.Aria.offlineMark({ engine: info.engine, real_provider: false }));
+    }
+    return true;
+  }
+
+  /* ---------- live states of a running turn (bus event coordinator_turn_state) ---------- */
+  const STATES = ["inspecting", "validating", "executing", "answered", "rejected", "failed"];
+  const FINAL = { ok: "answered", rejected: "rejected", failed: "failed" };
+  const trackers = new Set();
+  let connection = null;
+  let opened = null;
+
+  function busConnection() {
+    if (!connection && window.AriaEvents) {
+      opened = new Promise((resolve) => {
+        connection = window.AriaEvents.connect({
+          types: ["coordinator_turn_state"],  // private: the server sends only this user's turns
+          onFrame: (frame) => trackers.forEach((t) => t.frame(frame)),
+          onStatus: (status) => { if (status !== "connecting" && status !== "reconnecting") resolve(); },
+        });
+      });
+    }
+    return opened || Promise.resolve();
+  }
+
+  /* A state line in `parent` that follows the turn about to be sent: "inspecting → validating →
+   * executing → answered". `ready` resolves once the bus socket is open (at most 2 s), so no
+   * state is missed; `finish(turn)` closes it with the turn record the request returned (frames
+   * may still arrive after it: they join the same line). */
+  function live(parent) {
+    const line = el("p", "coord-live");
+    line.setAttribute("role", "status");
+    parent.appendChild(line);
+    const seen = new Set();
+    const tracker = { busTurn: null, recordId: null, offline: null, finished: false };
+    const draw = () => {
+      const states = STATES.filter((s) => seen.has(s));
+      const last = states[states.length - 1] || "sending";
+      line.dataset.state = last;
+      line.textContent = `Coordinator: ${states.join(" → ") || "sending"}${STATES.indexOf(last) < 3 ? " …" : ""}`;
+    };
+    const prime = () => {  // the mark under the answer needs no extra request
+      if (tracker.recordId && typeof tracker.offline === "boolean" && !engines[tracker.recordId]) {
+        engines[tracker.recordId] = Promise.resolve({ id: tracker.recordId, engine: "fake", offline: tracker.offline });
+      }
+    };
+    tracker.frame = (frame) => {
+      const terminal = STATES.indexOf(frame.state) >= 3;
+      let mine;
+      if (tracker.busTurn) mine = frame.turn_id === tracker.busTurn;
+      else if (tracker.finished) mine = frame.coordinator_turn_id === tracker.recordId;
+      else mine = !terminal;  // the first state of the turn this user is sending now
+      if (!mine) return;
+      tracker.busTurn = frame.turn_id;
+      tracker.offline = frame.offline;
+      if (frame.coordinator_turn_id) tracker.recordId = frame.coordinator_turn_id;
+      seen.add(frame.state);
+      prime();
+      draw();
+    };
+    tracker.finish = (turn) => {
+      if (!turn) { trackers.delete(tracker); line.remove(); return; }
+      tracker.finished = true;
+      tracker.recordId = turn.turn_id || turn.id;
+      if (FINAL[turn.status]) seen.add(FINAL[turn.status]);
+      prime();
+      draw();
+      setTimeout(() => trackers.delete(tracker), 5000);  // late frames of this turn still join
+    };
+    trackers.add(tracker);
+    draw();
+    const timeout = new Promise((resolve) => { setTimeout(resolve, 2000); });
+    return { ready: Promise.race([busConnection(), timeout]), finish: tracker.finish, node: line };
+  }
+
   /* Under a chat answer: the compact line, then the expandable details. */
   function attach(parent, turn, cls) {
+    const engine = parent.appendChild(el("p", "turn-details-engine"));  // right under the answer
+    offlineMark(engine, turn.turn_id, turn.offline).then((marked) => { if (!marked) engine.remove(); });
     const line = el("p", "turn-details-line", summaryLine(turn));
     line.dataset.status = turn.status;
     parent.appendChild(line);
     confirmCards(parent, turn.turn_id, proposals(turn));
-    parent.appendChild(details(turn.turn_id, cls));
+    parent.appendChild(details(turn.turn_id, cls, turn.conversation));
   }
 
   window.AriaTurnDetails = {
     summaryLine, details, attach, render,
-    proposals, confirmCards,
+    proposals, confirmCards, live, offlineMark,
   };
 })();

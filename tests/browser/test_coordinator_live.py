@@ -1,0 +1,80 @@
+"""A coordinator turn in headless Chromium against the real server (daphne, embedded mode, the
+offline engine): its live states arrive over the bus while it runs, the answer carries the
+"offline demo engine" mark, and its transcript downloads as JSON with the hash chain."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.live_server import start_live_server
+from tests.browser.tabs import drawer_login, open_tab
+
+pytestmark = pytest.mark.browser
+STATES = "Coordinator: inspecting → validating → executing → answered"
+DETECTED_P02 = """
+from sentinel.models import Cell
+from workorders.models import WorkOrder
+WorkOrder.objects.create(cell=Cell.objects.get(tag="P-02"), title="High vibration on P-02", status="detected",
+    priority="high")
+"""
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    server = start_live_server(tmp_path_factory.mktemp("coord-live"), {"ARIA_ENGINE": "fake"})
+    server.manage("seed_demo")
+    server.manage("shell", "-c", DETECTED_P02)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def page(browser, server):
+    page = open_tab(browser, server)
+    yield page
+    page.context.close()
+
+
+def test_drawer_coordinator_turn_shows_live_states_and_the_offline_mark(page, server):
+    drawer_login(page, server, "cleo", "operator")
+    page.select_option("#aria-mode", "coordinate")
+    page.fill("#aria-text", "What is going on with P-02?")
+    page.click("#aria-send")
+
+    answer = page.locator("#aria-log .aria-assistant").last
+    # inspecting/validating/executing can only come from the bus frames: the response carries the end state
+    expect(answer.locator(".coord-live")).to_have_text(STATES)
+    expect(answer.locator(".coord-live")).to_have_attribute("data-state", "answered")
+    expect(answer.locator(".aria-text")).to_contain_text("High vibration on P-02")
+    expect(answer.locator(".turn-details-engine .offline-mark")).to_have_text("offline demo engine")
+
+    # the details offer the transcript as JSON; the download is the owner's, chain included
+    answer.locator("details.aria-coord-details summary").click()
+    link = answer.locator(".turn-details-export a", has_text="the whole conversation")
+    href = link.get_attribute("href")
+    assert href.startswith("/api/v1/aria/coordinator/conversations/session-")
+    export = page.request.get(href)
+    assert export.ok
+    turns = export.json()["turns"]
+    assert turns[-1]["body"]["message"] == "What is going on with P-02?" and len(turns[-1]["hash"]) == 64
+    assert turns[-1]["offline"] is True
+
+    # reopened from history, the mark is still on the answer (looked up, not from the live frames)
+    page.click("#aria-new")
+    page.click("#aria-history-toggle")
+    page.locator("#aria-session-list .aria-link", has_text="What is going on with P-02?").click()
+    reopened = page.locator("#aria-log .aria-assistant").last
+    expect(reopened.locator(".turn-details-engine .offline-mark")).to_have_text("offline demo engine")
+    assert not page.console_errors, page.console_errors
+
+
+def test_plans_page_coordinator_box_shows_live_states(page, server):
+    drawer_login(page, server, "cato", "operator")
+    page.goto("/plans/")
+    page.fill("#coord-form input[name=message]", "What happened?")
+    page.click("#coord-form button[type=submit]")
+    turn = page.locator("#coord-turns .coord-turn").first
+    expect(turn.locator(".coord-live")).to_have_text(STATES)
+    expect(turn.locator(".coord-answer .offline-mark")).to_have_text("offline demo engine")
+    assert not page.console_errors, page.console_errors
