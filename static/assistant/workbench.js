@@ -163,6 +163,7 @@
     $("wb-operation").setAttribute("data-status", op.status);
     setBadge($("wb-op-status"), op.status);
     setBadge($("wb-plan-status"), op.status);
+    $("wb-plan-note").textContent = `Operation #${op.id}: ${op.intent}, ${op.status}.`;
     $("wb-confirm").disabled = true;
     $("wb-execute").disabled = true;
     const host = $("wb-result");

@@ -96,17 +96,23 @@
   }
 
   function drawEvidence() {
-    const host = document.getElementById("wo-evidence");
-    host.setAttribute("data-work-order-id", String(wo.id));
+    const section = document.getElementById("wo-evidence");
+    section.setAttribute("data-work-order-id", String(wo.id));
     const r = window.AriaRender;
     const details = wo.rca_details || {};
-    if (!r || !r.drawInto || host.getAttribute("data-drawn") || !wo.rca_summary) return;
+    if (!r || !r.drawInto || section.getAttribute("data-drawn") || !wo.rca_summary) return;
+    let host = section.querySelector(".wo-evidence-card");
+    if (!host) {  // below the section's heading, which drawInto would otherwise replace
+      host = el("div", "wo-evidence-card");
+      section.appendChild(host);
+    }
+    const engine = wo.rca_engine || {};
+    const findings = [details.root_cause || wo.rca_summary, ...(details.contributing_factors || [])].filter(Boolean);
     try {
-      const engine = wo.rca_engine || {};
-      r.drawInto(host, "diagnostic_card", { cell_id: wo.cell_id, work_order_id: wo.id, root_cause: details.root_cause || wo.rca_summary,
-        confidence: wo.confidence, failure_mode: details.failure_mode, contributing_factors: details.contributing_factors || [],
-        offline: engine.real_provider === false, engine: engine.engine });
-      host.setAttribute("data-drawn", "1");
+      r.drawInto(host, "diagnostic_card", { cell_id: wo.cell_id, cell_tag: wo.cell_tag, work_order_id: wo.id,
+        title: details.failure_mode ? `Diagnosis · ${details.failure_mode}` : "Diagnosis", findings,
+        confidence: wo.confidence, offline: engine.real_provider === false, engine: engine.engine });
+      section.setAttribute("data-drawn", "1");
     } catch (err) { /* the evidence renderers own their errors */ }
   }
 
