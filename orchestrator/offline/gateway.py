@@ -2,9 +2,10 @@
 tools and actions from what those tools return.
 
 It never looks at the message's words. A `Reading` (orchestrator/offline/reading.py) says
-what the user asked for — a question, stop, proceed, guidance, a revision, a delegation — and the
-gateway finds the rest in state: which plan "that one" is (the plan the conversation last acted
-on, else the newest in flight), whether an ask is open, coordinator-approvable, gated or already
+what the user asked for — a question, stop, skip, proceed, guidance, a revision, a delegation — and
+the gateway finds the rest in state: which plan "that one" is (the plan the conversation last acted
+on, else the one plan in flight; with several candidates it asks which workstream — see
+offline/workstreams.py, which also handles single steps, derived plans and authoring drafts), whether an ask is open, coordinator-approvable, gated or already
 requested, whether it was already decided, what failed and why, which profile ran the stopped
 work and which smaller one covers it, which work order "this" is and what state it is in, and —
 when the reading names equipment (P-02) — which cell that is (find_cells) and what its work
@@ -23,21 +24,11 @@ from core.agents.engines.fake import FakeEngine, FakeReply, FakeState, fake_poli
 from orchestrator.coordinator.schema import MUTATING
 from orchestrator.offline.answers import MARKER, cell, explain, packet, submit
 from orchestrator.offline.reading import Reading, keyword_reading
+from orchestrator.offline.workstreams import ask_which, derive_turn, draft_turn, focus_of, step_turn
+from orchestrator.planning.cells import exact_cell
 
 ACTIVE = ("running", "paused", "approved", "draft")
 SIZES = {"small": 1, "large": 2}
-
-
-def _focus(plans: list[dict], events: list[dict]) -> dict | None:
-    """'That one': the plan the conversation last acted on or cited, else the newest in flight
-    (running, paused, approved), else the newest plan — an untouched older draft is not news."""
-    by_id = {p["id"]: p for p in plans}
-    for event in reversed(events):
-        for plan_id in [a.get("plan_id") for a in reversed(event["actions"])] + event.get("plan_ids", []):
-            if plan_id in by_id:
-                return by_id[plan_id]
-    in_flight = [p for p in plans if p["status"] in ACTIVE and p["status"] != "draft"]
-    return in_flight[0] if in_flight else (plans[0] if plans else None)
 
 
 def _refs(plan: dict | None) -> list[str]:
@@ -79,32 +70,50 @@ def _next(reading: Reading, state: FakeState) -> FakeReply:
     approvals = state.result("list_approvals") or []
     events = state.result("list_conversation_events") or []
     specialists = context.get("specialists", {})
-    focus = _focus(plans, events)
+    focus = focus_of(plans, events)
     refs = {"plan_ids": [focus["id"]] if focus else [], "conversation_event_ids": [e["event_id"] for e in events][-3:]}
     tags = list(reading.equipment)
     act = reading.act
+    investigations = context.get("investigations") or []
 
-    if act == "question":
-        return cell(state, tags[0], plans, refs) if tags else explain(state, focus, refs, pending)
-    if act == "explain":
+    def which(why: str) -> FakeReply:  # nothing in focus: list the workstreams, ask, change nothing
+        return ask_which(plans, _open_asks(plans, pending), investigations, refs, why)
+
+    visible = [p for p in plans if p["status"] != "cancelled"]
+    if (reading.draft_id is not None or reading.drafts) and act in ("question", "explain", "proceed") and not tags:
+        return draft_turn(state, reading, refs)
+    if act in ("question", "explain") and not tags:
+        if focus is None and visible and not (reading.investigation and investigations):
+            return which("Nothing is in focus in this conversation and you have several plans.")
         return explain(state, focus, refs, pending)
+    if act == "question":
+        return cell(state, tags[0], plans, refs)
     if act == "unclear":
         return _clarify(focus, refs, plans, pending)
-    if reading.plan_id and act in ("stop", "proceed"):  # the user named the plan: that one, if it is theirs
+    if reading.plan_id and act in ("stop", "skip", "proceed", "revise"):  # the user named the plan, if it is theirs
         focus = next((p for p in plans if p["id"] == reading.plan_id), None)
         if focus is None:
             text = f"Plan {reading.plan_id} is not among your plans, so I changed nothing."
             return submit("No such plan.", [{"type": "answer", "text": text}], refs, "list_plans")
         refs = {**refs, "plan_ids": [focus["id"]]}
+    if act in ("stop", "skip") and reading.step:
+        return step_turn(reading, focus, refs) if focus else which(f"Step {reading.step} of which plan?")
+    if act == "skip":
+        question = {"type": "ask_clarification", "text": "Which step should I skip? Say e.g. 'skip step 2 of plan 4'."}
+        return submit("Which step?", [question], refs, "no step named")
     if act == "stop":
+        if focus is None and visible:
+            return which("Nothing is in focus to stop.")
         return _halt(state, focus, refs, reading, specialists)
     if act == "delegate":
         profiles = [p for p in reading.profiles if p in specialists]
         writers = [p for p in profiles if specialists[p].get("writes")]
         if len(writers) == 1 and len(profiles) == 1:
             return _delegate_write(state, writers[0], focus, refs, reading, specialists)
-        return _delegate(state, focus, refs, profiles, specialists)
+        return _delegate(state, focus, refs, profiles, specialists, reading)
     if act == "guide":
+        if focus is None and visible:
+            return which("Nothing is in focus to continue.")
         if focus and focus["status"] in ACTIVE:
             action = {"type": "attach_guidance", "plan_id": focus["id"], "text": reading.text}
             return submit(
@@ -122,11 +131,14 @@ def _next(reading: Reading, state: FakeState) -> FakeReply:
         return submit("Drafting a plan for approval.", [action], refs, "the user asked for new work")
     if act == "revise":
         if focus is None:
-            question = {"type": "ask_clarification", "text": "Which plan should I start from?"}
-            return submit("No earlier plan.", [question], refs, "list_plans returned none")
+            return which("Which plan should I start from?")
+        if derived := derive_turn(reading, focus, refs):
+            return derived
         goal = f"{focus['goal']} — {reading.text}"
         action = {"type": "create_plan", "goal": goal, "context_refs": _refs(focus)}
         return submit(f"A new draft from plan {focus['id']}.", [action], refs, "the user asked for a changed copy")
+    if focus is None and visible and not _open_asks(plans, pending):
+        return which("Nothing waits for an approval in focus.")
     return _proceed(state, focus, refs, reading, plans, pending, approvals)
 
 
@@ -246,10 +258,34 @@ def _profile_that_ran(plan: dict, specialists: dict) -> str:
     return ""
 
 
-def _delegate(state: FakeState, focus: dict | None, refs: dict, named: list[str], specialists: dict) -> FakeReply:
-    """Named roles → one plan: a research step from the subject's state, then a dependent review."""
-    wo_ids = [r["id"] for r in (focus or {}).get("context_refs", []) if r["type"] == "work_order"]
-    if wo_ids:  # "this" is the work order the conversation's plan is about: what state is it in?
+def _named_equipment_order(state: FakeState, tag: str) -> tuple[FakeReply | None, dict, str]:
+    """The newest work order on the cell the user named: (a read to make first, the order, why not)."""
+    if not state.called("find_cells"):
+        return FakeReply(tool_calls=[("find_cells", {"query": tag})]), {}, ""
+    cell_row = exact_cell((state.result("find_cells") or {}).get("cells", []), tag)
+    if cell_row is None:
+        return None, {}, f"No cell is tagged {tag}."
+    if not state.called("get_work_orders"):
+        return FakeReply(tool_calls=[("get_work_orders", {"cell_id": cell_row["cell_id"], "limit": 5})]), {}, ""
+    orders = (state.result("get_work_orders") or {}).get("work_orders", [])
+    return None, (orders[0] if orders else {}), "" if orders else f"{tag} has no work orders."
+
+
+def _delegate(
+    state: FakeState, focus: dict | None, refs: dict, named: list[str], specialists: dict, reading: Reading
+) -> FakeReply:
+    """Named roles → one plan: a research step from the subject's state, then a dependent review. The
+    subject is the equipment the user named, else the conversation's work order, else the newest."""
+    wo_ids = [reading.work_order_id] if reading.work_order_id else []
+    wo_ids = wo_ids or [r["id"] for r in (focus or {}).get("context_refs", []) if r["type"] == "work_order"]
+    if reading.equipment and not reading.work_order_id:
+        first, wo, missing = _named_equipment_order(state, reading.equipment[0])
+        if first is not None:
+            return first
+        if missing:
+            question = {"type": "ask_clarification", "text": f"{missing} What should be researched?"}
+            return submit("Nothing to research on it.", [question], refs, "find_cells / get_work_orders")
+    elif wo_ids:  # "this" is the work order the conversation's plan is about: what state is it in?
         if not state.called("get_work_order"):
             return FakeReply(tool_calls=[("get_work_order", {"work_order_id": wo_ids[0]})])
         wo = state.result("get_work_order") or {}
@@ -286,6 +322,14 @@ def _delegate_write(
     if specialists[writer]["covers"] != "repair_order":
         why = f"{writer} writes ({specialists[writer]['runner']}): the plan gate asks before it does"
         return submit(f"Delegating to {writer}.", [action], refs, why)
+    if reading.equipment and not reading.work_order_id:  # "write the repair order for P-02": that cell's order
+        first, wo, missing = _named_equipment_order(state, reading.equipment[0])
+        if first is not None:
+            return first
+        if missing:
+            question = {"type": "ask_clarification", "text": f"{missing} Which work order should get a repair order?"}
+            return submit("No work order to write.", [question], refs, "find_cells / get_work_orders")
+        return _write_order(action, wo, refs, writer, specialists)
     wo_ids = (
         [reading.work_order_id]
         if reading.work_order_id
@@ -303,6 +347,10 @@ def _delegate_write(
         which = f"Work order {wo_ids[0]} was not found." if wo_ids else "No work order found."
         question = {"type": "ask_clarification", "text": f"{which} Which work order should get a repair order?"}
         return submit("No work order to write.", [question], refs, "get_work_order(s)")
+    return _write_order(action, wo, refs, writer, specialists)
+
+
+def _write_order(action: dict, wo: dict, refs: dict, writer: str, specialists: dict) -> FakeReply:
     action["context_refs"] = [f"work_order:{wo['id']}", f"cell:{wo['cell_id']}"]
     refs = {**refs, "work_order_ids": [wo["id"]]}
     why = f"work order {wo['id']} is {wo.get('status')}; {writer} writes it through {specialists[writer]['runner']}"

@@ -29,7 +29,7 @@ from typing import Any, Literal
 from orchestrator.coordinator.wording import SENTENCE, Sentence, follows_label, own_words, sentences
 from orchestrator.planning.cells import equipment_tags
 
-Act = Literal["question", "explain", "unclear", "stop", "proceed", "guide", "revise", "delegate", "plan"]
+Act = Literal["question", "explain", "unclear", "stop", "skip", "proceed", "guide", "revise", "delegate", "plan"]
 ACTS: tuple[str, ...] = Act.__args__
 
 
@@ -41,13 +41,19 @@ class Reading:
       question — asks about state ("what happened?", "is P-02 ok?");
       explain  — wants an explanation and no action ("don't start yet, just explain");
       unclear  — not understood as an instruction: ask what the user wants, change nothing;
-      stop     — halt the work in focus (`smaller`: and hand it to a smaller agent);
+      stop     — halt the work in focus (`smaller`: and hand it to a smaller agent); with `step`,
+                 only that step ("stop step 2");
+      skip     — leave out one step that has not run (`step`, "skip step 3 of plan 4");
       proceed  — approve what is waiting ("approve it", "apply it"); `step`, `ask_id` and
                  `plan_id` name which checkpoint when the user said so ("approve step 2");
+                 `decision` "publish" when the user asked to publish/ship (a draft);
       guide    — continue the work in focus with `text` added as guidance;
-      revise   — a new plan like the one in focus, changed by `text`;
+      revise   — a new plan like the one in focus (or `plan_id`), changed by `text`; `without`:
+                 the step orders to leave out ("same as plan 4 but without step 2");
       delegate — hand work to the named specialist `profiles` (`text` is the instruction);
       plan     — new work: draft a goal-plan for the goal in `text`.
+    draft_id / drafts: the message names authoring draft N / is about drafts, reviews or publishing.
+    investigation: the message is about an investigation (RCA, root cause): the agent runs answer it.
     quote: the words of the message that ask for the act (what a model puts in an action's
       `user_request_quote`); empty means the whole message.
     """
@@ -61,6 +67,11 @@ class Reading:
     step: int | None = None
     ask_id: int | None = None
     plan_id: int | None = None
+    draft_id: int | None = None
+    drafts: bool = False
+    investigation: bool = False
+    decision: str = ""
+    without: tuple[int, ...] = ()
     quote: str = ""
 
     def __post_init__(self) -> None:
@@ -77,20 +88,31 @@ FILLER = re.compile(
 # "stop that one and …") — not "I approve of your analysis", "accept that I am busy", "stop worrying".
 _TARGET = (
     r"(?:it|this|that|them|everything|(?:this|that)\s+one|(?:the|this|that|my)\s+(?:checkpoint|step|ask|change"
-    r"|request|interaction|plan|run|work)|(?:step|ask|checkpoint|interaction|plan)\s*#?\s*\d+"
+    r"|request|interaction|plan|run|work|draft|review)|(?:step|ask|checkpoint|interaction|plan|draft)\s*#?\s*\d+"
     r"(?:\s+(?:of|on|in|for)\s+plan\s*#?\s*\d+)?)"
 )
 APPROVE = re.compile(
-    rf"^(?:(?:i\s+)?(?:approve|apply|accept|confirm|proceed|allow)(?:\s+{_TARGET})?"
+    rf"^(?:(?:i\s+)?(?:approve|apply|accept|confirm|proceed|allow|publish|ship|release)(?:\s+{_TARGET})?"
     rf"|go\s+ahead(?:\s+and\s+(?:approve|apply)(?:\s+{_TARGET})?)?|(?:do|run)\s+it)(?:\s+(?:please|now))?$",
     re.I,
 )
+PUBLISH = re.compile(r"^(?:i\s+)?(?:publish|ship|release)\b", re.I)
+SKIP = re.compile(rf"^skip\s+{_TARGET}(?:\s+(?:please|now))?$", re.I)
 HALT = re.compile(rf"^(?:stop|cancel|abort|halt)(?:\s+{_TARGET})?(?:\s+(?:please|now))?(?:\s+and\s+.+)?$", re.I)
 DIRECT = re.compile(
     r"^(?:research|investigate|write|draft|have|ask|let|get|check|review|build|create|delegate|hand)\b", re.I
 )
 GUIDE = re.compile(r"\b(?:continue|carry\s+on|keep\s+going|add(?:ed)?|constraint|guidance)\b", re.I)
-REVISE = re.compile(r"\b(?:previous|last|earlier|same|that|this)\s+(?:plan|run)\b", re.I)
+REVISE = re.compile(r"\b(?:(?:previous|last|earlier|same|that|this)|same\s+as)\s+(?:plan|run)\b", re.I)
+# "… without step 2", "minus steps 2 and 3", "but drop step 4": the steps a revised plan leaves out
+WITHOUT = re.compile(
+    r"\b(?:without|minus|except|drop(?:ping)?|skip(?:ping)?|leave\s+out|leaving\s+out|remove)\s+(?:the\s+)?"
+    r"steps?\s*#?\s*(\d+(?:\s*(?:,|and|&|\+)\s*#?\s*\d+)*)",
+    re.I,
+)
+DRAFT = re.compile(r"\b(?:drafts?|reviews?|publish\w*|ship|release)\b", re.I)
+INVESTIGATION = re.compile(r"\b(?:investigat\w*|rca|root[- ]cause|diagnos\w*)\b", re.I)
+DRAFT_ID = re.compile(r"\bdraft\s*#?\s*(\d+)\b", re.I)
 SMALLER = re.compile(r"\b(smaller|lighter|cheaper|faster)\b", re.I)
 PLAN = re.compile(r"^\s*(?:please\s+)?(?:plan|(?:create|make|draft) a plan)\b[\s:,-]*(?:to\s+)?", re.I)
 WORK_ORDER = re.compile(r"\b(?:work[ -]?order|wo)[\s#-]*(\d+)\b", re.I)
@@ -127,7 +149,13 @@ def keyword_reading(message: str, specialists: dict[str, Any]) -> Reading:
     own = own_words(message)
     text = " ".join(own.split())
     wo = WORK_ORDER.search(text)
-    common = {"equipment": tuple(equipment_tags(text)), "work_order_id": int(wo.group(1)) if wo else None}
+    common = {
+        "equipment": tuple(equipment_tags(text)),
+        "work_order_id": int(wo.group(1)) if wo else None,
+        "draft_id": _number(DRAFT_ID, text),
+        "drafts": bool(DRAFT.search(PLAN.sub("", text, count=1))),  # not "draft a plan …"
+        "investigation": bool(INVESTIGATION.search(text)),
+    }
     parts = sentences(own)
     if not parts:
         return Reading("unclear", **common)
@@ -142,13 +170,16 @@ def keyword_reading(message: str, specialists: dict[str, Any]) -> Reading:
         if not goal:
             return Reading("unclear", **common)
         return Reading("plan", text=goal[:1].upper() + goal[1:], quote=message.strip(), **common)
+    targets = {"step": _number(STEP, text), "plan_id": _number(PLAN_ID, text)}
     if halt := next((w for bare, w in decisions if HALT.match(bare)), None):
-        return Reading("stop", smaller=bool(SMALLER.search(text)), quote=halt, plan_id=_number(PLAN_ID, text), **common)
+        return Reading("stop", smaller=bool(SMALLER.search(text)), quote=halt, **targets, **common)
+    if skip := next((w for bare, w in decisions if SKIP.match(bare)), None):
+        return Reading("skip", quote=skip, **targets, **common)
     if ":" in text and GUIDE.search(text.split(":", 1)[0]):
         return Reading("guide", text=text.split(":", 1)[1].strip(), quote=message.strip(), **common)
-    if approve := next((w for bare, w in decisions if APPROVE.match(bare)), None):
-        targets = {"step": _number(STEP, text), "ask_id": _number(ASK, text), "plan_id": _number(PLAN_ID, text)}
-        return Reading("proceed", quote=approve, **targets, **common)
+    if approve := next(((b, w) for b, w in decisions if APPROVE.match(b)), None):
+        decision = "publish" if PUBLISH.match(approve[0]) else "approve"
+        return Reading("proceed", quote=approve[1], decision=decision, ask_id=_number(ASK, text), **targets, **common)
     if any(DIRECT.match(bare) for bare, _ in clauses):
         named = tuple(
             name
@@ -161,6 +192,10 @@ def keyword_reading(message: str, specialists: dict[str, Any]) -> Reading:
         if named:
             return Reading("delegate", text=text, profiles=named, quote=message.strip(), **common)
     change = re.split(r"\bbut\b", text, maxsplit=1, flags=re.I)
-    if len(change) > 1 and REVISE.search(change[0]):
-        return Reading("revise", text=change[1].strip(), quote=message.strip(), **common)
+    without = WITHOUT.search(text)
+    if REVISE.search(change[0]) and (len(change) > 1 or without):
+        left_out = tuple(int(n) for n in re.findall(r"\d+", without.group(1))) if without else ()
+        plan_id = _number(PLAN_ID, change[0])
+        what = change[1].strip() if len(change) > 1 else text[without.start() :].strip()
+        return Reading("revise", text=what, without=left_out, plan_id=plan_id, quote=message.strip(), **common)
     return Reading("unclear", **common)
