@@ -38,7 +38,9 @@ def _read(plan: Plan, capability: str, args: dict[str, Any]) -> dict[str, Any] |
 
 
 def _num(value: Any) -> str:
-    return "unset" if value is None else f"{value:g}" if isinstance(value, int | float) else str(value)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return f"{round(value, 2):g}"
+    return "unset" if value is None else str(value)
 
 
 def _signal(plan: Plan, inputs: dict[str, Any]) -> tuple[dict[str, Any] | None, int | None, str]:
@@ -88,7 +90,10 @@ def _alarms(plan: Plan, cell_id: int, key: str) -> str:
         if a.get("key") == key and (t := parse_datetime(str(a.get("raised_at")))) is not None and t >= since
     ]
     open_now = [a for a in recent if a.get("state") not in ("cleared",)]
-    return f"{len(recent)} alarm(s) on this signal in the last {ALARM_DAYS} days ({len(open_now)} still open)."
+    if not recent:
+        return f"No alarm on this signal in the last {ALARM_DAYS} days."
+    count = f"{len(recent)} alarm{'s' if len(recent) > 1 else ''}"
+    return f"{count} on this signal in the last {ALARM_DAYS} days ({len(open_now)} still open)."
 
 
 def _limit_change(plan: Plan, step: PlanStep) -> dict[str, Any]:

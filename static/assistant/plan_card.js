@@ -1,5 +1,6 @@
-/* The inline goal-plan card of plan mode: the plan's live status and steps, with Approve,
-   Execute, Poll and the answers to its open asks — the same /api/v1/aria routes as the Plans
+/* The inline goal-plan card of plan mode: the plan's live status, steps and their results (worded
+   by orchestrator/plan_views.js, as on the Plans page), with Approve, Execute, Poll and the answers
+   to its open asks (choices, decision cards) — the same /api/v1/aria routes as the Plans
    page, refreshed on plan_updated / interaction_needed from the event bus. Text only via
    textContent. */
 (() => {
@@ -24,14 +25,20 @@
     const status = el("p", "aria-note aria-plan-status", `${plan.status} · ${plan.steps.length} step(s) · ${plan.autonomy}`);
     status.dataset.status = plan.status;
     box.appendChild(status);
+    const views = window.AriaPlanViews; // static/orchestrator/plan_views.js: the Plans page's wording
+    const guidance = views && views.guidance(plan);
+    if (guidance) box.appendChild(guidance);
     const ol = el("ol", "aria-plan-steps");
     plan.steps.forEach((s) => {
-      const li = el("li", null, `${s.capability} `);
+      const li = el("li", null, `${views ? views.stepTitle(s) : s.capability} `);
       li.appendChild(el("span", `aria-badge aria-status-${s.status}`, s.status.replace(/_/g, " ")));
-      if (s.error) li.appendChild(el("p", "aria-error", s.error));
+      const shown = views && views.result(s);
+      if (shown) li.appendChild(shown); else if (s.error) li.appendChild(el("p", "aria-error", s.error));
       ol.appendChild(li);
     });
     box.appendChild(ol);
+    const notes = views && views.notes(plan);
+    if (notes) box.appendChild(notes);
     if (plan.error) box.appendChild(el("p", "aria-error", plan.error));
     const msg = el("p", "aria-error");
     msg.hidden = true;
@@ -47,19 +54,26 @@
     };
     const actions = el("div", "aria-plan-actions");
     const path = `/plans/${plan.id}`;
-    if (plan.status === "draft") actions.appendChild(act("Approve", () => api("POST", `${path}/approve`)));
+    const choosing = (plan.interactions || []).some((i) => i.kind === "choice" && i.status === "open");
+    if (plan.status === "draft" && !choosing) actions.appendChild(act("Approve", () => api("POST", `${path}/approve`)));
     if (plan.status === "approved") actions.appendChild(act("Execute", () => api("POST", `${path}/execute`)));
     if (plan.steps.some((s) => s.status === "waiting_job")) actions.appendChild(act("Poll", () => api("POST", `${path}/poll`)));
     box.appendChild(actions);
     (plan.interactions || []).filter((i) => i.status === "open").forEach((ask) => {
       const row = el("div", "aria-plan-ask");
-      row.appendChild(el("p", null, ask.question));
-      if (ask.required_scope) {
-        row.appendChild(el("p", "aria-note", `waiting for another ${ask.required_scope}`));
-      } else {
+      const answer = (body) => api("POST", `/interactions/${ask.id}/answer`, body);
+      if (ask.kind === "choice") {
+        if (views) row.appendChild(views.choice(ask, (label, option) => act(label, () => answer({ choice: option }))));
+        else ask.options.forEach((option) => row.appendChild(act(option, () => answer({ choice: option }))));
+        box.appendChild(row);
+        return;
+      }
+      // the card is on the owner's own plan: a gated ask says someone else decides, with no buttons
+      row.appendChild(views ? views.card(ask, "owner") : el("p", null, ask.question));
+      if (!ask.required_scope) {
         const yes = ask.kind === "confirm" ? "accept" : "approve";
-        row.appendChild(act(yes === "accept" ? "Accept" : "Approve step", () => api("POST", `/interactions/${ask.id}/answer`, { decision: yes })));
-        row.appendChild(act("Reject", () => api("POST", `/interactions/${ask.id}/answer`, { decision: "reject" })));
+        row.appendChild(act(yes === "accept" ? "Accept" : "Approve step", () => answer({ decision: yes })));
+        row.appendChild(act("Reject", () => answer({ decision: "reject" })));
       }
       box.appendChild(row);
     });

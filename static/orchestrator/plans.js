@@ -33,7 +33,7 @@
     return b;
   }
 
-  /* "alert: 4.8 · reason: …" — what a person reads before deciding; unset (null) inputs mean "keep" and are left out. */
+  /* "alert: 4.8 · reason: …" — a step's inputs; unset (null) inputs mean "keep" and are left out. */
   function describe(value) {
     if (value === null || value === undefined) return "";
     if (typeof value !== "object") return String(value);
@@ -45,35 +45,53 @@
     }).filter(Boolean).join(" · ");
   }
 
-  function answer(ask, decision) {
-    return api("POST", `/interactions/${ask.id}/answer`, { decision });
-  }
+  const views = window.AriaPlanViews;
 
-  function askNode(ask, canAnswer) {
+  /* An open ask: a choice (one button per option) or a decision card with Approve/Reject.
+   * `viewer` is "owner" on the viewer's own plans, "decider" in the waiting-for-you panel. */
+  function askNode(ask, viewer) {
     const li = el("li", "ask");
-    li.appendChild(el("span", "ask-question", ask.question));
-    if (ask.required_scope) li.appendChild(el("span", "step-inputs", `needs a different ${ask.required_scope}`));
-    li.appendChild(el("div", "ask-evidence", describe(ask.evidence)));
-    if (canAnswer) {
+    li.setAttribute("data-kind", ask.kind);
+    if (ask.kind === "choice") {
+      li.appendChild(views.choice(ask, (label, option) => button(label, () => api("POST", `/interactions/${ask.id}/answer`, { choice: option }))));
+      return li;
+    }
+    li.appendChild(views.card(ask, viewer));
+    const mayAnswer = viewer === "decider" || !ask.required_scope;
+    if (mayAnswer) {
       const actions = el("div", "plan-actions");
       const yes = ask.kind === "confirm" ? "accept" : "approve";
-      actions.appendChild(button(yes.charAt(0).toUpperCase() + yes.slice(1), () => answer(ask, yes)));
-      actions.appendChild(button("Reject", () => answer(ask, "reject")));
+      const answer = (decision) => api("POST", `/interactions/${ask.id}/answer`, { decision });
+      actions.appendChild(button(yes.charAt(0).toUpperCase() + yes.slice(1), () => answer(yes)));
+      actions.appendChild(button("Reject", () => answer("reject")));
       li.appendChild(actions);
     }
     return li;
   }
 
-  function stepNode(step) {
-    const li = el("li");
-    li.appendChild(el("span", "step-cap", step.capability));
+  const STOPPABLE = ["running", "waiting_job", "waiting_interaction"];
+  const SKIPPABLE = ["pending", "waiting_interaction"];
+
+  function stepNode(plan, step) {
+    const li = el("li", "plan-step");
+    li.setAttribute("data-order", String(step.order));
+    li.appendChild(el("span", "step-title", views.stepTitle(step)));
     li.appendChild(document.createTextNode(" "));
     const status = el("span", "step-status", step.status);
     status.setAttribute("data-status", step.status);
     li.appendChild(status);
+    li.appendChild(el("span", "step-cap", step.capability));
     li.appendChild(el("span", "step-inputs", `${step.tier} · ${describe(step.inputs)}`));
     if (step.depends_on.length) li.appendChild(el("span", "step-inputs", `after ${step.depends_on.join(", ")}`));
-    if (step.error) li.appendChild(el("span", "step-error", step.error));
+    const shown = views.result(step);
+    if (shown) li.appendChild(shown);
+    const live = ["running", "paused"].includes(plan.status);
+    const open = !["completed", "cancelled", "failed"].includes(plan.status);
+    const path = `/plans/${plan.id}/steps/${step.order}`;
+    const moves = el("span", "step-moves");
+    if (live && STOPPABLE.includes(step.status)) moves.appendChild(button("Stop step", () => api("POST", `${path}/stop`)));
+    else if (open && SKIPPABLE.includes(step.status)) moves.appendChild(button("Skip step", () => api("POST", `${path}/skip`)));
+    if (moves.children.length) li.appendChild(moves);
     return li;
   }
 
@@ -107,16 +125,18 @@
     box.appendChild(head);
 
     const steps = el("ol", "plan-steps");
-    plan.steps.forEach((step) => { steps.appendChild(stepNode(step)); });
+    const guidance = views.guidance(plan);
+    if (guidance) box.appendChild(guidance);
+    plan.steps.forEach((step) => { steps.appendChild(stepNode(plan, step)); });
     box.appendChild(steps);
-    if (plan.planner_notes && plan.planner_notes.length) {
-      box.appendChild(el("div", "plan-notes", plan.planner_notes.map((n) => `${n.action} ${n.capability || ""}: ${n.reason}`).join(" · ")));
-    }
+    const notes = views.notes(plan);
+    if (notes) box.appendChild(notes);
     if (plan.error) box.appendChild(el("div", "step-error", plan.error));
 
     const actions = el("div", "plan-actions");
     const path = `/plans/${plan.id}`;
-    if (plan.status === "draft") actions.appendChild(button("Approve", () => api("POST", `${path}/approve`)));
+    const choosing = (plan.interactions || []).some((i) => i.kind === "choice" && i.status === "open");
+    if (plan.status === "draft" && !choosing) actions.appendChild(button("Approve", () => api("POST", `${path}/approve`)));
     if (plan.status === "approved") actions.appendChild(button("Execute", () => api("POST", `${path}/execute`)));
     if (plan.steps.some((s) => s.status === "waiting_job")) {
       actions.appendChild(button("Poll jobs", () => api("POST", `${path}/poll`)));
@@ -129,7 +149,7 @@
     const open = (plan.interactions || []).filter((i) => i.status === "open");
     if (open.length) {
       const asks = el("ul", "plans-asks");
-      open.forEach((ask) => { asks.appendChild(askNode(ask, !ask.required_scope)); });
+      open.forEach((ask) => { asks.appendChild(askNode(ask, "owner")); });
       box.appendChild(asks);
     }
     return box;
@@ -150,7 +170,7 @@
     ul.textContent = "";
     const others = needs.interactions.filter((i) => i.required_scope);
     others.forEach((ask) => {
-      const li = askNode(ask, true);
+      const li = askNode(ask, "decider");
       li.insertBefore(el("span", "plan-id", `plan #${ask.plan_id} · `), li.firstChild);
       ul.appendChild(li);
     });
@@ -168,6 +188,17 @@
     }, 150);
   }
 
+  /* "P-02, line 1" → {cells: ["P-02"], lines: ["line 1"]}: the structured guidance the planner applies. */
+  function guidanceOf(text) {
+    const items = text.split(",").map((s) => s.trim()).filter(Boolean);
+    const out = {};
+    const lines = items.filter((s) => /^line\b/i.test(s));
+    const cells = items.filter((s) => !/^line\b/i.test(s)).map((s) => s.toUpperCase());
+    if (lines.length) out.lines = lines;
+    if (cells.length) out.cells = cells;
+    return out;
+  }
+
   document.getElementById("plans-new").addEventListener("submit", async (event) => {
     event.preventDefault();
     const form = event.target;
@@ -176,7 +207,7 @@
     try {
       await api("POST", "/plans", {
         goal: form.goal.value, context_refs: refs, done_when: form.done_when.value,
-        autonomy: form.autonomy.value, planner: form.planner.value,
+        autonomy: form.autonomy.value, planner: form.planner.value, constraints: guidanceOf(form.guidance.value),
       });
     } catch (err) {
       say(err.message);

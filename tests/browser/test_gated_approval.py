@@ -60,15 +60,21 @@ def test_an_operator_plans_a_limit_change_and_only_an_approver_releases_it(brows
     server.manage("shell", "-c", RUN_PLANS)  # the worker's part: the read step runs, the gated one asks
     expect(operator.locator("article.plan .plan-status").first).to_have_text("paused")
     ask = operator.locator("article.plan .ask").first
-    expect(ask).to_contain_text("needs a different approver")
+    expect(ask).to_contain_text("Someone else must decide")  # only the owner is told so
     expect(ask.get_by_role("button", name="Approve")).to_have_count(0)  # never the owner's to release
 
     approver = tab(browser, server, "abby", "gated-approver-1")
     expect(approver.locator("#needs-me-badge")).to_have_text("1")
     waiting = approver.locator("#plans-asks .ask").first
-    expect(waiting).to_contain_text("Approve gated step 2: sentinel.change_signal_limits")
-    expect(waiting.locator(".ask-evidence")).to_contain_text("alert: 4.8")
-    expect(waiting.locator(".ask-evidence")).to_contain_text("reason: The new bearing runs warmer")
+    # the decision card: who asks, what changes (before → after, units), why, evidence, outcomes
+    expect(waiting).to_contain_text("Approve: Change P-02 vibration (rms) alert limit 4.5 → 4.8 mm/s?")
+    expect(waiting.locator(".decision-asks")).to_contain_text("opal asks, for plan #")
+    expect(waiting.locator(".decision-why")).to_have_text("Why: The new bearing runs warmer")
+    expect(waiting.locator(".decision-evidence")).to_contain_text("on this signal in the last 7 days")
+    expect(waiting.locator(".decision-evidence")).to_contain_text("Last 24 h:")
+    expect(waiting.locator(".decision-reject")).to_contain_text("If rejected: The limits stay as they are")
+    expect(waiting).not_to_contain_text("Someone else must decide")  # the intended approver just decides
+    expect(waiting).not_to_contain_text("different approver")
     approver.screenshot(path=str(SCREENSHOT), full_page=True)
     waiting.get_by_role("button", name="Approve").click()
     expect(approver.locator("#needs-me-badge")).to_be_hidden()

@@ -59,7 +59,7 @@ def test_the_limit_change_card_says_who_what_why_evidence_and_outcomes(client, m
     assert card["why"] == "The new bearing runs warmer"
     trend, alarms = card["evidence"]
     assert trend.startswith("Last 24 h: rising, average ") and "peak 5 mm/s" in trend and "now 4.7 mm/s" in trend
-    assert alarms == "1 alarm(s) on this signal in the last 7 days (1 still open)."
+    assert alarms == "1 alarm on this signal in the last 7 days (1 still open)."
     assert "applies P-02 vibration alert limit 4.5 → 4.8 mm/s at once" in card["on_approve"]
     assert card["on_reject"] == "The limits stay as they are; this step is skipped and the plan goes on without it."
     assert card["decider"] == "an approver other than the plan owner"
@@ -95,7 +95,7 @@ def test_the_admin_shows_the_same_card_and_a_choices_options(client, make_user, 
     page = client.get(f"/admin/orchestrator/interaction/{ask.pk}/change/").content.decode()
     assert "What changes: Change P-02 vibration alert limit 4.5 → 4.8 mm/s" in page
     assert "Why: The new bearing runs warmer" in page
-    assert "Evidence: 1 alarm(s) on this signal in the last 7 days" in page
+    assert "Evidence: 1 alarm on this signal in the last 7 days" in page
     assert "If rejected: The limits stay as they are" in page
     assert "Decided by: someone with the approver scope, not the plan owner." in page
     f.make_cell("P-01")
