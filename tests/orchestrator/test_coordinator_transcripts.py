@@ -9,6 +9,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from core.access import OPERATOR
 from core.agents.engines.fake import FakeEngine, FakeReply
@@ -114,6 +116,22 @@ def test_export_carries_the_chain_and_verifies_offline(client, operator, make_us
     one = client.get(f"{TURNS}/{ids[0]}/export").json()
     assert [t["id"] for t in one["turns"]] == [ids[0]]
     offline_check(one)
+
+
+def test_export_and_engine_lookup_queries_do_not_grow_with_the_turns(client, operator):
+    client.force_login(operator)
+
+    def queries(path):
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(path).status_code == 200
+        return len(captured)
+
+    ids = [post_turn(client, "What happened?", conversation="q")["id"]]
+    one = queries("/api/v1/aria/coordinator/conversations/q/export")
+    one_lookup = queries(f"/api/v1/aria/coordinator/turn-engines?ids={ids[0]}")
+    ids += [post_turn(client, f"Hello {n}", conversation="q")["id"] for n in range(3)]
+    assert queries("/api/v1/aria/coordinator/conversations/q/export") == one
+    assert queries(f"/api/v1/aria/coordinator/turn-engines?ids={','.join(map(str, ids))}") == one_lookup
 
 
 def test_export_is_owner_scoped(client, operator, make_user):
