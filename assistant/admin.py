@@ -13,7 +13,9 @@ from django.conf import settings
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.template.response import TemplateResponse
 
+from assistant.choices import DraftType
 from assistant.models import (
     Attachment,
     Draft,
@@ -28,8 +30,9 @@ from assistant.models import (
     Session,
     Skill,
 )
+from assistant.publishers import MCP_DEFAULT_TIER, mcp_tools_of
 from assistant.services.config import config_update, config_validate
-from assistant.services.drafts import draft_approve, draft_reject
+from assistant.services.drafts import MCP_REVIEW_TIERS, draft_approve, draft_reject
 from assistant.services.publish import draft_publish, prompt_alias_move, prompt_alias_remove
 from core.access import APPROVER, has_scopes, is_admin
 from core.audit import audit_record
@@ -76,6 +79,19 @@ def _each(request: HttpRequest, queryset: QuerySet, label: str, service) -> None
         messages.error(request, f"{label} refused {failure}")
 
 
+def _tool_rows(draft: Draft) -> list[dict[str, str]]:
+    """An MCP draft's tools with the tier preselected: the one its spec declares, else mutate."""
+    return [
+        {
+            "name": str(tool.get("name")),
+            "tier": str(tool.get("tier") or MCP_DEFAULT_TIER.label),
+            "description": str(tool.get("description") or "")[:200],
+        }
+        for tool in mcp_tools_of(draft.spec, draft.test_report)
+        if isinstance(tool, dict)
+    ]
+
+
 class ReviewInline(ApproverConsole, ReadOnly, admin.TabularInline):
     model = Review
     extra = 0
@@ -90,6 +106,7 @@ class ReviewInline(ApproverConsole, ReadOnly, admin.TabularInline):
         "cleared",
         "expires_at",
         "reason",
+        "tool_tiers",
     )
     readonly_fields = fields
 
@@ -113,9 +130,23 @@ class DraftAdmin(ApproverConsole, admin.ModelAdmin):
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
-    @admin.action(description="Approve (manual policy; approver, not the author)")
-    def approve(self, request: HttpRequest, queryset: QuerySet[Draft]) -> None:
-        _each(request, queryset, "Approve", lambda d: draft_approve(draft=d, actor=request.user, reason="admin"))
+    @admin.action(description="Approve (manual policy; approver, not the author; MCP: choose tool tiers)")
+    def approve(self, request: HttpRequest, queryset: QuerySet[Draft]) -> TemplateResponse | None:
+        servers = [d for d in queryset.order_by("pk") if d.type == DraftType.MCP_SERVER]
+        if servers and "apply" not in request.POST:  # the approver picks each tool's tier first
+            rows = [{"draft": d, "tools": _tool_rows(d)} for d in servers]
+            context = {**self.admin_site.each_context(request), "rows": rows, "tiers": MCP_REVIEW_TIERS}
+            context["selected"] = [d.pk for d in queryset.order_by("pk")]
+            context["title"] = "Approve: choose each MCP tool's tier"
+            return TemplateResponse(request, "admin/assistant/draft/approve_tiers.html", context)
+
+        def approve_one(draft: Draft) -> Draft:
+            prefix = f"tier:{draft.pk}:"
+            tiers = {k.removeprefix(prefix): v for k, v in request.POST.items() if k.startswith(prefix)}
+            return draft_approve(draft=draft, actor=request.user, reason="admin", tool_tiers=tiers or None)
+
+        _each(request, queryset, "Approve", approve_one)
+        return None
 
     @admin.action(description="Reject")
     def reject(self, request: HttpRequest, queryset: QuerySet[Draft]) -> None:

@@ -102,6 +102,9 @@ def publish_mcp_server(draft: Draft, artifact: PublishedArtifact, actor: Abstrac
     tools = mcp_tools_of(artifact.spec, draft.test_report)
     if not tools:
         raise InvalidInput("The MCP server declares no tools and none were discovered by its test.", field="tools")
+    approval = draft.reviews.filter(cleared=False).order_by("-id").first()  # publish checked it approves
+    chosen = approval.tool_tiers if approval is not None else {}
+    tools = [{**tool, "tier": chosen.get(tool["name"]) or tool.get("tier") or MCP_DEFAULT_TIER.label} for tool in tools]
     artifact.spec = {**artifact.spec, "tools": tools}
     artifact.save(update_fields=["spec"])
     for tool in tools:
@@ -115,13 +118,13 @@ def publish_mcp_server(draft: Draft, artifact: PublishedArtifact, actor: Abstrac
 
 
 def mcp_tool_tier(tool: dict[str, Any]) -> Tier:
-    """The tier a reviewer chose for this MCP tool (its `tier`), `mutate` when none was chosen;
-    `gated` is never given to a model, so it is not a choice."""
+    """The tier the approver chose for this MCP tool at review (written into the published spec),
+    else the one its reviewed spec declares, else `mutate`. A `gated` tool is never handed to a
+    model (tool projection stops at mutate) and always asks as a plan step."""
     try:
-        tier = Tier.parse(str(tool.get("tier") or MCP_DEFAULT_TIER.label))
+        return Tier.parse(str(tool.get("tier") or MCP_DEFAULT_TIER.label))
     except (KeyError, ValueError):
         return MCP_DEFAULT_TIER
-    return min(tier, Tier.MUTATE)
 
 
 def mcp_tools_of(spec: dict[str, Any], test_report: dict[str, Any]) -> list[dict[str, Any]]:

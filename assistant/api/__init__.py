@@ -21,6 +21,7 @@ def _mount() -> None:
         "prompts",
         "config",
         "tool_calls",
+        "session_skills",
         "workbench",
         "session_workbench",
     ):

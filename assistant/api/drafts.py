@@ -6,7 +6,7 @@ from django.http import HttpRequest
 from ninja import Router, Status
 
 from assistant import selectors
-from assistant.api.schemas import DecisionIn, DraftIn, DraftOut, DraftPatch, ReviewOut
+from assistant.api.schemas import ApproveIn, DecisionIn, DraftIn, DraftOut, DraftPatch, ReviewOut
 from assistant.choices import DraftStatus
 from assistant.models import Draft
 from assistant.services.drafts import (
@@ -87,10 +87,10 @@ def review_draft(request: HttpRequest, draft_id: int) -> Draft:
 
 
 @router.post("/drafts/{draft_id}/approve", response=DraftOut)
-def approve_draft(request: HttpRequest, draft_id: int, payload: DecisionIn) -> Draft:
+def approve_draft(request: HttpRequest, draft_id: int, payload: ApproveIn) -> Draft:
     require_scopes(request.user, APPROVER)
     draft = selectors.draft_get(request.user, draft_id, for_review=True)
-    return draft_approve(draft=draft, actor=request.user, reason=payload.reason)
+    return draft_approve(draft=draft, actor=request.user, reason=payload.reason, tool_tiers=payload.tool_tiers)
 
 
 @router.post("/drafts/{draft_id}/reject", response=DraftOut)

@@ -25,6 +25,20 @@ class SessionPatch(Schema):
     tool_approval: Literal["ask", "allow"] | None = None  # build mode's mutating tools: ask (default) or allow
 
 
+class SessionSkillIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+    state: Literal["auto", "pinned", "disabled"]
+
+
+class SessionSkillOut(Schema):
+    name: str
+    description: str
+    runtime_mode: str  # the skill's own setting (an approver's): auto | pinned | disabled
+    triggers: list[Any]
+    version: int
+    session_state: str  # this session's choice: auto | pinned | disabled
+
+
 class SessionOut(Schema):
     id: int
     owner_id: int
@@ -180,6 +194,11 @@ class DecisionIn(Schema):
     reason: str = Field(default="", max_length=4000)
 
 
+class ApproveIn(DecisionIn):
+    # MCP server drafts: the tier the approver gives each tool (left out: its declared tier, else mutate)
+    tool_tiers: dict[str, Literal["read", "safe", "mutate", "gated"]] | None = None
+
+
 class ReviewOut(Schema):
     id: int
     kind: str
@@ -191,5 +210,6 @@ class ReviewOut(Schema):
     candidate_version: int
     reason: str
     cleared: bool
+    tool_tiers: dict[str, str] = Field(default_factory=dict)
     created: datetime
     expires_at: datetime | None

@@ -36,6 +36,12 @@ class Session(models.Model):
         """ask (default) | allow: whether build mode may run mutating tools (assistant.choices.ToolApproval)."""
         return self.metadata.get("tool_approval", "ask")
 
+    @property
+    def skill_prefs(self) -> dict[str, list[str]]:
+        """This session's skill choices: {"pinned": [names], "disabled": [names]}."""
+        prefs = self.metadata.get("skills") or {}
+        return {"pinned": list(prefs.get("pinned") or []), "disabled": list(prefs.get("disabled") or [])}
+
 
 class Message(models.Model):
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="messages")

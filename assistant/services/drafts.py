@@ -10,6 +10,7 @@ from django.db import transaction
 from assistant.choices import DRAFT_BUSY, DRAFT_TRANSITIONS, DraftStatus, DraftType, ReviewDecision, ReviewKind
 from assistant.conf import get_config
 from assistant.models import Draft, Review, Session
+from assistant.publishers import mcp_tools_of
 from assistant.services.draft_tests import run_draft_tests
 from assistant.validators import validate_spec
 from core.access import APPROVER, has_scopes
@@ -141,9 +142,33 @@ def _require_approver(draft: Draft, actor: AbstractBaseUser) -> None:
         raise Forbidden("Separation of duties: the author cannot approve their own draft.", code="separation_of_duties")
 
 
-def draft_approve(*, draft: Draft, actor: AbstractBaseUser, reason: str = "") -> Draft:
-    """Manual policy: an approver who is not the author approves this exact candidate."""
+MCP_REVIEW_TIERS = ("read", "safe", "mutate", "gated")
+
+
+def mcp_tier_choices(draft: Draft, tool_tiers: dict[str, str] | None) -> dict[str, str]:
+    """The approver's tier per MCP tool, checked: only an MCP server draft's own tools, only
+    read/safe/mutate/gated. A tool left out is published at its declared tier, else mutate."""
+    if not tool_tiers:
+        return {}
+    if draft.type != DraftType.MCP_SERVER:
+        raise InvalidInput("tool_tiers applies to MCP server drafts only.", field="tool_tiers")
+    names = {str(t.get("name")) for t in mcp_tools_of(draft.spec, draft.test_report) if isinstance(t, dict)}
+    unknown = sorted(set(tool_tiers) - names)
+    if unknown:
+        raise InvalidInput(f"tool_tiers: {unknown} are not tools of this server ({sorted(names)}).", field="tool_tiers")
+    bad = sorted(name for name, tier in tool_tiers.items() if tier not in MCP_REVIEW_TIERS)
+    if bad:
+        raise InvalidInput(f"tool_tiers: the tier of {bad} must be one of {MCP_REVIEW_TIERS}.", field="tool_tiers")
+    return dict(tool_tiers)
+
+
+def draft_approve(
+    *, draft: Draft, actor: AbstractBaseUser, reason: str = "", tool_tiers: dict[str, str] | None = None
+) -> Draft:
+    """Manual policy: an approver who is not the author approves this exact candidate (for an MCP
+    server, with the tier they chose for each tool; checked before anything moves)."""
     _require_approver(draft, actor)
+    tiers = mcp_tier_choices(draft, tool_tiers)
     draft = draft_transition(draft=draft, to_status=S.APPROVED, actor=actor, via="manual", reason=reason)
     Review.objects.create(
         draft=draft,
@@ -153,8 +178,12 @@ def draft_approve(*, draft: Draft, actor: AbstractBaseUser, reason: str = "") ->
         candidate_hash=draft.content_hash,
         candidate_version=draft.version,
         reason=reason,
+        tool_tiers=tiers,
     )
-    _audit(draft, actor, "draft.approve", via="manual", hash=draft.content_hash, version=draft.version)
+    details: dict[str, Any] = {"via": "manual", "hash": draft.content_hash, "version": draft.version}
+    if tiers:
+        details["tool_tiers"] = tiers
+    _audit(draft, actor, "draft.approve", **details)
     return draft
 
 

@@ -6,9 +6,11 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 
-from assistant.choices import Mode, Role, ToolApproval
-from assistant.models import Message, Session
-from core.errors import InvalidInput
+from assistant.choices import Mode, Role, SkillRuntimeMode, ToolApproval
+from assistant.models import Message, Session, Skill
+from core.errors import Conflict, InvalidInput, NotFound
+
+SESSION_SKILL_STATES = ("auto", "pinned", "disabled")
 
 
 def session_create(
@@ -76,3 +78,21 @@ def session_history(session: Session, *, limit: int = 20) -> list[dict[str, Any]
     while history and history[0]["role"] != "user":
         history.pop(0)
     return history
+
+
+def session_skill_set(*, session: Session, name: str, state: str) -> Session:
+    """Pin a skill in this session (always included), disable it (never used) or return it to
+    auto. A skill an approver disabled for everyone cannot be pinned back by a session."""
+    if state not in SESSION_SKILL_STATES:
+        raise InvalidInput(f"Unknown state {state!r}; choose one of {SESSION_SKILL_STATES}.", field="state")
+    skill = Skill.objects.filter(name=name).first()
+    if skill is None:
+        raise NotFound(f"Skill {name!r} not found.")
+    if state == "pinned" and skill.runtime_mode == SkillRuntimeMode.DISABLED:
+        raise Conflict(f"Skill {name!r} is disabled for everyone; a session cannot pin it.", status=skill.runtime_mode)
+    prefs = session.skill_prefs
+    pinned = [n for n in prefs["pinned"] if n != name] + ([name] if state == "pinned" else [])
+    disabled = [n for n in prefs["disabled"] if n != name] + ([name] if state == "disabled" else [])
+    session.metadata = {**session.metadata, "skills": {"pinned": pinned, "disabled": disabled}}
+    session.save(update_fields=["metadata", "updated"])
+    return session

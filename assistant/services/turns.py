@@ -148,7 +148,14 @@ def _session_turn(
     history = session_history(session)
     drafts = list(session.drafts.order_by("id"))
     attachments = list(session.attachments.order_by("id"))
-    skills = select_skills(text=content, mode=mode, draft_types=sorted({d.type for d in drafts}))
+    prefs = session.skill_prefs
+    skills = select_skills(
+        text=content,
+        mode=mode,
+        draft_types=sorted({d.type for d in drafts}),
+        pinned=prefs["pinned"],
+        disabled=prefs["disabled"],
+    )
     engine = engine or author_engine(config)
     started = time.monotonic()
     run = Run.objects.create(
@@ -158,7 +165,7 @@ def _session_turn(
         mode=mode,
         trace_id=new_turn_id(),
         input_summary=content[:2000],
-        selected_skills=skills_record(skills),
+        selected_skills=skills_record(skills, session_pinned=prefs["pinned"]),
     )
     tool_calls: list[dict[str, Any]] = []
     questions: list[str] = []
