@@ -182,6 +182,18 @@ ARIA_STRANDED_AFTER_SECONDS = env.float("ARIA_STRANDED_AFTER_SECONDS", default=6
 # The dispatch outbox relay (core.relay_dispatch): often in embedded mode, where a second
 # process (shell, simulate) hands its follow-up work to this one through the database.
 ARIA_DISPATCH_RELAY_INTERVAL = env.float("ARIA_DISPATCH_RELAY_INTERVAL", default=5.0 if REDIS_URL else 1.0)
+# History (docs/HISTORY.md): raw samples kept this many days (per signal kind by key pattern, e.g.
+# "vibration_*=90,temperature_*=7"); on PostgreSQL partitions of this many hours, created this
+# many days ahead; rollups kept longer (0 = forever); how often the rollup and upkeep run.
+ARIA_HISTORY_RETENTION_DAYS = env.int("ARIA_HISTORY_RETENTION_DAYS", default=30)
+ARIA_HISTORY_RETENTION_DAYS_BY_KIND = env.dict("ARIA_HISTORY_RETENTION_DAYS_BY_KIND", cast={"value": int}, default={})
+ARIA_HISTORY_PARTITION_HOURS = env.int("ARIA_HISTORY_PARTITION_HOURS", default=24)
+ARIA_HISTORY_PARTITIONS_AHEAD_DAYS = env.int("ARIA_HISTORY_PARTITIONS_AHEAD_DAYS", default=3)
+ARIA_HISTORY_MINUTE_ROLLUP_RETENTION_DAYS = env.int("ARIA_HISTORY_MINUTE_ROLLUP_RETENTION_DAYS", default=90)
+ARIA_HISTORY_HOUR_ROLLUP_RETENTION_DAYS = env.int("ARIA_HISTORY_HOUR_ROLLUP_RETENTION_DAYS", default=730)
+ARIA_HISTORY_ROLLUP_INTERVAL = env.float("ARIA_HISTORY_ROLLUP_INTERVAL", default=30.0)
+ARIA_HISTORY_ROLLUP_BATCH_MINUTES = env.int("ARIA_HISTORY_ROLLUP_BATCH_MINUTES", default=240)
+ARIA_HISTORY_UPKEEP_INTERVAL = env.float("ARIA_HISTORY_UPKEEP_INTERVAL", default=3600.0)
 # One beat entry per periodic job; the apps own the tasks, the composition root owns the schedule.
 CELERY_BEAT_SCHEDULE = {
     "sentinel-scan": {"task": "sentinel.scan", "schedule": ARIA_SENTINEL_INTERVAL},
@@ -189,6 +201,8 @@ CELERY_BEAT_SCHEDULE = {
     "assistant-expire-runs": {"task": "assistant.expire_stale_runs", "schedule": 60.0},
     "core-sweep": {"task": "core.sweep", "schedule": ARIA_SWEEP_INTERVAL},
     "core-relay-dispatch": {"task": "core.relay_dispatch", "schedule": ARIA_DISPATCH_RELAY_INTERVAL},
+    "sentinel-history-rollup": {"task": "sentinel.history_rollup", "schedule": ARIA_HISTORY_ROLLUP_INTERVAL},
+    "sentinel-history-upkeep": {"task": "sentinel.history_upkeep", "schedule": ARIA_HISTORY_UPKEEP_INTERVAL},
 }
 
 # --- Engines ----------------------------------------------------------------------------------

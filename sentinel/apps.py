@@ -64,7 +64,7 @@ class SentinelConfig(AppConfig):
         from sentinel import metrics
 
         metrics.register()  # open alarms by state, read at scrape time (core.metrics)
-        for module in ("capabilities", "receivers"):
+        for module in ("capabilities", "receivers", "history.tasks"):
             if find_spec(f"{self.name}.{module}"):
                 import_module(f"{self.name}.{module}")
         register_background_service(

@@ -63,14 +63,14 @@ class SignalDefinition(models.Model):
 
 
 class SignalSample(models.Model):
+    """Raw history. One value per signal and instant: a retried or repeated sample is stored once
+    (ingest inserts with ON CONFLICT DO NOTHING); the key also serves time-range reads. On
+    PostgreSQL the table is partitioned by `time` (sentinel/history/partitions.py)."""
+
+    pk = models.CompositePrimaryKey("signal", "time")
     signal = models.ForeignKey(SignalDefinition, on_delete=models.CASCADE, related_name="samples")
     time = models.DateTimeField()
     value = models.FloatField()
-
-    class Meta:
-        # One value per signal and instant: a retried or repeated sample is stored once (ingest
-        # inserts with ON CONFLICT DO NOTHING); the unique index also serves time-range reads.
-        constraints = [models.UniqueConstraint(fields=["signal", "time"], name="sample_signal_time_unique")]
 
 
 class SignalLatest(models.Model):
@@ -246,3 +246,36 @@ class ConnectorTag(models.Model):
 
     def __str__(self) -> str:
         return f"{self.source} → {self.signal_id}"
+
+
+class SampleRollup(models.Model):
+    """min/max/avg/count/last of one signal over one bucket, rolled up from the raw samples by
+    `history_rollup` (sentinel/history/rollups.py). On PostgreSQL partitioned by `bucket`."""
+
+    signal = models.ForeignKey(SignalDefinition, on_delete=models.CASCADE, related_name="+")
+    bucket = models.DateTimeField(help_text="Start of the bucket (UTC, aligned).")
+    min = models.FloatField()
+    max = models.FloatField()
+    avg = models.FloatField()
+    count = models.IntegerField()
+    last = models.FloatField(help_text="Value of the bucket's latest sample.")
+
+    class Meta:
+        abstract = True
+
+
+class SampleRollupMinute(SampleRollup):
+    pk = models.CompositePrimaryKey("signal", "bucket")
+
+
+class SampleRollupHour(SampleRollup):
+    pk = models.CompositePrimaryKey("signal", "bucket")
+
+
+class HistoryDirtyMinute(models.Model):
+    """A minute whose samples changed since it was last rolled up: written by a database trigger on
+    the samples table in the writer's own transaction (so a reader never sees a sample without its
+    mark), taken and re-rolled by `history_rollup`. Append-only on PostgreSQL (no unique index, so
+    concurrent ingests never wait on each other); the rollup reads it DISTINCT."""
+
+    minute = models.DateTimeField(db_index=True)

@@ -185,7 +185,7 @@ def _noise_by_signal(signal_ids: list[int], window: PerformanceWindow) -> dict[i
         SignalSample.objects.filter(signal_id__in=signal_ids, time__gte=window.start, time__lt=window.end)
         .annotate(bucket=Cast(Floor((EpochSeconds("time") - window.start.timestamp()) / width), IntegerField()))
         .values("signal_id", "bucket")
-        .annotate(sd=StdDev("value"), n=Count("id"))
+        .annotate(sd=StdDev("value"), n=Count("*"))
         .filter(n__gte=5)
     )
     spreads: dict[int, list[float]] = defaultdict(list)

@@ -111,7 +111,7 @@ def trends(
             SignalSample.objects.filter(signal_id__in=ids, time__gte=start, time__lt=end)
             .annotate(bucket=Cast(Floor((EpochSeconds("time") - start.timestamp()) / width), IntegerField()))
             .values("signal_id", "bucket")
-            .annotate(min=Min("value"), avg=Avg("value"), max=Max("value"), n=Count("id"))
+            .annotate(min=Min("value"), avg=Avg("value"), max=Max("value"), n=Count("*"))
         )
         for aggregate in rows:
             bucket: dict[str, Any] = dict(aggregate)
@@ -184,7 +184,7 @@ def _breach_windows(signals: Sequence[SignalDefinition], start: datetime, end: d
         aggregates |= {
             f"{side}_first": Min("time", filter=q),
             f"{side}_last": Max("time", filter=q),
-            f"{side}_n": Count("id", filter=q),
+            f"{side}_n": Count("value", filter=q),
         }
     rows = (
         SignalSample.objects.filter(signal_id__in=[s.pk for s in signals], time__gte=start, time__lte=end)
