@@ -134,5 +134,18 @@ def test_the_rca_cards_mark_an_offline_rca_and_not_a_real_providers(tab, server)
     tab.goto(f"/workorders/{real}/")
     expect(tab.locator("#wo-rca .wo-rca-summary")).to_contain_text("bearing_wear")
     expect(tab.locator(".offline-mark")).to_have_count(0)
+    # the shared renderers the drawer and the activity feed use: marked only when told offline
+    marks = tab.evaluate(
+        """() => {
+          const count = (name, props) => AriaRender.component(name, props).querySelectorAll(".offline-mark").length;
+          const wo = (engine) => ({ work_order: { id: 1, rca_summary: "bearing_wear", rca_engine: engine } });
+          return [count("work_order_card", wo({ engine: "fake", real_provider: false })),
+                  count("work_order_card", wo({ engine: "anthropic", real_provider: true })),
+                  count("work_order_card", wo(null)),
+                  count("diagnosis_card", { cell_tag: "P-02", title: "Diagnosis", offline: true }),
+                  count("diagnosis_card", { cell_tag: "P-02", title: "Diagnosis" })];
+        }"""
+    )
+    assert marks == [1, 0, 0, 1, 0]
     assert not script_errors(tab), tab.console_errors
     assert not [u for u in tab.server_errors if "/workorders/" in u or "control-room" in u], tab.server_errors
