@@ -4,11 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import Prefetch, Q
 from pydantic import BaseModel, Field
 
-from core.access import OPERATOR
+from core.access import OPERATOR, is_admin
 from core.capabilities import CapabilityContext, Tier, capability
+from core.models import AgentRun, AgentStep
 from orchestrator.choices import Autonomy
+from orchestrator.compact import compact_plan
+from orchestrator.coordinator.service import coordinator_turn
+from orchestrator.schemas import plan_out
+from orchestrator.selectors import interactions_needing, plan_get, plans_for
+from orchestrator.services.plans import plan_create
 
 
 class CreatePlanInput(BaseModel):
@@ -28,9 +35,6 @@ class CreatePlanInput(BaseModel):
     scopes=(OPERATOR,),
 )
 def create_plan(ctx: CapabilityContext, params: CreatePlanInput) -> dict[str, Any]:
-    from orchestrator.schemas import plan_out
-    from orchestrator.services.plans import plan_create
-
     plan = plan_create(
         owner=ctx.user,
         goal=params.goal,
@@ -54,43 +58,6 @@ class PlanIdInput(BaseModel):
     plan_id: int
 
 
-def _compact_plan(plan: Any) -> dict[str, Any]:
-    steps = list(plan.steps.all())
-    return {
-        "id": plan.pk,
-        "goal": plan.goal,
-        "status": plan.status,
-        "autonomy": plan.autonomy,
-        "context_refs": plan.context_refs,
-        "derived_from": plan.derived_from_id,
-        "derivation": plan.derivation,
-        "error": plan.error,
-        "steps": [
-            {
-                "id": s.pk,
-                "order": s.order,
-                "capability": s.capability,
-                "inputs": s.inputs,
-                "depends_on": s.depends_on,
-                "status": s.status,
-                "error": s.error,
-            }
-            for s in steps
-        ],
-        "open_interactions": [
-            {
-                "id": i.pk,
-                "kind": i.kind,
-                "question": i.question,
-                "required_scope": i.required_scope,
-                "coordinator_approvable": i.coordinator_approvable,
-            }
-            for i in plan.interactions.all()
-            if i.status == "open"
-        ],
-    }
-
-
 @capability(
     "orchestrator.list_plans",
     description="The caller's goal-plans, newest first, with step statuses and open asks.",
@@ -99,12 +66,10 @@ def _compact_plan(plan: Any) -> dict[str, Any]:
     scopes=(OPERATOR,),
 )
 def list_plans(ctx: CapabilityContext, params: ListPlansInput) -> list[dict[str, Any]]:
-    from orchestrator.selectors import plans_for
-
     qs = plans_for(ctx.user)
     if params.status:
         qs = qs.filter(status=params.status)
-    return [_compact_plan(p) for p in qs[: params.limit]]
+    return [compact_plan(p) for p in qs[: params.limit]]
 
 
 @capability(
@@ -115,9 +80,7 @@ def list_plans(ctx: CapabilityContext, params: ListPlansInput) -> list[dict[str,
     scopes=(OPERATOR,),
 )
 def get_plan(ctx: CapabilityContext, params: PlanIdInput) -> dict[str, Any]:
-    from orchestrator.selectors import plan_get
-
-    return _compact_plan(plan_get(ctx.user, params.plan_id))
+    return compact_plan(plan_get(ctx.user, params.plan_id))
 
 
 @capability(
@@ -128,8 +91,6 @@ def get_plan(ctx: CapabilityContext, params: PlanIdInput) -> dict[str, Any]:
     scopes=(OPERATOR,),
 )
 def list_pending_interactions(ctx: CapabilityContext, params: ListPlansInput) -> list[dict[str, Any]]:
-    from orchestrator.selectors import interactions_needing
-
     return [
         {
             "id": i.pk,
@@ -157,11 +118,6 @@ class AgentRunsInput(BaseModel):
     scopes=(OPERATOR,),
 )
 def get_agent_runs(ctx: CapabilityContext, params: AgentRunsInput) -> list[dict[str, Any]]:
-    from django.db.models import Prefetch, Q
-
-    from core.access import is_admin
-    from core.models import AgentRun, AgentStep
-
     qs = AgentRun.objects.prefetch_related(Prefetch("steps", queryset=AgentStep.objects.order_by("index")))
     if not is_admin(ctx.user):  # plant-wide work-order runs are operator-visible; other runs are the caller's
         qs = qs.filter(Q(user=ctx.user) | Q(subject_type="work_order"))
@@ -245,8 +201,6 @@ def compact_turn(turn: Any) -> dict[str, Any]:
     ui_only=True,  # never an agent's tool, an MCP tool or a plan step (dispatch refuses agents)
 )
 def coordinate(ctx: CapabilityContext, params: CoordinateInput) -> dict[str, Any]:
-    from orchestrator.coordinator.service import coordinator_turn
-
     turn = coordinator_turn(user=ctx.user, message=params.message, conversation=params.conversation)
     return compact_turn(turn)
 

@@ -13,6 +13,8 @@ from pydantic import BaseModel, Field
 
 from core.access import OPERATOR
 from core.capabilities import CapabilityContext, Tier, capability, dispatch, registry
+from orchestrator.models import CoordinatorTurn
+from orchestrator.selectors import interactions_visible_to
 
 DRAFT_LIST = "assistant.list_drafts"
 DRAFT_GET = "assistant.get_draft"
@@ -35,8 +37,6 @@ class ConversationInput(BaseModel):
     scopes=(OPERATOR,),
 )
 def list_conversation_events(ctx: CapabilityContext, params: ConversationInput) -> list[dict[str, Any]]:
-    from orchestrator.models import CoordinatorTurn
-
     turns = CoordinatorTurn.objects.filter(user=ctx.user, conversation=params.conversation).order_by("-id")
     return [
         {
@@ -69,8 +69,6 @@ class ApprovalsInput(BaseModel):
     scopes=(OPERATOR,),
 )
 def list_approvals(ctx: CapabilityContext, params: ApprovalsInput) -> list[dict[str, Any]]:
-    from orchestrator.selectors import interactions_visible_to
-
     qs = interactions_visible_to(ctx.user).select_related("answered_by")
     if params.plan_id is not None:
         qs = qs.filter(plan_id=params.plan_id)

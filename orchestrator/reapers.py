@@ -15,9 +15,10 @@ from core.leases import lease_held
 from core.models import DispatchIntent, WorkLease
 from core.sweep import register_reaper
 from orchestrator.choices import PlanStatus, StepStatus
+from orchestrator.dispatch import enqueue_execution
 from orchestrator.models import Plan, PlanStep
-from orchestrator.services.executor import _ready_steps, enqueue_execution, step_lease_key
-from orchestrator.services.jobs import _settle_job
+from orchestrator.services.executor import ready_steps, step_lease_key
+from orchestrator.services.jobs import step_settle_job
 
 
 def _seconds(name: str, default: float) -> float:
@@ -42,7 +43,7 @@ def plans_lost_execution(limit: int) -> int:
     for plan in idle[:limit]:
         if dispatch_pending(f"orchestrator.execute_plan:{plan.pk}:"):
             continue  # the broker is down or the relay has not run yet: it is on its way
-        if not _ready_steps(list(plan.steps.all())):
+        if not ready_steps(list(plan.steps.all())):
             continue  # waiting on a parked job or a human: not lost
         enqueue_execution(plan.pk, key=f"sweep-{bucket}")
         touched += 1
@@ -95,7 +96,7 @@ def steps_stuck_on_jobs(limit: int) -> int:
     touched = 0
     for step in stuck.order_by("pk")[:limit]:
         error = f"job {step.job_kind} {step.job_ref} made no progress for {deadline:.0f}s; the sweeper gave up on it"
-        if _settle_job(step.plan, step, "failed", {"error": error}):
+        if step_settle_job(step.plan, step, "failed", {"error": error}):
             enqueue_execution(step.plan_id, key=f"job-deadline-{step.pk}")
             touched += 1
     return touched

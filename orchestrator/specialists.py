@@ -22,6 +22,7 @@ from core.capabilities import CapabilityContext, Tier, capability, registry
 from core.errors import InvalidInput
 from core.models import AgentStep
 from orchestrator.coordinator.profiles import PROFILES, RUN_SPECIALIST, RUN_WRITING_SPECIALIST, Profile, runner_for
+from orchestrator.models import PlanStep
 
 
 class RunSpecialistInput(BaseModel):
@@ -37,8 +38,6 @@ class SpecialistOutput(BaseModel):
 
 
 def _earlier_results(plan_id: Any, step_id: Any) -> list[dict[str, Any]]:
-    from orchestrator.models import PlanStep
-
     if not plan_id:
         return []
     steps = PlanStep.objects.filter(plan_id=plan_id, status="done").exclude(pk=step_id).order_by("order")

@@ -8,8 +8,8 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from core.capabilities import Tier, registry
 from core.models import AgentRun
-from orchestrator.capabilities import _compact_plan
 from orchestrator.choices import PLAN_FINISHED
+from orchestrator.compact import compact_plan
 from orchestrator.coordinator.profiles import PROFILES
 from orchestrator.models import CoordinatorTurn
 from orchestrator.planning.cells import equipment_tags
@@ -66,8 +66,8 @@ def build_context_packet(user: AbstractBaseUser, conversation: str, message: str
             {"turn_id": t.pk, "user": t.message, "answer": t.answer, "executed": [e["type"] for e in t.executed]}
             for t in turns
         ],
-        "active_plans": [_compact_plan(p) for p in active],
-        "recent_plans": [_compact_plan(p) for p in recent],
+        "active_plans": [compact_plan(p) for p in active],
+        "recent_plans": [compact_plan(p) for p in recent],
         "investigations": recent_investigations(),
         "pending_interactions": [
             {

@@ -19,6 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.capabilities import Tier, registry
+
 RUN_SPECIALIST = "orchestrator.run_specialist"
 RUN_WRITING_SPECIALIST = "orchestrator.run_writing_specialist"
 
@@ -132,8 +134,6 @@ PROFILES: dict[str, Profile] = {
 
 def writes(profile: Profile) -> bool:
     """Does the profile's allowlist hold a tool of tier mutate or above (per the registry)?"""
-    from core.capabilities import Tier, registry
-
     return any((cap := registry.get(name)) is not None and cap.tier >= Tier.MUTATE for name in profile.tools)
 
 

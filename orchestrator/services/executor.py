@@ -64,7 +64,7 @@ def plan_start(*, plan: Plan, actor: Any) -> Plan:
     return plan
 
 
-def _ready_steps(steps: list[PlanStep]) -> list[PlanStep]:
+def ready_steps(steps: list[PlanStep]) -> list[PlanStep]:
     """Pending steps whose dependencies are settled, in order (none depends on another)."""
     status = {s.order: s.status for s in steps}
     return [
@@ -267,7 +267,7 @@ def _next_move(plan: Plan, steps: list[PlanStep]) -> tuple[str, PlanStep | list[
     if all(s.status in STEP_SETTLED for s in steps):
         _end(plan, PlanStatus.COMPLETED)
         return "stop", None
-    ready = _ready_steps(steps)
+    ready = ready_steps(steps)
     step = ready[0] if ready else None
     if step is None:
         if not any(s.status in IN_FLIGHT for s in steps):

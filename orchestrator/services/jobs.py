@@ -13,7 +13,7 @@ from orchestrator.services.executor import plans_needing_attention, settle_resul
 from orchestrator.services.plans import plan_updated
 
 
-def _settle_job(plan: Plan, step: PlanStep, state: str, details: dict) -> bool:
+def step_settle_job(plan: Plan, step: PlanStep, state: str, details: dict) -> bool:
     """waiting_job → done / confirm ask / failed, guarded in the query (two pollers settle once)."""
     with transaction.atomic():
         # Take the step from waiting_job back to running under its own key, then settle it.
@@ -43,7 +43,7 @@ def plan_poll(plan_id: int) -> Plan:
     for step in plan.steps.filter(status=StepStatus.WAITING_JOB):
         state, details = job_status(JobHandle(step.job_kind, step.job_ref))
         if state in ("done", "failed"):
-            settled |= _settle_job(plan, step, state, details)
+            settled |= step_settle_job(plan, step, state, details)
     plan.refresh_from_db()
     # Nothing new to walk while every in-flight step still waits on its job (no intent per poll).
     statuses = set(plan.steps.values_list("status", flat=True))
