@@ -35,8 +35,8 @@ from core.errors import InvalidInput, NotFound
 from sentinel.alarm_rates import FLOOD_ABOVE, FLOOD_ENDS_BELOW, floods_find, max_raises_within, rate_buckets
 from sentinel.alarm_tuning import FLEETING_SECONDS, tuning_suggestion
 from sentinel.choices import ANNUNCIATED_STATES, OPEN_ALARM_STATES, AlarmState
+from sentinel.history.reading import EpochSeconds
 from sentinel.models import Alarm, Line, SignalSample
-from sentinel.selectors import EpochSeconds
 from sentinel.services.chatter import CHATTER_RAISES, CHATTER_WINDOW_SECONDS
 
 TARGET_PER_PERIOD = 1  # "very likely acceptable"

@@ -9,31 +9,17 @@ from datetime import datetime, timedelta
 from functools import reduce
 from typing import Any
 
-from django.db.models import Avg, Count, FloatField, Func, IntegerField, Max, Min, Prefetch, Q, QuerySet
-from django.db.models.functions import Cast, Floor
+from django.db.models import Count, Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from core.errors import InvalidInput, NotFound
 from sentinel.choices import ANNUNCIATED_STATES, OPEN_ALARM_STATES, AlarmState, Direction, Severity
-from sentinel.models import Alarm, Cell, SignalDefinition, SignalLatest, SignalSample
+from sentinel.history.reading import TrendWindow, beyond_rows, bucket_rows, trend_window
+from sentinel.models import Alarm, Cell, SignalDefinition, SignalLatest
 from sentinel.thresholds import Thresholds, threshold_values
 
-MAX_TREND_MINUTES = 7 * 24 * 60
+MAX_TREND_MINUTES = 31 * 24 * 60
 MAX_TREND_BUCKETS = 1000
-
-
-class EpochSeconds(Func):
-    """Seconds since 1970 of a datetime column, on PostgreSQL and SQLite."""
-
-    output_field = FloatField()
-
-    def as_postgresql(self, compiler, connection, **extra):
-        return self.as_sql(compiler, connection, template="EXTRACT(EPOCH FROM %(expressions)s)", **extra)
-
-    def as_sqlite(self, compiler, connection, **extra):
-        return self.as_sql(
-            compiler, connection, template="((julianday(%(expressions)s) - 2440587.5) * 86400.0)", **extra
-        )
 
 
 def cells_with_signals() -> QuerySet[Cell]:
@@ -95,39 +81,32 @@ def trends(
 ) -> list[dict[str, Any]]:
     """The one trend selector: min/avg/max per time bucket of each signal over the last `minutes`,
     with its peak, low and breach window (first/last sample beyond a limit, as `evaluate_threshold`
-    judges it). Two queries whatever the bucket and signal counts: the buckets, aggregated by the
-    database, and the breach windows. Every bucket is present (empty: n 0, null values)."""
+    judges it). The resolution follows the range (sentinel/history/reading.py): raw samples up to
+    2 h, 1-minute rollups up to 3 days, 1-hour rollups beyond; at a rollup resolution the window
+    is aligned to it and the buckets are whole multiples of it (so there may be fewer than asked).
+    At most five queries whatever the range, resolution and signal count. Every bucket is present
+    (empty: n 0, null values)."""
     if not 1 <= minutes <= MAX_TREND_MINUTES:
         raise InvalidInput(f"minutes: must be between 1 and {MAX_TREND_MINUTES}", field="minutes")
     if not 1 <= buckets <= MAX_TREND_BUCKETS:
         raise InvalidInput(f"buckets: must be between 1 and {MAX_TREND_BUCKETS}", field="buckets")
-    end = end or timezone.now()
-    start = end - timedelta(minutes=minutes)
-    width = minutes * 60 / buckets
+    window = trend_window(minutes=minutes, buckets=buckets, end=end or timezone.now())
     ids = [s.pk for s in signals]
     found: dict[tuple[int, int], dict[str, Any]] = {}
-    if ids:
-        rows = (
-            SignalSample.objects.filter(signal_id__in=ids, time__gte=start, time__lt=end)
-            .annotate(bucket=Cast(Floor((EpochSeconds("time") - start.timestamp()) / width), IntegerField()))
-            .values("signal_id", "bucket")
-            .annotate(min=Min("value"), avg=Avg("value"), max=Max("value"), n=Count("*"))
-        )
-        for aggregate in rows:
-            bucket: dict[str, Any] = dict(aggregate)
-            # The database's epoch arithmetic may land a sample on the window's edge a hair outside.
-            index = min(max(bucket["bucket"], 0), buckets - 1)
-            merged = found.get((bucket["signal_id"], index))
-            found[(bucket["signal_id"], index)] = bucket if merged is None else _merge_buckets(merged, bucket)
-    breaches = _breach_windows(signals, start, end)
+    for bucket in bucket_rows(ids, window) if ids else []:
+        # The database's epoch arithmetic may land a sample on the window's edge a hair outside.
+        index = min(max(bucket["bucket"], 0), window.buckets - 1)
+        merged = found.get((bucket["signal_id"], index))
+        found[(bucket["signal_id"], index)] = bucket if merged is None else _merge_buckets(merged, bucket)
+    breaches = _breach_windows(signals, window)
     result = []
     for signal in signals:
         points = []
-        for index in range(buckets):
+        for index in range(window.buckets):
             row = found.get((signal.pk, index), {})
             points.append(
                 {
-                    "start": (start + timedelta(seconds=index * width)).isoformat(),
+                    "start": (window.start + timedelta(seconds=index * window.width)).isoformat(),
                     "min": _round(row.get("min"), digits),
                     "avg": _round(row.get("avg"), digits),
                     "max": _round(row.get("max"), digits),
@@ -143,9 +122,10 @@ def trends(
                 "key": signal.key,
                 "display_name": signal.display_name,
                 "unit": signal.unit,
-                "start": start.isoformat(),
-                "end": end.isoformat(),
-                "bucket_seconds": width,
+                "start": window.start.isoformat(),
+                "end": window.end.isoformat(),
+                "bucket_seconds": window.width,
+                "resolution": window.resolution,
                 "thresholds": threshold_values(signal),
                 "peak": max(maxima) if maxima else None,
                 "low": min(minima) if minima else None,
@@ -166,9 +146,10 @@ def _merge_buckets(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _breach_windows(signals: Sequence[SignalDefinition], start: datetime, end: datetime) -> dict[int, dict[str, Any]]:
-    """Per signal, the samples beyond its limits in one grouped query: the high side (above the
-    lowest high limit) when any sample breached it, else the low side (below low_alert)."""
+def _breach_windows(signals: Sequence[SignalDefinition], window: TrendWindow) -> dict[int, dict[str, Any]]:
+    """Per signal, the samples beyond its limits (grouped queries): the high side (above the
+    lowest high limit) when any sample breached it, else the low side (below low_alert). At a
+    rollup resolution, first/last are the bounds of the breaching buckets."""
     sides: dict[str, list[Q]] = {Direction.HIGH: [], Direction.LOW: []}
     for signal in signals:
         t = Thresholds.of(signal)
@@ -179,34 +160,31 @@ def _breach_windows(signals: Sequence[SignalDefinition], start: datetime, end: d
     beyond = {str(side): reduce(operator.or_, qs) for side, qs in sides.items() if qs}
     if not beyond:
         return {}
-    aggregates: dict[str, Any] = {}
-    for side, q in beyond.items():
-        aggregates |= {
-            f"{side}_first": Min("time", filter=q),
-            f"{side}_last": Max("time", filter=q),
-            f"{side}_n": Count("value", filter=q),
-        }
-    rows = (
-        SignalSample.objects.filter(signal_id__in=[s.pk for s in signals], time__gte=start, time__lte=end)
-        .filter(reduce(operator.or_, beyond.values()))
-        .values("signal_id")
-        .annotate(**aggregates)
-    )
+    merged: dict[int, dict[str, Any]] = {}
+    for row in beyond_rows([s.pk for s in signals], window, beyond):
+        into = merged.setdefault(row["signal_id"], {})
+        for side in beyond:
+            n = row.get(f"{side}_n") or 0
+            if not n:
+                continue
+            first, last = row[f"{side}_first"], row[f"{side}_last"]
+            if side in into:
+                into[side] = (min(into[side][0], first), max(into[side][1], last), into[side][2] + n)
+            else:
+                into[side] = (first, last, n)
     windows = {}
-    for aggregate in rows:
-        row: dict[str, Any] = dict(aggregate)
-        side = "high" if row.get("high_n") else "low"
-        first: datetime | None = row.get(f"{side}_first")
-        last: datetime | None = row.get(f"{side}_last")
-        n = row.get(f"{side}_n")
-        if n and first is not None and last is not None:
-            windows[row["signal_id"]] = {
-                "direction": side,
-                "first": first.isoformat(),
-                "last": last.isoformat(),
-                "samples": n,
-                "duration_min": round((last - first).total_seconds() / 60, 1),
-            }
+    for signal_id, found in merged.items():
+        side = "high" if "high" in found else "low"
+        if side not in found:
+            continue
+        first, last, n = found[side]
+        windows[signal_id] = {
+            "direction": side,
+            "first": first.isoformat(),
+            "last": last.isoformat(),
+            "samples": n,
+            "duration_min": round((last - first).total_seconds() / 60, 1),
+        }
     return windows
 
 

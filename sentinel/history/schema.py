@@ -61,13 +61,6 @@ def dirty_triggers_install(cursor: Any, vendor: str) -> None:
             cursor.execute(statement)
 
 
-def dirty_triggers_drop(cursor: Any, vendor: str) -> None:
-    for name in ("sentinel_samples_dirty_insert", "sentinel_samples_dirty_update"):
-        cursor.execute(f"DROP TRIGGER IF EXISTS {name}" + (f" ON {SAMPLES}" if vendor == "postgresql" else ""))
-    if vendor == "postgresql":
-        cursor.execute("DROP FUNCTION IF EXISTS sentinel_samples_mark_inserted(), sentinel_samples_mark_updated()")
-
-
 def partitioned_convert(
     cursor: Any, *, table: str, column: str, key: tuple[str, ...], drop: tuple[str, ...] = ()
 ) -> str:
