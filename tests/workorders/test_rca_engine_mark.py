@@ -45,6 +45,7 @@ def test_an_offline_investigation_is_marked_offline_on_the_page_the_room_and_the
     assert page["rca_summary"] and page["rca_engine"] == expected
     assert room_work_order(client, wo.pk)["rca_engine"] == expected
     assert client.get(f"/api/v1/workorders/{wo.pk}/execution").json()["rca_engine"] == expected
+    assert client.get(f"/api/v1/workorders/{wo.pk}").json()["rca_engine"] == expected  # the room's rca_ready refresh
 
 
 def test_an_rca_from_a_real_provider_carries_no_offline_mark(client, operator, plant):
