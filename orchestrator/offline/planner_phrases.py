@@ -29,3 +29,8 @@ LINE = re.compile(r"\bline\s*(\d+|one|two|three|four|five)\b", re.IGNORECASE)
 LINE_NUMBER_WORDS = {"one": "1", "two": "2", "three": "3", "four": "4", "five": "5"}
 # equipment nouns a goal may use instead of a tag ("the pump on line 1")
 EQUIPMENT_NOUNS = re.compile(r"\bthe\s+(pump|compressor|conveyor|press|motor|fan|mixer)\b", re.IGNORECASE)
+# a goal's clauses ("investigate …, and prepare …, then notify …"); a clause none of the words above
+# (nor SIGNAL_WORDS / READ_WORDS) covers is reported as a part the planner did not plan
+CLAUSE_SPLIT = re.compile(r"\s*(?:,|;|\band then\b|\bthen\b|\band\b)\s*", re.IGNORECASE)
+SIGNAL_WORDS = re.compile(r"\b(signals?|trends?|readings?|vibration|temperature|pressure|flow|current)\b", re.I)
+READ_WORDS = re.compile(r"\b(show|list|read|check|look|see|what|which|backlog|status)\b", re.IGNORECASE)

@@ -163,4 +163,19 @@ def plan_broad(
     if not steps:
         steps, reads = cell_reads(scope, cap)
         more += reads
-    return steps, notes + more
+    return steps, notes + more + unplanned_clauses(goal)
+
+
+def unplanned_clauses(goal: str) -> list[dict[str, Any]]:
+    """A note for each clause of a broad goal that none of the planner's words cover
+    ("… and notify the shift lead": there is no step for it)."""
+    covering = (
+        words.INVESTIGATE, words.REPAIR, words.ALARMS, words.WORK_ORDERS, words.LINE,
+        words.SIGNAL_WORDS, words.READ_WORDS, words.ORDER_STATUS,
+    )  # fmt: skip
+    notes = []
+    for clause in words.CLAUSE_SPLIT.split(goal or ""):
+        clause = clause.strip(" .!?")
+        if len(clause) > 2 and not any(pattern.search(clause) for pattern in covering):
+            notes.append(_note("unresolved", f"not planned: “{clause}” — no step of this plan does that"))
+    return notes

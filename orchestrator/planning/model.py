@@ -13,7 +13,7 @@ from core.agents.prompts import system_prompt_for
 from core.capabilities import CapabilityContext, Tier, registry
 from core.plan_templates import all_plan_templates
 from orchestrator.planning import Proposal, expand_template, template_named_in
-from orchestrator.planning.fanout import broad_goal, find_objects, step_cap
+from orchestrator.planning.fanout import broad_goal, find_objects, step_cap, unplanned_clauses
 from orchestrator.planning.heuristic import choice_reads
 from orchestrator.planning.scope import Scope, apply_resolved, resolve_scope
 from orchestrator.planning.validation import ref_values
@@ -92,7 +92,7 @@ class ModelPlanner:
         kind, cap = broad_goal(goal, scope), step_cap(constraints)
         if kind:
             objects, found = find_objects(kind, goal, scope, user)
-            notes += found
+            notes += found + unplanned_clauses(goal)
             extra["broad"] = {"kind": kind, "objects": objects, "cells": scope.cell_ids, "step_cap": cap}
         elif scope.cells and not scope.lines:
             extra["cell_id"] = scope.cells[0]["cell_id"]

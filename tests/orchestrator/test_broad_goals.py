@@ -136,3 +136,104 @@ def test_a_line_for_a_plain_read_goal_reads_each_cell(client, operator, plant):
         ("workorders.get_current_signals", plant["P-01"].pk),
         ("workorders.get_current_signals", plant["P-02"].pk),
     ]
+
+
+def test_a_clause_no_step_covers_is_a_note(client, operator, plant):
+    alarm_order(plant["P-01"])
+    goal = "Investigate all open alarms on line 1, prepare work orders and notify the shift lead"
+    body = create(client, operator, goal).json()
+    assert "not planned: “notify the shift lead” — no step of this plan does that" in [
+        n["reason"] for n in body["planner_notes"]
+    ]
+
+
+def test_the_model_is_held_to_the_scope_and_the_cap(operator, plant):
+    """A model that proposes a step on a work order outside the set, and too many steps."""
+    from core.agents.engines.fake import FakeEngine, FakeReply
+    from orchestrator.planning.model import ModelPlanner
+
+    _, wo1 = alarm_order(plant["P-01"])
+    _, outside = alarm_order(plant["C-05"])
+    steps = [
+        {"capability": "workorders.start_investigation", "inputs": {"work_order_id": wo1.pk}},
+        {"capability": "workorders.generate_repair_order", "inputs": {"work_order_id": wo1.pk}, "depends_on": [0]},
+        {"capability": "workorders.start_investigation", "inputs": {"work_order_id": outside.pk}},
+        {"capability": "workorders.get_work_order", "inputs": {"work_order_id": wo1.pk}, "depends_on": [1]},
+    ]
+    engine = FakeEngine(script=[FakeReply(tool_calls=[("submit_plan", {"steps": steps, "notes": ["no SMS tool"]})])])
+    proposal = ModelPlanner(engine=engine).propose(
+        goal=GOAL, context_refs=[], constraints={"max_steps": 2}, user=operator
+    )
+    assert [(s["capability"], s["inputs"]["work_order_id"], s["depends_on"]) for s in proposal.steps] == [
+        ("workorders.start_investigation", wo1.pk, []),
+        ("workorders.generate_repair_order", wo1.pk, [0]),
+    ]
+    reasons = {n["action"]: n["reason"] for n in proposal.notes}
+    assert reasons["dropped"] == f"work order {outside.pk} is outside the goal's scope"
+    assert reasons["capped"] == "step cap 2: dropped 1 proposed step(s)"
+    assert reasons["unresolved"] == "no SMS tool"
+
+
+def test_planning_reads_do_not_grow_with_the_number_of_alarms(client, operator, plant):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def queries(n_alarms):
+        for i in range(n_alarms):
+            alarm_order(plant["P-01"], f"extra_{n_alarms}_{i}")
+        client.force_login(operator)
+        with CaptureQueriesContext(connection) as captured:
+            assert create(client, operator, GOAL).status_code == 201
+        return len(captured)
+
+    assert queries(1) == queries(6)
+
+
+def test_executed_the_per_alarm_steps_carry_the_root_cause_and_repair_order(client, operator, plant):
+    """The plan runs as the workers would: investigations and repair orders by the offline engine."""
+    from orchestrator.models import Plan
+    from orchestrator.services.executor import plan_execute
+    from orchestrator.services.jobs import plan_poll
+    from workorders.services.investigation import work_order_generate, work_order_investigate
+
+    _, wo1 = alarm_order(plant["P-01"])
+    body = create(client, operator, GOAL).json()
+    client.post(f"{API}/plans/{body['id']}/approve")
+    client.post(f"{API}/plans/{body['id']}/execute")
+    plan_execute(body["id"])
+    work_order_investigate(work_order_id=wo1.pk)
+    work_order_generate(work_order_id=wo1.pk)
+    for _ in range(2):
+        plan_poll(body["id"])
+        plan_execute(body["id"])
+    assert Plan.objects.get(pk=body["id"]).status == "completed"
+    steps = client.get(f"{API}/plans/{body['id']}").json()["steps"]
+    investigated, repaired = steps[0]["result"], steps[1]["result"]
+    assert investigated["work_order_id"] == wo1.pk and investigated["rca_summary"]
+    assert isinstance(investigated["confidence"], float)
+    assert repaired["status"] == "open" and repaired["recommended_actions"]
+
+
+def test_the_repair_order_job_waits_for_the_generator_and_fails_plainly(operator, plant):
+    from core.capabilities import CapabilityContext, JobHandle, dispatch, job_status
+
+    wo = f.make_work_order(plant["P-01"], status="detected")
+    result = dispatch(
+        "workorders.generate_repair_order", {"work_order_id": wo.pk}, ctx=CapabilityContext(user=operator)
+    )
+    assert not result.is_error and result.job == JobHandle("repair_order", str(wo.pk))
+    assert job_status(result.job)[0] == "pending"  # not investigated yet
+    wo.status, wo.rca_details = "analyzed", {"fallback": True}
+    wo.save(update_fields=["status", "rca_details"])
+    state, details = job_status(result.job)
+    assert state == "failed" and "no root cause" in details["error"]
+    wo.status = "cancelled"
+    wo.save(update_fields=["status"])
+    assert job_status(result.job) == (
+        "failed",
+        {**details, "status": "cancelled", "error": "the work order was cancelled"},
+    )
+    missing = dispatch(
+        "workorders.generate_repair_order", {"work_order_id": 99999}, ctx=CapabilityContext(user=operator)
+    )
+    assert missing.is_error
