@@ -70,18 +70,28 @@ QUOTE_HELP = (
 class Action(BaseModel):
     type: ActionType
     plan_id: int | None = None
-    # stop_step / skip_step: the step's order in plan_id (as the Plans page numbers it)
-    step: int | None = Field(default=None, ge=1)
+    step: int | None = Field(
+        default=None,
+        ge=1,
+        description="stop_step / skip_step: the step's order in plan_id (as the Plans page numbers it).",
+    )
     interaction_id: int | None = None
-    # present_approval / decide_approval on an authoring draft's review (instead of a plan's ask)
-    draft_id: int | None = None
+    draft_id: int | None = Field(
+        default=None,
+        description="present_approval / decide_approval on an authoring draft's review (from list_draft_reviews) "
+        "instead of a plan's ask; decide only a move listed in the draft's your_moves.",
+    )
     text: str = ""
     goal: str = ""
     context_refs: list[str] = Field(default_factory=list)
-    # approve / reject a plan's ask or a draft; publish an approved draft
-    decision: Literal["approve", "reject", "publish", ""] = ""
-    # derive_plan: a new draft plan from plan_id without these step orders (goal: the new goal, optional)
-    remove_steps: list[int] = Field(default_factory=list, max_length=50)
+    decision: Literal["approve", "reject", "publish", ""] = Field(
+        default="", description="approve / reject a plan's ask or a draft; publish an approved draft."
+    )
+    remove_steps: list[int] = Field(
+        default_factory=list,
+        max_length=50,
+        description="derive_plan: the step orders of plan_id the new draft plan leaves out (goal: optional new goal).",
+    )
     user_request_quote: str = Field(default="", max_length=500, description=QUOTE_HELP)
     profile: str = ""
     depends_on: list[int] = Field(default_factory=list)  # delegate: indexes of earlier delegate actions

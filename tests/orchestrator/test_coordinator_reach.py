@@ -12,8 +12,10 @@ import pytest
 
 from assistant.models import Draft, Review
 from core.access import APPROVER, OPERATOR
+from core.agents.engines.fake import FakeEngine, FakeReply
+from core.capabilities import CapabilityContext, dispatch
 from core.models import AgentRun, AuditRecord
-from orchestrator.coordinator.service import confirm_command, transcript_verify
+from orchestrator.coordinator.service import confirm_command, coordinator_turn, transcript_verify
 from orchestrator.models import CoordinatorTurn, Plan, PlanStep
 from tests.assistant.factories import SKILL_SPEC, make_tested_draft
 from tests.orchestrator.conftest import build_plan, start
@@ -240,10 +242,6 @@ def test_named_equipment_is_the_delegation_subject_not_the_newest_order(client, 
 def test_a_model_forcing_an_operators_approval_is_refused_by_code(operator, draft):
     """Whatever a model proposes: the validator refuses the move (not one of the operator's), and the
     capability itself refuses an operator and any agent."""
-    from core.agents.engines.fake import FakeEngine, FakeReply
-    from core.capabilities import CapabilityContext, dispatch
-    from orchestrator.coordinator.service import coordinator_turn
-
     action = {"type": "decide_approval", "draft_id": draft.pk, "decision": "approve"}
     action["user_request_quote"] = f"approve draft {draft.pk}"
     plan = {"summary": "Approving.", "actions": [action], "references": {"draft_ids": [draft.pk]}}

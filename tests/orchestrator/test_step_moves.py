@@ -7,6 +7,7 @@ from core.access import OPERATOR
 from core.models import AuditRecord, Event
 from orchestrator.models import Interaction, Plan, PlanStep
 from orchestrator.services.executor import settle_result
+from orchestrator.services.plans import step_stop
 from tests.orchestrator import testcaps
 from tests.orchestrator.conftest import build_plan, start
 
@@ -55,8 +56,6 @@ def test_a_stopped_running_step_discards_its_late_outcome(operator):
     step = plan.steps.get(order=1)
     PlanStep.objects.filter(pk=step.pk).update(status="running", idempotency_key="k1")
     step.refresh_from_db()
-    from orchestrator.services.plans import step_stop
-
     step_stop(step=PlanStep.objects.get(pk=step.pk), actor=operator)
     settle_result(plan, step, {"late": True})  # the worker that still ran it reports back
     stopped = PlanStep.objects.get(pk=step.pk)
