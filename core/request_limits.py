@@ -36,7 +36,8 @@ MAX_PAGE_OFFSET = 100_000
 
 # A JSON string (escapes included), written so the regex engine never backtracks.
 _JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_NOT_BRACKET = re.compile(rb"[^\[\]{}]+")
+# Every byte but the four brackets (bytes.translate deletes them in C: a regex took ~10 ms a 400 kB body).
+_NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
 # Opening brackets become +1, closing ones -1 (0xFF read as a signed byte).
 _BRACKET_STEPS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
 # `\u0000` preceded by an even number of backslashes (an odd number would escape the first one).
@@ -46,7 +47,7 @@ _JSON_NUL = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000")
 def json_nesting_depth(body: bytes) -> int:
     """The deepest array/object nesting of a JSON text (0 for a scalar), brackets inside strings
     ignored. Malformed JSON gets a best-effort figure; the parser rejects it afterwards anyway."""
-    brackets = _NOT_BRACKET.sub(b"", _JSON_STRING.sub(b"", body))
+    brackets = _JSON_STRING.sub(b"", body).translate(None, _NOT_BRACKET)
     if not brackets:
         return 0
     return max(0, max(accumulate(array("b", brackets.translate(_BRACKET_STEPS)))))
@@ -106,7 +107,8 @@ def api_body_refusal(request: HttpRequest) -> HttpResponse | None:
         max_depth = getattr(settings, "ARIA_API_MAX_JSON_DEPTH", DEFAULT_MAX_JSON_DEPTH)
         if json_nesting_depth(body) > max_depth:
             return error_response(TooDeep(f"The JSON body nests deeper than {max_depth} levels.", limit=max_depth))
-    if _JSON_NUL.search(body):  # after the depth check: parsing it to name the field is safe now
+    # The plain substring test first: the look-behind regex costs ~40 ms on a 400 kB body without one.
+    if b"\\u0000" in body and _JSON_NUL.search(body):  # after the depth check: parsing it to name the field is safe now
         field = json_nul_field(body)
         return error_response(InvalidInput(f"{field}: text must not contain NUL characters (\\u0000).", field=field))
     return None

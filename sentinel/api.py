@@ -4,16 +4,20 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypedDict, cast
 
+from django.contrib.auth.models import AnonymousUser, User
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django_stubs_ext import WithAnnotations
 from ninja import Query, Router, Schema
 from pydantic import Field
 
 from core.access import APPROVER, OPERATOR, has_scopes, is_service_account, require_any_scope, require_scopes
-from core.errors import InvalidInput, InvalidJson
+from core.errors import InvalidInput, InvalidJson, NotAuthenticated
 from sentinel import selectors
 from sentinel.choices import AlarmState, Severity
+from sentinel.models import Cell
 from sentinel.schemas import (
     AlarmDetailOut,
     AlarmOut,
@@ -34,7 +38,7 @@ from sentinel.services import (
     alarm_unshelve,
     samples_ingest,
 )
-from sentinel.services.ingest import MAX_SAMPLES, idempotency_key_check, samples_ingest_once
+from sentinel.services.ingest import MAX_SAMPLES, idempotency_key_check, samples_decode, samples_ingest_once
 
 PREFIX = "/"
 router = Router(tags=["sentinel"])
@@ -79,40 +83,59 @@ def _require_watcher(request: HttpRequest) -> None:
     require_any_scope(request.user, OPERATOR, APPROVER)
 
 
-def _require_ingest(request: HttpRequest) -> None:
-    """Operators, or a system service account (a plant gateway's token)."""
+def _require_ingest(request: HttpRequest) -> User:
+    """Operators, or a system service account (a plant gateway's token). Returns the caller."""
     user = request.user
     if has_scopes(user, [OPERATOR]):
-        return
-    if is_service_account(user) and user.service_account.role == "system":
-        return
+        return _signed_in(request)
+    if isinstance(user, User) and is_service_account(user) and user.service_account.role == "system":
+        return user
     require_scopes(user, OPERATOR)
+    return _signed_in(request)
+
+
+def _signed_in(request: HttpRequest) -> User:
+    """The caller, once a scope check has let it in (those refuse anonymous callers first)."""
+    user = request.user
+    if isinstance(user, AnonymousUser):
+        raise NotAuthenticated("Authentication required.")
+    return user
 
 
 @router.post("/signals/samples", response=IngestOut, openapi_extra=_INGEST_BODY)
-def ingest_samples(request: HttpRequest) -> dict[str, Any]:
-    """Up to 10,000 samples; all or nothing. Parsed by hand so a bad item is named exactly
-    (`samples[3].value: must be finite`) and 10k items cost no per-item model validation.
+def ingest_samples(request: HttpRequest) -> dict[str, Any] | HttpResponse:
+    """Up to 10,000 samples; all or nothing. A well-formed body is decoded in one pass
+    (`samples_decode`); any other goes through the checking parser, so a bad item is named
+    exactly (`samples[3].value: must be finite`) and 10k items cost no per-item model validation.
     With an `Idempotency-Key` header, a retried batch is stored once and answered with the
     first response (header `Idempotent-Replayed: true`)."""
-    _require_ingest(request)
+    user = _require_ingest(request)
     key = idempotency_key_check(request.headers.get("Idempotency-Key"))
+    samples: list[Any] | None = samples_decode(request.body)
+    if samples is None:
+        samples = _samples_checked(request.body)
+    if key is None:
+        return _ingest_response(samples, user)
+    response, replayed = samples_ingest_once(
+        key=key, actor=user, body=request.body, ingest=lambda: _ingest_response(samples, user)
+    )
+    if replayed:
+        return _replayed(response)
+    return response
+
+
+def _samples_checked(raw: bytes) -> list[Any]:
+    """The body's `samples` list, or the 4xx naming what is wrong with the body (its items are
+    checked by `samples_validate` in the service)."""
     try:
-        body = json.loads(request.body or b"null")
+        body = json.loads(raw or b"null")
     except (ValueError, UnicodeDecodeError):
         raise InvalidJson("The request body is not valid JSON.") from None
     if not isinstance(body, dict) or "samples" not in body:
         raise InvalidInput("samples: is required", field="samples")
     if not isinstance(body["samples"], list):
         raise InvalidInput("samples: must be a list", field="samples")
-    if key is None:
-        return _ingest_response(body["samples"], request.user)
-    response, replayed = samples_ingest_once(
-        key=key, actor=request.user, body=request.body, ingest=lambda: _ingest_response(body["samples"], request.user)
-    )
-    if replayed:
-        return _replayed(response)
-    return response
+    return body["samples"]
 
 
 def _replayed(response: dict[str, Any]) -> HttpResponse:
@@ -121,7 +144,7 @@ def _replayed(response: dict[str, Any]) -> HttpResponse:
     return reply
 
 
-def _ingest_response(samples: Any, user: Any) -> dict[str, Any]:
+def _ingest_response(samples: list[Any], user: User) -> dict[str, Any]:
     result = samples_ingest(samples=samples, actor=user)
     return {
         "accepted": result.accepted,
@@ -134,6 +157,11 @@ def _ingest_response(samples: Any, user: Any) -> dict[str, Any]:
         # Samples whose (signal, time) was already stored: counted, not stored again.
         "duplicates": result.duplicates,
     }
+
+
+class _AlarmCounts(TypedDict):
+    active_alarm_count: int
+    open_alarm_count: int
 
 
 @router.get("/cells", response=list[CellOut])
@@ -152,7 +180,7 @@ def list_cells(request: HttpRequest) -> list[dict[str, Any]]:
             "open_alarm_count": cell.open_alarm_count,
             "signals": [signal_out(s) for s in cell.signals.all()],
         }
-        for cell in selectors.cells_with_signals()
+        for cell in cast("QuerySet[WithAnnotations[Cell, _AlarmCounts]]", selectors.cells_with_signals())
     ]
 
 
@@ -217,7 +245,7 @@ def get_alarm(request: HttpRequest, alarm_id: int) -> dict[str, Any]:
 def acknowledge(request: HttpRequest, alarm_id: int, payload: CommentIn | None = None) -> dict[str, Any]:
     _require_operator(request)
     alarm = selectors.alarm_get(alarm_id)
-    alarm_acknowledge(alarm=alarm, actor=request.user, comment=payload.comment if payload else "")
+    alarm_acknowledge(alarm=alarm, actor=_signed_in(request), comment=payload.comment if payload else "")
     return _detail(alarm_id)
 
 
@@ -227,7 +255,7 @@ def shelve(request: HttpRequest, alarm_id: int, payload: ShelveIn) -> dict[str, 
     alarm = selectors.alarm_get(alarm_id)
     alarm_shelve(
         alarm=alarm,
-        actor=request.user,
+        actor=_signed_in(request),
         minutes=payload.minutes,
         until_work_order_closes=payload.until_work_order_closes,
         comment=payload.comment,
@@ -238,7 +266,9 @@ def shelve(request: HttpRequest, alarm_id: int, payload: ShelveIn) -> dict[str, 
 @router.post("/alarms/{alarm_id}/unshelve", response=AlarmDetailOut)
 def unshelve(request: HttpRequest, alarm_id: int, payload: CommentIn | None = None) -> dict[str, Any]:
     _require_operator(request)
-    alarm_unshelve(alarm=selectors.alarm_get(alarm_id), actor=request.user, comment=payload.comment if payload else "")
+    alarm_unshelve(
+        alarm=selectors.alarm_get(alarm_id), actor=_signed_in(request), comment=payload.comment if payload else ""
+    )
     return _detail(alarm_id)
 
 
@@ -246,7 +276,7 @@ def unshelve(request: HttpRequest, alarm_id: int, payload: CommentIn | None = No
 def out_of_service(request: HttpRequest, alarm_id: int, payload: CommentIn | None = None) -> dict[str, Any]:
     _require_operator(request)
     alarm = selectors.alarm_get(alarm_id)
-    alarm_put_out_of_service(alarm=alarm, actor=request.user, comment=payload.comment if payload else "")
+    alarm_put_out_of_service(alarm=alarm, actor=_signed_in(request), comment=payload.comment if payload else "")
     return _detail(alarm_id)
 
 
@@ -254,7 +284,7 @@ def out_of_service(request: HttpRequest, alarm_id: int, payload: CommentIn | Non
 def return_to_service(request: HttpRequest, alarm_id: int, payload: CommentIn | None = None) -> dict[str, Any]:
     _require_operator(request)
     alarm = selectors.alarm_get(alarm_id)
-    alarm_return_to_service(alarm=alarm, actor=request.user, comment=payload.comment if payload else "")
+    alarm_return_to_service(alarm=alarm, actor=_signed_in(request), comment=payload.comment if payload else "")
     return _detail(alarm_id)
 
 

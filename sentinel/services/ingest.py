@@ -3,9 +3,12 @@
 All or nothing: one bad item rejects the request (422 naming the item index and field) and
 nothing is written. Accepted samples are evaluated at once, so detection never waits for the
 scan. A sample whose (signal, time) is already stored is a duplicate: it is counted, not stored
-again, and never changes the latest value (the first value for an instant wins). On PostgreSQL
-the samples go in as three binary arrays (`INSERT … SELECT unnest(…) ON CONFLICT DO NOTHING`);
-elsewhere as chunked multi-row INSERTs with the same conflict rule.
+again, and never changes the latest value (the first value for an instant wins). The writes
+themselves (COPY, staging, the latest-value upsert) are in `sentinel.services.sample_store`.
+
+A request body is decoded by msgspec straight into (signal_id, time, value) when it is well
+formed (`samples_decode`); anything else goes through the checking parser (`samples_validate`),
+which names the first bad item and field, so both give the same answer.
 
 A batch posted with an `Idempotency-Key` (`samples_ingest_once`) is stored once per caller and
 key: a retry is answered with the first response; the key with a different body is a 409.
@@ -20,32 +23,22 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+import msgspec
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from core.errors import Conflict, InvalidInput, PayloadTooLarge
-from sentinel.choices import OPEN_ALARM_STATES
 from sentinel.metrics import ingest_observe
-from sentinel.models import Alarm, IngestBatch, SignalDefinition, SignalLatest, SignalSample, StaleCondition
-from sentinel.services.evaluation import EvaluationSummary, id_list, signals_evaluate
+from sentinel.models import IngestBatch
+from sentinel.services.evaluation import EvaluationSummary, signals_evaluate
+from sentinel.services.sample_store import OutOfOrder, Sample, samples_store
 
 MAX_SAMPLES = 10_000
 MAX_FUTURE = timedelta(minutes=5)
 STALE_INTERVALS = 3
-MAX_OUT_OF_ORDER_INDICES = 100  # the response names at most this many; the count is always exact
-
-Sample = tuple[int, datetime, float]
-
-
-@dataclass
-class OutOfOrder:
-    """Samples older than their signal's latest stored sample: kept as history, never evaluated
-    (only a signal's newest value raises, escalates or clears), so a late gateway sees why."""
-
-    count: int = 0
-    indices: list[int] = field(default_factory=list)  # batch positions, the first MAX_OUT_OF_ORDER_INDICES
+BIGINT = 2**63
 
 
 @dataclass
@@ -98,153 +91,57 @@ def samples_validate(items: Any, *, now: datetime | None = None) -> list[Sample]
         signal_id, value = item["signal_id"], item["value"]
         if type(signal_id) is not int:
             raise _invalid(index, "signal_id", "must be an integer")
+        if not -BIGINT <= signal_id < BIGINT:
+            raise _invalid(index, "signal_id", f"unknown signal {signal_id}")
         if type(value) not in (float, int):
             raise _invalid(index, "value", "must be a number")
-        value = float(value)
+        try:
+            value = float(value)
+        except OverflowError:  # an integer beyond any float
+            value = math.inf
         if not math.isfinite(value):
             raise _invalid(index, "value", "must be finite")
         append((signal_id, _time(index, item["time"], latest_allowed), value))
     return parsed
 
 
-def _check_signals_exist(samples: list[Sample]) -> None:
-    """An unknown signal is a 422 naming its item (checked before anything is written)."""
-    ids = list({s[0] for s in samples})
-    if connection.vendor == "postgresql":
-        import psycopg
-
-        table = connection.ops.quote_name(SignalDefinition._meta.db_table)
-        with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
-            cursor.execute(f"SELECT count(*) FROM {table} WHERE id = ANY(%b::bigint[])", (ids,))
-            if cursor.fetchone()[0] == len(ids):
-                return
-    known = set(SignalDefinition.objects.filter(pk__in=id_list(ids)).values_list("pk", flat=True))
-    for index, (signal_id, _, _) in enumerate(samples):
-        if signal_id not in known:
-            raise _invalid(index, "signal_id", f"unknown signal {signal_id}")
+class _Item(msgspec.Struct):
+    signal_id: int
+    time: str  # parsed by datetime.fromisoformat below, exactly as samples_validate does
+    value: float
 
 
-def _out_of_order(samples: list[Sample]) -> OutOfOrder:
-    """The batch's samples strictly older than the latest sample stored before this batch."""
-    ids = {s[0] for s in samples}
-    latest = dict(SignalLatest.objects.filter(signal_id__in=id_list(sorted(ids))).values_list("signal_id", "time"))
-    result = OutOfOrder()
-    if not latest:
-        return result
-    for index, (signal_id, time, _) in enumerate(samples):
-        stored = latest.get(signal_id)
-        if stored is not None and time < stored:
-            result.count += 1
-            if len(result.indices) < MAX_OUT_OF_ORDER_INDICES:
-                result.indices.append(index)
-    return result
+class _Body(msgspec.Struct):
+    samples: list[_Item]
 
 
-def _insert_samples(samples: list[Sample]) -> int:
-    """Store the samples, skipping any whose (signal, time) is stored already (or earlier in the
-    batch). Returns how many were stored."""
-    table = connection.ops.quote_name(SignalSample._meta.db_table)
-    conflict = "ON CONFLICT (signal_id, time) DO NOTHING"
-    if connection.vendor == "postgresql":
-        import psycopg
-
-        columns = list(zip(*samples, strict=True))
-        with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
-            cursor.execute(
-                f"INSERT INTO {table} (signal_id, time, value) "
-                f"SELECT * FROM unnest(%b::bigint[], %b::timestamptz[], %b::float8[]) {conflict}",
-                (list(columns[0]), list(columns[1]), list(columns[2])),
-            )
-            return cursor.rowcount
-    time_field = SignalSample._meta.get_field("time")
-    stored = 0
-    with connection.cursor() as cursor:
-        for start in range(0, len(samples), 300):  # under SQLite's variable limit
-            chunk = samples[start : start + 300]
-            params: list[Any] = []
-            for signal_id, time, value in chunk:
-                params += [signal_id, time_field.get_db_prep_value(time, connection), value]
-            placeholders = ", ".join(["(%s, %s, %s)"] * len(chunk))
-            cursor.execute(f"INSERT INTO {table} (signal_id, time, value) VALUES {placeholders} {conflict}", params)
-            stored += cursor.rowcount
-    return stored
+_BODY = msgspec.json.Decoder(_Body)
 
 
-def _upsert_latest(samples: list[Sample]) -> tuple[set[int], set[int] | None]:
-    """One row per signal holding its newest sample; an older sample never overwrites a newer one.
-
-    Returns the signals in the batch, and (on PostgreSQL, decided by the database in the same
-    statement) the ones whose new value can change something: it crosses a threshold, or the
-    signal has an open alarm or a breach in progress (on-delay), or its row is new. None means
-    "evaluate them all"."""
-    newest: dict[int, tuple[datetime, float]] = {}
-    for signal_id, time, value in samples:
-        current = newest.get(signal_id)
-        if current is None or time > current[0]:  # a duplicate instant keeps the first value
-            newest[signal_id] = (time, value)
-    table = connection.ops.quote_name(SignalLatest._meta.db_table)
-    rows = sorted(newest.items())
-    values = {signal_id: value for signal_id, (_, value) in rows}
-    if connection.vendor == "postgresql":
-        watch = _upsert_latest_postgresql(
-            table, [r[0] for r in rows], [r[1][0] for r in rows], [float(r[1][1]) for r in rows]
-        )
-        return set(values), watch
-    # SQLite ≥ 3.24 upsert, chunked under its variable limit. Keeps breach_since; fresh data
-    # ends staleness; an older sample never overwrites a newer one.
-    time_field = SignalLatest._meta.get_field("time")
-    with connection.cursor() as cursor:
-        for start in range(0, len(rows), 2000):
-            chunk = rows[start : start + 2000]
-            params: list[Any] = []
-            for signal_id, (time, value) in chunk:
-                params += [signal_id, time_field.get_db_prep_value(time, connection), value, False]
-            placeholders = ", ".join(["(%s, %s, %s, %s)"] * len(chunk))
-            cursor.execute(
-                f"INSERT INTO {table} (signal_id, time, value, stale) VALUES {placeholders}"
-                " ON CONFLICT (signal_id) DO UPDATE SET time = excluded.time, value = excluded.value,"
-                f" stale = excluded.stale WHERE {table}.time < excluded.time",
-                params,
-            )
-    return set(values), None
-
-
-def _upsert_latest_postgresql(table: str, ids: list[int], times: list[datetime], values: list[float]) -> set[int]:
-    """UPDATE … FROM unnest() for the signals that have a row (the usual case: cheaper than a
-    speculative INSERT per row), then an upsert for the new ones. Arrays travel as three binary
-    parameters on a server-binding cursor (Django's client-side binding would spell out 15,000
-    literals)."""
-    import psycopg
-
-    source = "unnest(%b::bigint[], %b::timestamptz[], %b::float8[]) AS u(s, t, v)"
-    alarms = connection.ops.quote_name(Alarm._meta.db_table)
-    signals = connection.ops.quote_name(SignalDefinition._meta.db_table)
-    params = (ids, times, values)
-    with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
-        # Latest rows are locked in signal order first: an UPDATE … FROM join locks in whatever order
-        # the planner picks, and two overlapping batches could then deadlock (lock order: docs/KERNEL.md).
-        cursor.execute(
-            f"SELECT 1 FROM {table} WHERE signal_id = ANY(%b::bigint[]) ORDER BY signal_id FOR UPDATE", (ids,)
-        )
-        cursor.execute(
-            f"WITH upd AS (UPDATE {table} AS l SET time = u.t, value = u.v, stale = false FROM {source} "
-            "WHERE l.signal_id = u.s AND l.time < u.t RETURNING l.signal_id, l.value, l.breach_since) "
-            f"SELECT upd.signal_id FROM upd JOIN {signals} AS d ON d.id = upd.signal_id "
-            "WHERE upd.value > d.alert OR upd.value > d.high_alert OR upd.value > d.trip OR upd.value < d.low_alert "
-            "OR upd.breach_since IS NOT NULL OR EXISTS "
-            f"(SELECT 1 FROM {alarms} AS a WHERE a.signal_id = upd.signal_id AND a.state = ANY(%b::text[]))",
-            (*params, list(OPEN_ALARM_STATES)),
-        )
-        watch = {row[0] for row in cursor.fetchall()}
-        cursor.execute(
-            f"INSERT INTO {table} AS l (signal_id, time, value, stale) SELECT u.s, u.t, u.v, false FROM {source} "
-            f"WHERE NOT EXISTS (SELECT 1 FROM {table} AS e WHERE e.signal_id = u.s) "
-            "ON CONFLICT (signal_id) DO UPDATE SET time = excluded.time, value = excluded.value, stale = false "
-            "WHERE l.time < excluded.time RETURNING l.signal_id",
-            params,
-        )
-        watch.update(row[0] for row in cursor.fetchall())
-    return watch
+def samples_decode(body: bytes, *, now: datetime | None = None) -> list[Sample] | None:
+    """The samples of a well-formed request body, parsed and checked in one pass (msgspec in C,
+    then one fromisoformat per time); None when anything is off — missing or null fields, wrong
+    types, a naive or future time, NaN, too many items, not JSON — so the caller runs the checking
+    parser, which names the problem. Accepts nothing `samples_validate` would refuse."""
+    try:
+        items = _BODY.decode(body).samples
+    except msgspec.DecodeError:
+        return None
+    if len(items) > MAX_SAMPLES:
+        return None
+    parse = datetime.fromisoformat
+    try:
+        times = [parse(item.time) for item in items]
+    except ValueError:
+        return None
+    if any(t.tzinfo is None or t.utcoffset() is None for t in times):
+        return None
+    if times and max(times) > (now or timezone.now()) + MAX_FUTURE:
+        return None
+    samples = [(item.signal_id, t, item.value) for item, t in zip(items, times, strict=True)]
+    if any(not -BIGINT <= s < BIGINT or not math.isfinite(v) for s, _, v in samples):
+        return None
+    return samples
 
 
 def stale_window() -> timedelta:
@@ -266,24 +163,17 @@ def samples_ingest(
     if not parsed:
         return IngestResult(accepted=0, signals=0, evaluation=EvaluationSummary())
     with transaction.atomic():
-        _check_signals_exist(parsed)
-        out_of_order = _out_of_order(parsed)
-        stored = _insert_samples(parsed)
-        signal_ids, watch = _upsert_latest(parsed)
-        fresh_after = now - stale_window()
-        returning = sorted({s for s, t, _ in parsed if t >= fresh_after})
-        if returning:
-            StaleCondition.objects.filter(signal_id__in=id_list(returning), cleared_at__isnull=True).update(
-                cleared_at=now
-            )
-        evaluation = signals_evaluate(now=now, signal_ids=signal_ids if watch is None else watch)
+        written = samples_store(parsed, now=now, fresh_after=now - stale_window())
+        evaluation = signals_evaluate(
+            now=now, signal_ids=written.signal_ids if written.watch is None else written.watch
+        )
     ingest_observe(parsed)
     return IngestResult(
         accepted=len(parsed),
-        signals=len(signal_ids),
+        signals=len(written.signal_ids),
         evaluation=evaluation,
-        out_of_order=out_of_order,
-        duplicates=len(parsed) - stored,
+        out_of_order=written.out_of_order,
+        duplicates=len(parsed) - written.stored,
     )
 
 
@@ -315,7 +205,7 @@ def samples_ingest_once(
     fingerprint = hashlib.sha256(body).hexdigest()
 
     def replay() -> tuple[dict[str, Any], bool] | None:
-        batch = IngestBatch.objects.filter(user=actor, key=key).first()
+        batch = IngestBatch.objects.filter(user_id=actor.pk, key=key).first()
         if batch is None:
             return None
         if batch.fingerprint != fingerprint:
@@ -332,7 +222,7 @@ def samples_ingest_once(
     try:
         with transaction.atomic():
             response = ingest()
-            IngestBatch.objects.create(user=actor, key=key, fingerprint=fingerprint, response=response)
+            IngestBatch.objects.create(user_id=actor.pk, key=key, fingerprint=fingerprint, response=response)
     except IntegrityError:
         earlier = replay()
         if earlier is None:
