@@ -10,14 +10,12 @@ from __future__ import annotations
 import json
 
 from core.agents.engines.fake import FakeReply, FakeState, fake_policy
+from orchestrator.planning import fanout, heuristic
+from orchestrator.planning.model import CONTEXT_MARKER
 
 
 @fake_policy("planner")
 def planner(state: FakeState) -> FakeReply:
-    # imported here: the planners import this package's phrase list (planner_phrases), a cycle at load
-    from orchestrator.planning import fanout, heuristic
-    from orchestrator.planning.model import CONTEXT_MARKER
-
     text = state.user_text
     context = json.loads(text.split(CONTEXT_MARKER, 1)[1]) if CONTEXT_MARKER in text else {"goal": text}
     refs = context.get("context_refs") or []

@@ -2,7 +2,7 @@
 work orders" → for each open alarm's work order: investigate it, then have its repair order written).
 
 `broad_goal(goal)` says whether a goal ranges over a set (the words are in
-`orchestrator.offline.planner_phrases`). `find_objects` reads the set through the read capabilities
+`orchestrator.planning.phrases`). `find_objects` reads the set through the read capabilities
 as the plan owner, over the cells of the goal's scope (`planning.scope`): open alarms with the work
 order each raised, or work orders by status. `fan_out_steps` turns the objects into steps with
 dependencies (each repair order after its own investigation) under a step cap; what is capped,
@@ -16,7 +16,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 
-from orchestrator.offline import planner_phrases as words
+from orchestrator.planning import phrases as words
 from orchestrator.planning.cells import read
 from orchestrator.planning.scope import Scope
 

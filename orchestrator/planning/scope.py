@@ -16,8 +16,8 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 
-from orchestrator.offline.planner_phrases import EQUIPMENT_NOUNS, LINE, LINE_NUMBER_WORDS
 from orchestrator.planning.cells import equipment_tags, read
+from orchestrator.planning.phrases import EQUIPMENT_NOUNS, LINE, LINE_NUMBER_WORDS
 
 FIND_CELLS = "workorders.find_cells"
 
