@@ -224,7 +224,8 @@
         connection = window.AriaEvents.connect({
           types: ["coordinator_turn_state"],  // private: the server sends only this user's turns
           onFrame: (frame) => trackers.forEach((t) => t.frame(frame)),
-          onStatus: (status) => { if (status !== "connecting" && status !== "reconnecting") resolve(); },
+          // once open, a moment for the server's first outbox read (it queues behind a running request)
+          onStatus: (status) => { if (status !== "connecting" && status !== "reconnecting") setTimeout(resolve, 300); },
         });
       });
     }
@@ -256,8 +257,8 @@
       const terminal = STATES.indexOf(frame.state) >= 3;
       let mine;
       if (tracker.busTurn) mine = frame.turn_id === tracker.busTurn;
-      else if (tracker.finished) mine = frame.coordinator_turn_id === tracker.recordId;
-      else mine = !terminal;  // the first state of the turn this user is sending now
+      else if (terminal) mine = tracker.finished && frame.coordinator_turn_id === tracker.recordId;
+      else mine = true;  // the first state of the turn this user sent last (frames may trail the answer)
       if (!mine) return;
       tracker.busTurn = frame.turn_id;
       tracker.offline = frame.offline;
@@ -275,6 +276,7 @@
       draw();
       setTimeout(() => trackers.delete(tracker), 5000);  // late frames of this turn still join
     };
+    trackers.forEach((t) => { if (t.finished) trackers.delete(t); });  // a new turn: older lines are done
     trackers.add(tracker);
     draw();
     const timeout = new Promise((resolve) => { setTimeout(resolve, 2000); });

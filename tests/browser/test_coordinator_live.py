@@ -44,7 +44,7 @@ def test_drawer_coordinator_turn_shows_live_states_and_the_offline_mark(page, se
 
     answer = page.locator("#aria-log .aria-assistant").last
     # inspecting/validating/executing can only come from the bus frames: the response carries the end state
-    expect(answer.locator(".coord-live")).to_have_text(STATES)
+    expect(answer.locator(".coord-live")).to_have_text(STATES, timeout=45_000)  # a loaded machine
     expect(answer.locator(".coord-live")).to_have_attribute("data-state", "answered")
     expect(answer.locator(".aria-text")).to_contain_text("High vibration on P-02")
     expect(answer.locator(".turn-details-engine .offline-mark")).to_have_text("offline demo engine")
@@ -75,6 +75,6 @@ def test_plans_page_coordinator_box_shows_live_states(page, server):
     page.fill("#coord-form input[name=message]", "What happened?")
     page.click("#coord-form button[type=submit]")
     turn = page.locator("#coord-turns .coord-turn").first
-    expect(turn.locator(".coord-live")).to_have_text(STATES)
+    expect(turn.locator(".coord-live")).to_have_text(STATES, timeout=45_000)
     expect(turn.locator(".coord-answer .offline-mark")).to_have_text("offline demo engine")
     assert not page.console_errors, page.console_errors
