@@ -69,7 +69,7 @@
     return li;
   }
 
-  const STOPPABLE = ["running", "waiting_job", "waiting_interaction"];
+  const STOPPABLE = ["running", "waiting_job"]; // a step waiting for a human is skipped (its ask withdrawn)
   const SKIPPABLE = ["pending", "waiting_interaction"];
 
   function stepNode(plan, step) {

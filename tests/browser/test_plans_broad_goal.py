@@ -87,3 +87,44 @@ def test_a_broad_goal_shows_per_alarm_steps_and_their_results(browser, server):
     expect(plan).not_to_contain_text("{")  # readable, not raw JSON
     page.screenshot(path="/tmp/h6_broad.png", full_page=True)
     page.context.close()
+
+
+RUN = (
+    "from orchestrator.models import Plan\n"
+    "from orchestrator.services.executor import plan_execute\n"
+    "for plan in Plan.objects.filter(status='running', owner__username='cy'): plan_execute(plan.pk)\n"
+)
+
+
+def test_a_choice_is_answered_on_the_page_and_a_waiting_step_is_skipped(browser, server):
+    server.create_user("cy", "choice-pass-1", "operator")
+    page = open_tab(browser, server)
+    sign_in(page, "cy", "choice-pass-1", next_path="/plans/")
+    expect(page.locator("#plans-ws-status")).to_have_attribute("data-status", "open")
+    page.fill("#plans-new input[name=goal]", "Show the vibration of the pump")
+    page.select_option("#plans-new select[name=autonomy]", "ask_all")
+    page.click("#plans-new button[type=submit]")
+    plan = page.locator("article.plan").first
+    choice = plan.locator(".ask[data-kind=choice]")
+    expect(choice).to_contain_text("Several cells are a pump. Which one did you mean?")
+    expect(plan.get_by_role("button", name="Approve")).to_have_count(0)  # not before the choice
+    choice.get_by_role("button", name="P-02").click()
+    expect(plan.locator(".step-title")).to_have_text(["Signals of cell 2"])
+    expect(plan.locator(".plan-guidance")).to_have_text("Guidance: the pump = P-02")
+    expect(plan.locator(".plan-notes")).to_contain_text("the pump is P-02 (chosen by cy)")
+
+    plan.get_by_role("button", name="Approve").click()
+    expect(plan.locator(".plan-status")).to_have_text("approved")
+    plan.get_by_role("button", name="Execute").click()
+    server.manage("shell", "-c", RUN)  # ask_all: the read step asks first
+    ask = plan.locator(".ask[data-kind=permission]")
+    expect(ask.locator(".decision-question")).to_contain_text("Allow step 1: Latest value, state")
+    expect(ask.locator(".decision-approve")).to_have_text(
+        "If approved: Step 1 runs now as cy (read); the plan goes on."
+    )
+    plan.locator(".plan-step").first.get_by_role("button", name="Skip step").click()
+    expect(plan.locator(".step-status").first).to_have_text("skipped")
+    expect(plan.locator(".plan-result-skipped")).to_contain_text("Skipped by cy")
+    server.manage("shell", "-c", RUN)
+    expect(plan.locator(".plan-status")).to_have_text("completed")
+    page.context.close()
