@@ -15,6 +15,8 @@ from orchestrator.models import CoordinatorTurn
 from orchestrator.planning.cells import equipment_tags
 from orchestrator.selectors import interactions_needing, plans_for
 
+# Where the packet starts in the coordinator's user message (the offline stand-in reads it back).
+PACKET_MARKER = "COORDINATOR_CONTEXT_JSON:"
 READ_TOOLS = (
     "orchestrator.list_plans",
     "orchestrator.get_plan",

@@ -13,6 +13,7 @@ from core.errors import DomainError
 from orchestrator.choices import PlanStatus
 from orchestrator.coordinator.profiles import PROFILES, runner_for
 from orchestrator.coordinator.schema import Action
+from orchestrator.dispatch import enqueue_execution
 from orchestrator.models import Interaction, Plan, PlanStep
 from orchestrator.planning import normalize_refs
 from orchestrator.planning.validation import ref_values, validate_inputs
@@ -30,16 +31,25 @@ from orchestrator.services.plans import (
 )
 
 
-def plan_attach_guidance(*, plan: Plan, text: str, actor: AbstractBaseUser) -> Plan:
-    """Guidance for a running plan: kept in its constraints (what later steps and planners read)."""
+def plan_attach_guidance(
+    *, plan: Plan, text: str, actor: AbstractBaseUser, constraints: dict[str, Any] | None = None
+) -> Plan:
+    """Guidance for a plan not yet over: the words are kept in `constraints.guidance`, and cell/line
+    limits (`constraints`: cells, lines) replace the plan's, so the steps still to run outside them are
+    skipped (services/guidance.py); a running plan gets a new executor pass that reads them."""
+    limits = {k: v for k, v in (constraints or {}).items() if v}
     with transaction.atomic():
         locked = Plan.objects.select_for_update().get(pk=plan.pk)
-        locked.constraints = {**locked.constraints, "guidance": [*locked.constraints.get("guidance", []), text]}
+        guidance = [*locked.constraints.get("guidance", []), text]
+        locked.constraints = {**locked.constraints, **limits, "guidance": guidance}
         locked.save(update_fields=["constraints", "updated_at"])
         audit_record(
-            actor=actor, action="plan.guidance", target_type="plan", target_id=locked.pk, details={"text": text}
-        )
+            actor=actor, action="plan.guidance", target_type="plan", target_id=locked.pk,
+            details={"text": text, "constraints": limits},
+        )  # fmt: skip
         plan_updated(locked)
+        if limits and locked.status == PlanStatus.RUNNING:
+            enqueue_execution(locked.pk)
     return locked
 
 
@@ -142,7 +152,7 @@ def _execute(action: Action, user: AbstractBaseUser) -> dict[str, Any]:
     elif kind == "cancel_plan":
         plan = plan_cancel(plan=plan, actor=user)
     elif kind == "attach_guidance":
-        plan = plan_attach_guidance(plan=plan, text=action.text, actor=user)
+        plan = plan_attach_guidance(plan=plan, text=action.text, actor=user, constraints=action.constraints)
     return {"ok": True, "plan_id": plan.pk, "status": plan.status}
 
 
@@ -154,7 +164,9 @@ def outcome_text(action: Action, result: dict[str, Any]) -> str:
     if kind in ("create_plan", "delegate"):
         return f"Drafted plan {plan_id} with {result['steps']} step(s); it waits for your approval on the Plans page."
     if kind == "attach_guidance":
-        return f"Guidance added to plan {plan_id} ({result['status']})."
+        limits = "; ".join(f"{k}: {', '.join(v)}" for k, v in action.constraints.items() if v)
+        applied = f" Steps still to run outside {limits} are skipped." if limits else ""
+        return f"Guidance added to plan {plan_id} ({result['status']}).{applied}"
     if kind == "derive_plan":
         removed = ", ".join(f"step {r['order']} ({r['capability']})" for r in result["removed"])
         return (

@@ -92,6 +92,11 @@ class Action(BaseModel):
         max_length=50,
         description="derive_plan: the step orders of plan_id the new draft plan leaves out (goal: optional new goal).",
     )
+    constraints: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="attach_guidance: structured limits the rest of the plan keeps to — cells (tags, e.g. 'P-02') "
+        "and/or lines (e.g. 'line 2'); steps still to run outside them are skipped.",
+    )
     user_request_quote: str = Field(default="", max_length=500, description=QUOTE_HELP)
     profile: str = ""
     depends_on: list[int] = Field(default_factory=list)  # delegate: indexes of earlier delegate actions

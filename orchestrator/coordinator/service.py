@@ -18,7 +18,7 @@ from core.capabilities import CapabilityContext
 from core.errors import Conflict, InvalidInput, NotFound
 from core.events import current_turn_id, turn_scope
 from core.models import AgentStep
-from orchestrator.coordinator.context import build_context_packet, read_tools
+from orchestrator.coordinator.context import PACKET_MARKER, build_context_packet, read_tools
 from orchestrator.coordinator.execute import execute_action, execute_delegations, outcome_text
 from orchestrator.coordinator.live import TurnProgress
 from orchestrator.coordinator.schema import Action, ActionPlan
@@ -28,7 +28,6 @@ from orchestrator.models import CoordinatorTurn
 
 __all__ = ["confirm_command", "coordinator_proposal_confirm", "coordinator_turn", "transcript_verify"]
 
-PACKET_MARKER = "COORDINATOR_CONTEXT_JSON:"
 CONFIRM = re.compile(r"confirm proposal (\d) of turn (\d{1,12})", re.IGNORECASE)
 FINISH = "submit_action_plan"
 DEFAULT_PROMPT = f"""You are ARIA's coordinator. You have durable context (the packet below), read

@@ -31,6 +31,7 @@ from orchestrator.models import CoordinatorTurn, Interaction, Plan, PlanStep
 from orchestrator.planning import normalize_refs
 from orchestrator.read_tools import draft_read, draft_review_read
 from orchestrator.selectors import interactions_visible_to, plans_for
+from orchestrator.services.guidance import guidance_problem
 from orchestrator.services.interactions import check_may_answer
 
 VERBS = (
@@ -116,6 +117,8 @@ def _state(action: Action, user: AbstractBaseUser, superseded: set[int]) -> tupl
             return False, f"plan {plan.pk} is already {plan.status}"
         if kind == "attach_guidance" and not action.text.strip():
             return False, "guidance needs text"
+        if kind == "attach_guidance" and action.constraints and (problem := guidance_problem(user, action.constraints)):
+            return False, problem
         return True, ""
     if kind in ("stop_step", "skip_step"):
         return _step_movable(action, user)

@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from core.agents.engines.fake import FakeReply, FakeState
-from orchestrator.coordinator.service import PACKET_MARKER as MARKER
+from orchestrator.coordinator.context import PACKET_MARKER as MARKER
 from orchestrator.planning.cells import exact_cell
 
 

@@ -116,6 +116,9 @@ def _next(reading: Reading, state: FakeState) -> FakeReply:
             return which("Nothing is in focus to continue.")
         if focus and focus["status"] in ACTIVE:
             action = {"type": "attach_guidance", "plan_id": focus["id"], "text": reading.text}
+            limits = {"cells": list(reading.equipment), "lines": list(reading.lines)}
+            if any(limits.values()):  # structured: the executor skips the steps still to run outside them
+                action["constraints"] = {k: v for k, v in limits.items() if v}
             return submit(
                 f"Guidance for plan {focus['id']}.", [action], refs, f"plan {focus['id']} is {focus['status']}"
             )

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from orchestrator.coordinator.wording import SENTENCE, Sentence, follows_label, own_words, sentences
+from orchestrator.offline.planner_phrases import LINE, LINE_NUMBER_WORDS
 from orchestrator.planning.cells import equipment_tags
 
 Act = Literal["question", "explain", "unclear", "stop", "skip", "proceed", "guide", "revise", "delegate", "plan"]
@@ -53,6 +54,7 @@ class Reading:
       delegate — hand work to the named specialist `profiles` (`text` is the instruction);
       plan     — new work: draft a goal-plan for the goal in `text`.
     draft_id / drafts: the message names authoring draft N / is about drafts, reviews or publishing.
+    lines: the production lines the message names ("line 2" → "line 2"), as guidance limits.
     investigation: the message is about an investigation (RCA, root cause): the agent runs answer it.
     quote: the words of the message that ask for the act (what a model puts in an action's
       `user_request_quote`); empty means the whole message.
@@ -72,6 +74,7 @@ class Reading:
     investigation: bool = False
     decision: str = ""
     without: tuple[int, ...] = ()
+    lines: tuple[str, ...] = ()
     quote: str = ""
 
     def __post_init__(self) -> None:
@@ -101,6 +104,11 @@ SKIP = re.compile(rf"^skip\s+{_TARGET}(?:\s+(?:please|now))?$", re.I)
 HALT = re.compile(rf"^(?:stop|cancel|abort|halt)(?:\s+{_TARGET})?(?:\s+(?:please|now))?(?:\s+and\s+.+)?$", re.I)
 DIRECT = re.compile(
     r"^(?:research|investigate|write|draft|have|ask|let|get|check|review|build|create|delegate|hand)\b", re.I
+)
+CARRY_ON = re.compile(
+    r"^(?:(?:yes|ok|okay|please|then|so|fine)\W+)*(?:continue|carry\s+on|keep\s+going|go\s+on)\b"
+    r"(?:\s+(?:with\s+)?(?:the|that|this|my)\s+(?:plan|run|work))?[\s,;-]*(?:but\s+|and\s+|with\s+)?(?P<rest>\w.*)$",
+    re.I,
 )
 GUIDE = re.compile(r"\b(?:continue|carry\s+on|keep\s+going|add(?:ed)?|constraint|guidance)\b", re.I)
 REVISE = re.compile(r"\b(?:(?:previous|last|earlier|same|that|this)|same\s+as)\s+(?:plan|run)\b", re.I)
@@ -155,6 +163,7 @@ def keyword_reading(message: str, specialists: dict[str, Any]) -> Reading:
         "draft_id": _number(DRAFT_ID, text),
         "drafts": bool(DRAFT.search(PLAN.sub("", text, count=1))),  # not "draft a plan …"
         "investigation": bool(INVESTIGATION.search(text)),
+        "lines": tuple(dict.fromkeys(f"line {LINE_NUMBER_WORDS.get(n.lower(), n)}" for n in LINE.findall(text))),
     }
     parts = sentences(own)
     if not parts:
@@ -177,6 +186,8 @@ def keyword_reading(message: str, specialists: dict[str, Any]) -> Reading:
         return Reading("skip", quote=skip, **targets, **common)
     if ":" in text and GUIDE.search(text.split(":", 1)[0]):
         return Reading("guide", text=text.split(":", 1)[1].strip(), quote=message.strip(), **common)
+    if carry := CARRY_ON.match(text):  # "carry on, but only line 2": guidance without a colon
+        return Reading("guide", text=carry.group("rest").strip(), quote=message.strip(), **common)
     if approve := next(((b, w) for b, w in decisions if APPROVE.match(b)), None):
         decision = "publish" if PUBLISH.match(approve[0]) else "approve"
         return Reading("proceed", quote=approve[1], decision=decision, ask_id=_number(ASK, text), **targets, **common)

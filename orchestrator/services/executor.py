@@ -38,6 +38,7 @@ from core.leases import Lease, lease_acquire, lease_release, lease_seize, lease_
 from orchestrator.choices import STEP_SETTLED, InteractionStatus, PlanStatus, StepStatus, gate_decision
 from orchestrator.dispatch import enqueue_execution
 from orchestrator.models import Interaction, Plan, PlanStep
+from orchestrator.services.guidance import allowed_cells, guided, outside_guidance
 from orchestrator.services.interactions import ask_confirm, ask_permission, gate_evidence
 from orchestrator.services.plans import plan_transition, plan_updated
 from orchestrator.services.read_batch import BATCH_LIMIT, batchable, claim_batch, record_batch
@@ -212,6 +213,15 @@ def _fail(plan: Plan, step: PlanStep, message: str, *, claimed: bool) -> None:
             plan_updated(plan, step)
 
 
+def _skip(plan: Plan, step: PlanStep, reason: str) -> None:
+    """A pending step the plan's guidance rules out: skipped with the reason, never run."""
+    if PlanStep.objects.filter(pk=step.pk, status=StepStatus.PENDING).update(
+        status=StepStatus.SKIPPED, error=reason, updated_at=timezone.now()
+    ):
+        step.status, step.error = StepStatus.SKIPPED, reason
+        plan_updated(plan, step)
+
+
 def _dispatch(plan: Plan, step: PlanStep) -> CapabilityResult:
     """Run a claimed step's capability as the plan owner, outside any transaction."""
     extra = {"idempotency_key": step.idempotency_key, "plan_id": plan.pk, "step_id": step.pk}
@@ -279,6 +289,10 @@ def _next_move(plan: Plan, steps: list[PlanStep]) -> tuple[str, PlanStep | list[
         return "again", None
     if not has_scopes(plan.owner, cap.scopes):
         _fail(plan, step, f"Plan owner lacks scope {', '.join(cap.scopes)} for {cap.name}.", claimed=False)
+        return "again", None
+    # the plan's cell/line guidance, as read at the start of this pass (guidance given later starts a pass)
+    if guided(plan.constraints) and (why := outside_guidance(plan, step, allowed_cells(plan))):
+        _skip(plan, step, why)
         return "again", None
     if not step.gate_cleared and gate_decision(plan.autonomy, step.tier) == "ask":
         plan.refresh_from_db(fields=["status", "autonomy"])  # someone may have paused or cancelled it

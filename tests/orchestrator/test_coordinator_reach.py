@@ -17,7 +17,10 @@ from core.capabilities import CapabilityContext, dispatch
 from core.models import AgentRun, AuditRecord
 from orchestrator.coordinator.service import confirm_command, coordinator_turn, transcript_verify
 from orchestrator.models import CoordinatorTurn, Plan, PlanStep
+from orchestrator.services.jobs import plan_poll
+from sentinel.models import Cell, Line
 from tests.assistant.factories import SKILL_SPEC, make_tested_draft
+from tests.orchestrator import testcaps
 from tests.orchestrator.conftest import build_plan, start
 from tests.workorders import factories as f
 
@@ -255,3 +258,56 @@ def test_a_model_forcing_an_operators_approval_is_refused_by_code(operator, draf
     as_agent = dispatch("assistant.decide_draft", args, ctx=CapabilityContext(user=operator, agent="planner"))
     assert as_agent.is_error and "may not call it" in as_agent.message
     assert Draft.objects.get(pk=draft.pk).status == "tested"
+
+
+def test_an_approver_without_an_id_gets_the_one_waiting_draft_or_is_asked_which(client, operator, draft, make_user):
+    alice = make_user("alice", OPERATOR, APPROVER)
+    mine = make_tested_draft(alice, spec=SKILL_SPEC, type="skill", name="alices-own")  # hers: not hers to approve
+    turn = say(client, alice, "Approve the draft")
+    assert done(turn) == [("decide_approval", True)] and turn.action_plan["actions"][0]["draft_id"] == draft.pk
+    assert Draft.objects.get(pk=draft.pk).status == "approved" and Draft.objects.get(pk=mine.pk).status == "tested"
+    second = make_tested_draft(operator, spec=SKILL_SPEC, type="skill", name="second")
+    third = make_tested_draft(make_user("otto", OPERATOR), spec=SKILL_SPEC, type="skill", name="third")
+    asked = say(client, alice, "Approve the draft")
+    assert [e["type"] for e in asked.executed] == ["ask_clarification"] and "Which draft?" in asked.answer
+    assert f"draft {second.pk}" in asked.answer and f"draft {third.pk}" in asked.answer
+    assert {Draft.objects.get(pk=d.pk).status for d in (second, third)} == {"tested"}
+
+
+# --- structured guidance -----------------------------------------------------------------------------
+
+
+def test_carry_on_but_only_line_2_limits_the_steps_still_to_run(client, operator, django_capture_on_commit_callbacks):
+    line1 = f.make_cell("P-01")
+    line2 = f.make_cell("P-22")
+    Cell.objects.filter(pk=line2.pk).update(line=Line.objects.create(site=line1.line.site, name="Line 2"))
+    signals = "workorders.get_current_signals"
+    plan = start(
+        build_plan(
+            operator,
+            [
+                {"capability": "otest.start_job", "inputs": {"ref": "first"}},
+                {"capability": signals, "inputs": {"cell_id": line1.pk}, "depends_on": [1]},
+                {"capability": signals, "inputs": {"cell_id": line2.pk}, "depends_on": [1]},
+            ],
+        )
+    )
+    # a line that does not exist is refused, nothing attached
+    wrong = say(client, operator, "Carry on, but only line 9")
+    assert (
+        "no production line matches 'line 9'" in wrong.answer
+        and "guidance" not in Plan.objects.get(pk=plan.pk).constraints
+    )
+    turn = say(client, operator, "Carry on, but only line 2")
+    assert done(turn) == [("attach_guidance", True)], turn.answer
+    constraints = Plan.objects.get(pk=plan.pk).constraints
+    assert constraints["lines"] == ["line 2"] and constraints["guidance"] == ["only line 2"]
+    assert client.get(f"/api/v1/aria/plans/{plan.pk}").json()["constraints"]["lines"] == ["line 2"]  # shown on the plan
+    testcaps.finish_job("first")
+    with django_capture_on_commit_callbacks(execute=True):
+        plan_poll(plan.pk)
+    steps = {s.order: s for s in PlanStep.objects.filter(plan=plan)}
+    assert steps[2].status == "skipped" and "only line 2" in steps[2].error
+    assert steps[3].status == "done" and Plan.objects.get(pk=plan.pk).status == "completed"
+    audit = AuditRecord.objects.get(action="plan.guidance", target_id=str(plan.pk))
+    assert audit.details["constraints"] == {"lines": ["line 2"]}
