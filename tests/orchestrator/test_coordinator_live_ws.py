@@ -2,6 +2,7 @@
 or replayed): the payload's `owner_id` makes the event private (core/consumers.py)."""
 
 import asyncio
+import threading
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -9,6 +10,7 @@ from channels.testing import WebsocketCommunicator
 
 from aria_project.asgi import application
 from core.access import OPERATOR
+from core.agents.engines.fake import FakeEngine
 from orchestrator.coordinator.service import coordinator_turn
 from tests.conftest import session_cookie
 
@@ -51,3 +53,41 @@ async def test_states_reach_the_owner_only_live_and_replayed(operator, make_user
     assert not [f for f in await drain(theirs) if f["type"] == STATE]
     await mine.disconnect()
     await theirs.disconnect()
+
+
+class HeldModel(FakeEngine):
+    """The offline engine, held at its first model call until the test lets it go."""
+
+    def __init__(self, release: threading.Event) -> None:
+        super().__init__()
+        self.release = release
+
+    def complete(self, request, *, on_delta=None):
+        assert self.release.wait(10)
+        return super().complete(request, on_delta=on_delta)
+
+
+async def next_state(comm: WebsocketCommunicator) -> dict:
+    while True:
+        frame = await comm.receive_json_from(timeout=5)
+        if frame["type"] == STATE:
+            return frame
+
+
+async def test_states_arrive_while_the_turn_is_still_running(operator):
+    mine = await socket(operator)
+    await asyncio.sleep(0.1)
+    release = threading.Event()
+    run = sync_to_async(coordinator_turn, thread_sensitive=False)
+    running = asyncio.ensure_future(run(user=operator, message="What happened?", engine=HeldModel(release)))
+    try:
+        first = await next_state(mine)  # the model has not answered yet
+        assert first["state"] == "inspecting" and not running.done()
+    finally:
+        release.set()
+    turn = await running
+    states = [first["state"]]
+    while states[-1] not in ("answered", "rejected", "failed"):
+        states.append((await next_state(mine))["state"])
+    assert states[-1] == {"ok": "answered", "rejected": "rejected", "failed": "failed"}[turn.status]
+    await mine.disconnect()
