@@ -9,7 +9,7 @@ from typing import Any
 from django.db.models import CharField, Count, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Cast
 
-from core.agents.engines.catalog import engine_info
+from core.agents.engines.catalog import is_real_provider
 from core.errors import NotFound
 from core.models import AgentRun
 from sentinel.models import Alarm, Cell, SignalDefinition, SignalLatest
@@ -168,11 +168,7 @@ def rca_engine(wo: WorkOrder) -> dict[str, Any] | None:
     name = getattr(wo, "rca_run_engine", None)
     if not wo.rca_summary or not name or (wo.rca_details or {}).get("manual"):
         return None
-    try:
-        real = bool(engine_info(name)["real_provider"])
-    except ValueError:  # an engine this process doesn't know: never claim it was a real model
-        real = False
-    return {"engine": name, "real_provider": real}
+    return {"engine": name, "real_provider": is_real_provider(name)}
 
 
 def get_work_order(work_order_id: int) -> WorkOrder:

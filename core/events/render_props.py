@@ -117,6 +117,9 @@ class DiagnosisCard(Props):
     severity: Literal["info", "warning", "critical"] = "warning"
     confidence: float | None = Field(default=None, ge=0.0, le=1.0)
     work_order_id: int | None = None
+    # Set by the render tool from the run's engine, never by the model: the offline engine wrote it.
+    offline: bool = False
+    engine: str | None = Field(default=None, max_length=32)
 
 
 class WorkOrderSummary(_Open):

@@ -109,3 +109,40 @@ def test_the_control_room_reads_the_engines_in_a_fixed_number_of_queries(
         snapshot = control_room_snapshot()
     shown = snapshot["work_orders"]
     assert len(shown) > 2 and all(w["rca_engine"] == {"engine": "fake", "real_provider": False} for w in shown)
+
+
+def _diagnosis_cards() -> list[dict]:
+    from core.models import Event
+
+    renders = Event.objects.filter(type="ui_render").order_by("id")
+    return [e.payload["props"] for e in renders if e.payload.get("component") == "diagnosis_card"]
+
+
+def test_the_live_diagnosis_card_of_an_offline_run_carries_the_mark(plant):
+    wo = f.make_work_order(plant, title="P-02 vibration")
+    work_order_investigate(work_order_id=wo.pk)
+    cards = _diagnosis_cards()
+    assert cards and all(card["offline"] is True and card["engine"] == "fake" for card in cards)
+
+
+def test_a_real_models_diagnosis_card_has_no_mark_and_cannot_set_one(plant):
+    rca = {
+        "root_cause": "bearing_wear: vibration rose from 3 to 5 mm/s with the bearing temperature.",
+        "confidence": 0.8,
+        "contributing_factors": ["lubrication interval exceeded"],
+        "recommended_action": "Replace the drive-end bearing.",
+    }
+    wo = f.make_work_order(plant, title="P-02 vibration")
+    # The model tries to put its own mark on the card: the props come from the run, not the call.
+    card = {"cell_id": wo.cell_id, "title": "Bearing wear", "findings": ["vibration up"], "offline": True,
+            "engine": "fake", "work_order_id": wo.pk}  # fmt: skip
+    with (
+        AnthropicFakeServer() as server,
+        engine_settings(ANTHROPIC_API_KEY="sk-ant-test", ANTHROPIC_BASE_URL=server.url, ARIA_ENGINE="anthropic"),
+    ):
+        server.push(anthropic_stream([tool_use("toolu_0", "render_diagnosis_card", card)], stop_reason="tool_use"))
+        server.push(anthropic_stream([tool_use("toolu_1", "submit_rca", rca)], stop_reason="tool_use"))
+        work_order_investigate(work_order_id=wo.pk)
+    cards = _diagnosis_cards()
+    assert len(cards) == 1
+    assert cards[0]["offline"] is False and cards[0]["engine"] is None

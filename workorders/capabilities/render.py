@@ -10,8 +10,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, model_validator
 
 from core.access import OPERATOR
+from core.agents.engines.catalog import is_real_provider
 from core.capabilities import CapabilityContext, Tier, capability
 from core.errors import NotFound
+from core.models import AgentRun
 from sentinel import selectors as sentinel_selectors
 from workorders import selectors
 from workorders.capabilities.plant import signals_for
@@ -119,8 +121,17 @@ def render_signal_chart(ctx: CapabilityContext, params: SignalChartInput) -> dic
 )
 def render_diagnosis_card(ctx: CapabilityContext, params: DiagnosisCardInput) -> dict[str, Any]:
     cell = selectors.get_cell(params.cell_id)
-    props = {**params.model_dump(mode="json"), "cell_id": cell.pk, "cell_tag": cell.tag}
+    props = {**params.model_dump(mode="json"), "cell_id": cell.pk, "cell_tag": cell.tag, **_offline_mark(ctx)}
     return {"component": "diagnosis_card", "props": props, "summary": f"diagnosis card: {params.title}"[:200]}
+
+
+def _offline_mark(ctx: CapabilityContext) -> dict[str, Any]:
+    """{offline, engine}: set when the agent run drawing the card runs on the offline engine."""
+    run_id = ctx.extra.get("run_id")
+    engine = AgentRun.objects.filter(pk=run_id).values_list("engine", flat=True).first() if run_id else None
+    if not engine or is_real_provider(engine):
+        return {"offline": False, "engine": None}
+    return {"offline": True, "engine": engine}
 
 
 @_render(

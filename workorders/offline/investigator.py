@@ -2,7 +2,8 @@
 
 Trend → breach pattern; signal features → a failure mode (`offline/diagnosis.py`); confirmed past
 failures of that mode → the closest one (`offline/pattern.py`); charts and the pattern match are
-rendered; the KB builder is asked about the matched mode; then `submit_rca`.
+rendered; the KB builder is asked about the matched mode; the diagnosis card is drawn; then
+`submit_rca`.
 """
 
 from __future__ import annotations
@@ -78,7 +79,23 @@ def investigator(state: FakeState) -> FakeReply:
         return FakeReply(tool_calls=[("ask_kb_builder", {"cell_id": cell_id, "question": question})])
     kb = (state.result("get_equipment_kb") or {}).get("data", {})
     kb_answer = state.result("ask_kb_builder") or {}
-    return FakeReply(tool_calls=[("submit_rca", _rca(current, match, score, kb, kb_answer, trends, diagnosis))])
+    rca = _rca(current, match, score, kb, kb_answer, trends, diagnosis)
+    if "render_diagnosis_card" in state.tool_names and not state.called("render_diagnosis_card"):
+        return FakeReply(tool_calls=[("render_diagnosis_card", _card(ctx, cell_id, rca))])
+    return FakeReply(tool_calls=[("submit_rca", rca)])
+
+
+def _card(ctx: dict[str, Any], cell_id: int, rca: dict[str, Any]) -> dict[str, Any]:
+    """The diagnosis drawn for the people watching, before the RCA is submitted."""
+    confidence = rca["confidence"]
+    return {
+        "cell_id": cell_id,
+        "title": f"{rca['failure_mode']} on {ctx.get('cell_tag', 'this cell')}"[:200],
+        "findings": [rca["root_cause"][:300], *rca["contributing_factors"][:5]],
+        "severity": "critical" if confidence >= 0.7 else "warning" if confidence >= 0.4 else "info",
+        "confidence": confidence,
+        "work_order_id": ctx.get("work_order_id"),
+    }
 
 
 def _own_cause(failure: dict[str, Any]) -> str:

@@ -68,6 +68,15 @@ def engine_info(name: str | None = None) -> dict[str, Any]:
     }
 
 
+def is_real_provider(name: str) -> bool:
+    """Whether a recorded engine name (AgentRun.engine) is a real model provider. An engine this
+    process does not know is never claimed to be one: its answer is marked as not from a model."""
+    try:
+        return bool(engine_info(name)["real_provider"])
+    except ValueError:
+        return False
+
+
 # --- shared translation helpers (Anthropic shape → function-calling providers) ---------------
 
 
