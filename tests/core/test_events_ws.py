@@ -202,3 +202,26 @@ async def test_sockets_of_one_process_share_one_group_member(operator, make_user
     for comm in comms:
         await comm.disconnect()
     assert [g for g in left if not g.startswith("user.")] == [EVENTS_GROUP]  # when the last socket closed
+
+
+async def test_the_fanout_offers_each_event_once_though_fast_path_and_tail_both_bring_it(operator, settings):
+    """The tail re-reads every event the fast path already carried; the fan-out offers it to the
+    consumers once (before, each consumer was woken twice per event and dropped the second)."""
+    from core.events.fanout import EventFanout
+
+    settings.ARIA_EVENTS_TAIL_SECONDS = 0.1
+    offered: list[int] = []
+
+    class Sink:
+        def offer(self, frame: dict, text: str) -> None:
+            offered.append(frame["id"])
+
+    fanout, sink = EventFanout.current(), Sink()
+    await fanout.subscribe(sink)
+    try:
+        ids = await sync_to_async(_publish_committed)(3, start=400)  # broadcast on commit, and in the outbox
+        missed = await sync_to_async(Event.objects.create)(type="work_order_ready", payload={"work_order_id": 9})
+        await asyncio.sleep(0.6)  # several tail passes over all four
+    finally:
+        await fanout.unsubscribe(sink)
+    assert sorted(offered) == sorted([*ids, missed.pk])  # each once; the one without a broadcast too
