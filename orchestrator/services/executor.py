@@ -291,7 +291,8 @@ def _next_move(plan: Plan, steps: list[PlanStep]) -> tuple[str, PlanStep | list[
         _fail(plan, step, f"Plan owner lacks scope {', '.join(cap.scopes)} for {cap.name}.", claimed=False)
         return "again", None
     # the plan's cell/line guidance, as read at the start of this pass (guidance given later starts a pass)
-    if guided(plan.constraints) and (why := outside_guidance(plan, step, allowed_cells(plan))):
+    allowed = allowed_cells(plan) if guided(plan.constraints) else None
+    if why := outside_guidance(plan, step, allowed):
         _skip(plan, step, why)
         return "again", None
     if not step.gate_cleared and gate_decision(plan.autonomy, step.tier) == "ask":
@@ -300,6 +301,8 @@ def _next_move(plan: Plan, steps: list[PlanStep]) -> tuple[str, PlanStep | list[
             ask_permission(plan, step)
         return "stop", None
     batch = _read_batch(plan, step, ready) if batchable(plan, step, cap) else [step]
+    if allowed is not None:  # the others are skipped when their turn comes
+        batch = [s for s in batch if s is step or not outside_guidance(plan, s, allowed)]
     if len(batch) > 1:
         won = claim_batch(plan, batch)
         _lease_claimed(won)
