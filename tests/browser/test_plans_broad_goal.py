@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.live_server import start_live_server
-from tests.browser.tabs import open_tab, sign_in
+from tests.browser.tabs import drawer_login, open_tab, sign_in
 
 pytestmark = pytest.mark.browser
 GOAL = "Investigate all open alarms on line 1 and prepare work orders"
@@ -127,4 +127,34 @@ def test_a_choice_is_answered_on_the_page_and_a_waiting_step_is_skipped(browser,
     expect(plan.locator(".plan-result-skipped")).to_contain_text("Skipped by cy")
     server.manage("shell", "-c", RUN)
     expect(plan.locator(".plan-status")).to_have_text("completed")
+    page.context.close()
+
+
+def test_the_drawer_plan_card_asks_the_choice_and_shows_the_results(browser, server):
+    page = open_tab(browser, server)
+    drawer_login(page, server, "dee", "operator")
+    page.select_option("#aria-mode", "plan")
+    page.fill("#aria-text", "Show the vibration of the pump")
+    page.click("#aria-send")
+    card = page.locator("#aria-log .aria-plan-live").first
+    expect(card.locator(".choice-ask")).to_contain_text("Several cells are a pump. Which one did you mean?")
+    expect(card.get_by_role("button", name="Approve")).to_have_count(0)
+    card.get_by_role("button", name="P-01").click()
+    expect(card.locator(".aria-plan-steps li").first).to_contain_text("Signals of cell 1")
+    expect(card.locator(".plan-guidance")).to_have_text("Guidance: the pump = P-01")
+    card.get_by_role("button", name="Approve").click()
+    expect(card.locator(".aria-plan-status")).to_contain_text("approved")
+    card.get_by_role("button", name="Execute").click()
+    expect(card.locator(".aria-plan-status")).to_contain_text("running")
+    server.manage(
+        "shell", "-c",
+        "from orchestrator.models import Plan\n"
+        "from orchestrator.services.executor import plan_execute\n"
+        "plan_execute(Plan.objects.get(status='running', owner__username='dee').pk)\n",
+    )  # fmt: skip
+    expect(card.locator(".aria-plan-status")).to_contain_text("completed")
+    result = card.locator(".plan-result").first
+    expect(result).to_contain_text("P-01: 1 signals")  # the read's summary, then its rows as a table
+    expect(result.locator("table.plan-rows td").first).to_have_text("vibration_mm_s")
+    assert not page.console_errors, page.console_errors
     page.context.close()
