@@ -20,6 +20,7 @@ from orchestrator.planning.cells import equipment_tags, read
 from orchestrator.planning.phrases import EQUIPMENT_NOUNS, LINE, LINE_NUMBER_WORDS
 
 FIND_CELLS = "workorders.find_cells"
+LISTED = 100  # find_cells' largest page
 
 
 @dataclass
@@ -82,7 +83,7 @@ def resolve_scope(goal: str, constraints: dict[str, Any], user: AbstractBaseUser
     """The cells the goal (after earlier choices) and the constraints name; see the module doc."""
     goal = apply_resolved(goal, constraints)
     scope = Scope()
-    found, error = read(user, FIND_CELLS, {"query": "", "limit": 100})
+    found, error = read(user, FIND_CELLS, {"query": "", "limit": LISTED})
     if found is None:
         scope.notes.append(_note("unresolved", f"could not list the plant's cells: {error}"))
         return scope
@@ -101,6 +102,12 @@ def resolve_scope(goal: str, constraints: dict[str, Any], user: AbstractBaseUser
         tags = ", ".join(str(c["tag"]) for c in on_line)
         scope.notes.append(_note("resolved", f"line {number} is {line_name}: {tags}"))
         picked.update({c["cell_id"]: c for c in on_line})
+    if len(cells) >= LISTED:  # a bigger plant: look each named tag up by itself as well
+        for tag in equipment_tags(goal):
+            if tag not in by_tag:
+                more, _ = read(user, FIND_CELLS, {"query": tag, "limit": 20})
+                by_tag.update({str(c["tag"]).upper(): c for c in (more or {}).get("cells") or []})
+        scope.notes.append(_note("capped", f"the plant lists more than {LISTED} cells; lines match the first {LISTED}"))
     for tag in equipment_tags(goal):
         if tag in by_tag:
             cell = by_tag[tag]

@@ -237,3 +237,14 @@ def test_the_repair_order_job_waits_for_the_generator_and_fails_plainly(operator
         "workorders.generate_repair_order", {"work_order_id": 99999}, ctx=CapabilityContext(user=operator)
     )
     assert missing.is_error
+
+
+def test_a_tag_beyond_the_first_listed_page_of_cells_still_resolves(client, operator, plant):
+    line = plant["P-01"].line
+    Cell.objects.bulk_create(Cell(line=line, tag=f"A-{i:03d}", name=f"Fan {i}") for i in range(100))
+    zed = Cell.objects.create(line=line, tag="Z-01", name="Zed pump")
+    body = create(client, operator, "Show the vibration readings of Z-01").json()
+    assert [(s["capability"], s["inputs"]) for s in body["steps"]] == [
+        ("workorders.get_current_signals", {"cell_id": zed.pk})
+    ]
+    assert any(n["action"] == "capped" and "more than 100 cells" in n["reason"] for n in body["planner_notes"])
