@@ -7,6 +7,7 @@ import threading
 import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
+from django.db import connections
 
 from aria_project.asgi import application
 from core.access import OPERATOR
@@ -78,7 +79,14 @@ async def test_states_arrive_while_the_turn_is_still_running(operator):
     mine = await socket(operator)
     await asyncio.sleep(0.1)
     release = threading.Event()
-    run = sync_to_async(coordinator_turn, thread_sensitive=False)
+
+    def turn_in_a_request_thread(**kwargs):
+        try:
+            return coordinator_turn(**kwargs)
+        finally:
+            connections.close_all()  # this thread's own connection (PostgreSQL drops the test db after)
+
+    run = sync_to_async(turn_in_a_request_thread, thread_sensitive=False)
     running = asyncio.ensure_future(run(user=operator, message="What happened?", engine=HeldModel(release)))
     try:
         first = await next_state(mine)  # the model has not answered yet
