@@ -14,6 +14,8 @@ from django.test.utils import CaptureQueriesContext
 
 from core.access import OPERATOR
 from core.agents.engines.fake import FakeEngine, FakeReply
+from core.errors import InvalidInput
+from core.events import publish
 from core.models import Event
 from orchestrator.coordinator.service import coordinator_turn
 from orchestrator.models import CoordinatorTurn, Plan
@@ -51,6 +53,19 @@ def test_a_real_turn_publishes_its_states_in_order(client, operator):
     assert all(s["offline"] for s in published)  # the suite runs the offline demo engine
     # the payload carries no words of the user or the answer: those stay behind the owner's routes
     assert not any(key in s for s in published for key in ("message", "answer"))
+
+
+def test_the_state_event_is_checked_at_publish(operator):
+    good = {"owner_id": operator.pk, "turn_id": "t1", "conversation": "default", "state": "inspecting"}
+    good |= {"coordinator_turn_id": None, "offline": True}
+    publish("coordinator_turn_state", good)
+    for field, value in (("state", "dancing"), ("owner_id", None), ("message", "leaked words")):
+        with pytest.raises(InvalidInput) as refused:
+            publish("coordinator_turn_state", {**good, field: value})
+        assert refused.value.field == field
+    with pytest.raises(InvalidInput) as refused:  # a private event names its owner
+        publish("coordinator_turn_state", {k: v for k, v in good.items() if k != "owner_id"})
+    assert refused.value.field == "owner_id"
 
 
 def test_a_refused_action_ends_rejected_without_executing(operator, make_user):
