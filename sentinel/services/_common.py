@@ -136,12 +136,14 @@ def alarm_move_many(
     verb: str,
     on_move: OnMove | None = None,
     actor: AbstractBaseUser | None = None,
+    comment: str = "",
+    machine: StateMachine = ALARM_MACHINE,
 ) -> list[Move]:
     """Move alarms locked by `lock_alarms` to one state with a constant number of queries
     (core.transitions.transition_locked_many); `on_move` sets each one's fields and details."""
-    recording = _Recording(action, actor_or_none(actor))
+    recording = _Recording(action, actor_or_none(actor), comment or "")
     return transition_locked_many(
-        ALARM_MACHINE, alarms, to_state, on_move=on_move, message=_refusal(verb), **recording.hooks()
+        machine, alarms, to_state, on_move=on_move, message=_refusal(verb), **recording.hooks()
     )
 
 

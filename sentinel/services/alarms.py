@@ -15,10 +15,16 @@ from django.utils import timezone
 
 from core.access import stored_user
 from core.errors import InvalidInput
-from core.transitions import Move
+from core.transitions import Move, lock_rows
 from sentinel.choices import AlarmState
 from sentinel.models import Alarm, SignalLatest
-from sentinel.services._common import ALARM_RETURN_MACHINE, alarm_move, illegal_transition, lock_alarm
+from sentinel.services._common import (
+    ALARM_RETURN_MACHINE,
+    alarm_move,
+    alarm_move_many,
+    illegal_transition,
+    lock_alarm,
+)
 from sentinel.signals import alarm_cleared
 from sentinel.thresholds import is_clear
 
@@ -87,29 +93,44 @@ def alarm_shelve(
     return alarm
 
 
-def _state_on_return(alarm: Alarm, fallback: str) -> tuple[str, float | None]:
+def _state_on_return(alarm: Alarm, fallback: str, latest: tuple[float, bool] | None) -> tuple[str, float | None]:
     """Where an alarm goes when it is unshelved or returned to service: cleared if its signal's
-    current value is back inside the band (deadband included), else `fallback`."""
-    latest = SignalLatest.objects.filter(signal_id=alarm.signal_id).values_list("value", "stale").first()
+    current value (`latest`: value, stale) is back inside the band (deadband included), else
+    `fallback`."""
     if latest is not None and not latest[1] and is_clear(alarm.signal, latest[0], direction=alarm.direction):
         return AlarmState.CLEARED, latest[0]
     return fallback, latest[0] if latest else None
 
 
+def _latest_of(alarms: list[Alarm]) -> dict[int, tuple[float, bool]]:
+    """Signal id → (value, stale) of these alarms' signals, in one query."""
+    rows = SignalLatest.objects.filter(signal_id__in=[a.signal_id for a in alarms]).values_list(
+        "signal_id", "value", "stale"
+    )
+    return {signal_id: (value, stale) for signal_id, value, stale in rows}
+
+
+def _fallback_of_shelve(alarm: Alarm) -> str:
+    """The state a shelve restores: the one before it, when annunciated, else active_unack."""
+    before = alarm.state_before_shelve or AlarmState.ACTIVE_UNACK
+    return before if before in (AlarmState.ACTIVE_UNACK, AlarmState.ACKNOWLEDGED) else AlarmState.ACTIVE_UNACK
+
+
+def _returned(locked: Alarm, move: Move) -> list[str]:
+    """What leaving a shelve or out of service also resets (and a clear stamps)."""
+    locked.shelved_until = None
+    locked.shelved_until_work_order_closes = False
+    locked.state_before_shelve = ""
+    fields = ["shelved_until", "shelved_until_work_order_closes", "state_before_shelve"]
+    if move.to_state == AlarmState.CLEARED:
+        locked.cleared_at = timezone.now()
+        fields.append("cleared_at")
+    return fields
+
+
 def _leave(alarm: Alarm, *, action: str, fallback: str, actor: AbstractBaseUser | None, comment: str) -> Alarm:
     """Out of shelve or out of service (the caller checked which): back to `fallback` or cleared."""
-    to_state, value = _state_on_return(alarm, fallback)
-
-    def returned(locked: Alarm, move: Move) -> list[str]:
-        locked.shelved_until = None
-        locked.shelved_until_work_order_closes = False
-        locked.state_before_shelve = ""
-        fields = ["shelved_until", "shelved_until_work_order_closes", "state_before_shelve"]
-        if move.to_state == AlarmState.CLEARED:
-            locked.cleared_at = timezone.now()
-            fields.append("cleared_at")
-        return fields
-
+    to_state, value = _state_on_return(alarm, fallback, _latest_of([alarm]).get(alarm.signal_id))
     alarm_move(
         alarm,
         to_state,
@@ -118,7 +139,7 @@ def _leave(alarm: Alarm, *, action: str, fallback: str, actor: AbstractBaseUser 
         actor=actor,
         comment=comment,
         details={"value": value},
-        on_move=returned,
+        on_move=_returned,
         machine=ALARM_RETURN_MACHINE,
     )
     if to_state == AlarmState.CLEARED:
@@ -132,10 +153,7 @@ def alarm_unshelve(*, alarm: Alarm | int, actor: AbstractBaseUser | None = None,
         alarm = lock_alarm(alarm)
         if alarm.state != AlarmState.SHELVED:
             raise illegal_transition(alarm, verb="unshelve")
-        fallback = alarm.state_before_shelve or AlarmState.ACTIVE_UNACK
-        if fallback not in (AlarmState.ACTIVE_UNACK, AlarmState.ACKNOWLEDGED):
-            fallback = AlarmState.ACTIVE_UNACK
-        return _leave(alarm, action="unshelve", fallback=fallback, actor=actor, comment=comment)
+        return _leave(alarm, action="unshelve", fallback=_fallback_of_shelve(alarm), actor=actor, comment=comment)
 
 
 def alarm_unshelve_for_work_order_closed(
@@ -152,10 +170,42 @@ def alarm_unshelve_for_work_order_closed(
 
 
 def alarm_unshelve_expired(*, now: datetime | None = None) -> list[Alarm]:
-    """Unshelve every alarm whose timed shelve has run out (called by the scan)."""
+    """Unshelve every alarm whose timed shelve has run out (called by the scan), with a constant
+    number of queries whatever their number: the alarms locked in pk order, their signals' latest
+    values read once, then one bulk move per target state (cleared, or the state before)."""
     now = now or timezone.now()
-    expired = Alarm.objects.filter(state=AlarmState.SHELVED, shelved_until__lte=now).order_by("pk")
-    return [alarm_unshelve(alarm=pk, comment="shelve expired") for pk in expired.values_list("pk", flat=True)]
+    expired = Alarm.objects.filter(state=AlarmState.SHELVED, shelved_until__lte=now).select_related("signal")
+    pks = list(expired.values_list("pk", flat=True))  # the scan's usual answer: none, one query
+    if not pks:
+        return []
+    with transaction.atomic():
+        locked = lock_rows(expired, pks)  # re-read under the lock: still shelved and expired
+        latest = _latest_of(locked)
+        values: dict[int, float | None] = {}
+        by_state: dict[str, list[Alarm]] = {}
+        for alarm in locked:
+            to_state, values[alarm.pk] = _state_on_return(
+                alarm, _fallback_of_shelve(alarm), latest.get(alarm.signal_id)
+            )
+            by_state.setdefault(to_state, []).append(alarm)
+
+        def expired_shelve(alarm: Alarm, move: Move) -> list[str]:
+            move.details["value"] = values[alarm.pk]
+            return _returned(alarm, move)
+
+        for to_state, alarms in sorted(by_state.items()):
+            alarm_move_many(
+                alarms,
+                to_state,
+                action="unshelve",
+                verb="unshelve",
+                comment="shelve expired",
+                on_move=expired_shelve,
+                machine=ALARM_RETURN_MACHINE,
+            )
+        for alarm in by_state.get(AlarmState.CLEARED, []):
+            alarm_cleared.send(sender=Alarm, alarm=alarm)
+    return locked
 
 
 def alarm_put_out_of_service(*, alarm: Alarm | int, actor: AbstractBaseUser | None, comment: str = "") -> Alarm:

@@ -5,17 +5,26 @@ is refused whole."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from core.audit import audit_verify
 from core.errors import Conflict
 from core.models import AuditRecord
 from sentinel.models import Alarm, AlarmEvent
-from sentinel.services import alarm_acknowledge, alarm_clear_many, alarm_shelve, alarm_unshelve
+from sentinel.services import (
+    alarm_acknowledge,
+    alarm_clear_many,
+    alarm_shelve,
+    alarm_unshelve,
+    alarm_unshelve_expired,
+)
 from sentinel.services._common import alarm_move_many, lock_alarms
-from tests.sentinel.factories import make_cell, make_signal
+from tests.sentinel.factories import make_cell, make_signal, set_latest
 from tests.workorders.factories import make_alarm
 
 pytestmark = pytest.mark.django_db
@@ -84,3 +93,34 @@ def test_unshelve_restores_acknowledged_which_the_operator_map_refuses(operator)
         "back",
     )
     assert record.actor_label == operator.get_username()
+
+
+def _expired_shelves(n: int, operator) -> list[Alarm]:
+    """n shelved alarms whose shelve ran out: the first acknowledged before it, the second with
+    its signal back in band, the rest still breaching."""
+    alarms = _alarms(n)
+    alarm_acknowledge(alarm=alarms[0], actor=operator)
+    for i, alarm in enumerate(alarms):
+        set_latest(alarm.signal, 1.0 if i == 1 else 5.0)
+        alarm_shelve(alarm=alarm, actor=operator, minutes=10)
+    Alarm.objects.filter(pk__in=[a.pk for a in alarms]).update(shelved_until=timezone.now() - timedelta(seconds=1))
+    return alarms
+
+
+def test_expired_shelves_return_in_bulk_with_the_same_queries_for_3_and_12(operator):
+    counts = []
+    for n in (3, 12):
+        alarms = _expired_shelves(n, operator)
+        with CaptureQueriesContext(connection) as ctx:
+            returned = alarm_unshelve_expired()
+        counts.append(len(ctx.captured_queries))
+        assert sorted(a.pk for a in returned) == sorted(a.pk for a in alarms)
+        states = {a.pk: a.state for a in Alarm.objects.filter(pk__in=[a.pk for a in alarms])}
+        assert states[alarms[0].pk] == "acknowledged"  # the state before the shelve
+        assert states[alarms[1].pk] == "cleared"  # its value is back in band
+        assert {states[a.pk] for a in alarms[2:]} == {"active_unack"}
+        records = AuditRecord.objects.filter(action="alarm.unshelve", target_id__in=[str(a.pk) for a in alarms])
+        assert records.count() == n and {r.details["comment"] for r in records} == {"shelve expired"}
+        assert AlarmEvent.objects.get(alarm=alarms[1], to_state="cleared").details["value"] == 1.0
+    assert counts[0] == counts[1]
+    assert alarm_unshelve_expired() == []  # nothing left to return
