@@ -200,14 +200,13 @@
     return engines[id];
   }
 
-  /* Append the mark to `node` when turn `id` was answered by the offline demo engine; resolves
-   * to whether it did. */
-  async function offlineMark(node, id, known) {
+  /* Append the mark to `node` when turn `id` was answered by the offline demo engine, unless
+   * `scope` (default `node`) already carries one (the drawer marks its turns too); resolves to
+   * whether it added one. */
+  async function offlineMark(node, id, known, scope) {
     const info = typeof known === "boolean" ? { engine: "fake", offline: known } : await engineOf(id);
-    if (!info || !info.offline) return false;
-    if (!node.querySelector(".offline-mark")) {
-      node.appendChild(window.Aria.offlineMark({ engine: info.engine, real_provider: false }));
-    }
+    if (!info || !info.offline || (scope || node).querySelector(".offline-mark, .aria-offline-mark")) return false;
+    node.appendChild(window.Aria.offlineMark({ engine: info.engine, real_provider: false }));
     return true;
   }
 
@@ -286,7 +285,7 @@
   /* Under a chat answer: the compact line, then the expandable details. */
   function attach(parent, turn, cls) {
     const engine = parent.appendChild(el("p", "turn-details-engine"));  // right under the answer
-    offlineMark(engine, turn.turn_id, turn.offline).then((marked) => { if (!marked) engine.remove(); });
+    offlineMark(engine, turn.turn_id, turn.offline, parent).then((marked) => { if (!marked) engine.remove(); });
     const line = el("p", "turn-details-line", summaryLine(turn));
     line.dataset.status = turn.status;
     parent.appendChild(line);
