@@ -97,9 +97,10 @@
       if (!state.pending) return;
       if (frame.type === "done") {
         if (frame.error) state.pending.li.appendChild(el("p", "aria-error", frame.error));
+        const view = state.pending;
         state.pending = null;
         busy(false);
-        refreshSessions(true);
+        refreshSessions(true).then(() => chatDetails(view));
       } else {
         onFrame(state.pending, frame);
       }
@@ -120,6 +121,14 @@
     if (state.sessionId) frame.session_id = state.sessionId;
     const go = () => ws.send(JSON.stringify(frame));
     if (ws.readyState === 1) go(); else ws.addEventListener("open", go, { once: true });
+  }
+
+  // The finished chat turn's details (its agent runs, engine, the offline mark) from the stored message.
+  async function chatDetails(view) {
+    if (!window.AriaSession || !state.sessionId) return;
+    const messages = await api("GET", `/sessions/${state.sessionId}/messages`).catch(() => []);
+    const last = messages.filter((m) => m.role === "assistant").pop();
+    if (last) window.AriaSession.turnDetails(view.li, last.metadata);
   }
 
   /* ---------- build / plan turns over REST ---------- */
@@ -149,6 +158,10 @@
       (out.delta_errors || []).forEach((e) => view.li.appendChild(el("p", "aria-error", e)));
       if (out.plan_card) planCard(view.li, out.plan_card);
       if (out.coordinator) coordinatorTurn(view.li, out.coordinator);
+      if (window.AriaSession) {
+        window.AriaSession.pendingCards(view.li, out.pending_calls);  // held changes: Confirm / Reject
+        window.AriaSession.turnDetails(view.li, out.message && out.message.metadata);
+      }
       if (out.drafts && out.drafts.length) refreshDrafts();
     } catch (err) {
       if (live) live.finish(null);
@@ -156,6 +169,7 @@
     }
     busy(false);
     refreshSessions(false);
+    if (state.mode === "build") refreshSession();
   }
 
   function coordinatorTurn(li, turn) {  // the compact line + expandable details (orchestrator/turn_details.js)
@@ -204,10 +218,11 @@
   $("aria-mode").addEventListener("change", async (event) => {
     state.mode = event.target.value;
     $("aria-drafts").hidden = state.mode !== "build";
+    $("aria-build-settings").hidden = state.mode !== "build";
     if (state.sessionId && state.mode !== "chat") {
       try { await api("PATCH", `/sessions/${state.sessionId}`, { mode: state.mode }); } catch (e) { notice(e.message, "aria-error"); }
     }
-    if (state.mode === "build") refreshDrafts();
+    if (state.mode === "build") { refreshDrafts(); refreshSession(); }
   });
   $("aria-new").addEventListener("click", () => {
     state.sessionId = null;
@@ -215,6 +230,7 @@
     log.replaceChildren();
     $("aria-chips").replaceChildren();
     if (window.AriaDrafts) window.AriaDrafts.refresh({ sessionId: null });
+    refreshSession();
   });
   $("aria-history-toggle").addEventListener("click", () => { if (toggle("aria-history", "aria-history-toggle")) refreshSessions(false); });
   $("aria-show-archived").addEventListener("change", () => refreshSessions(false));
@@ -254,10 +270,13 @@
     state.mode = s.mode;
     $("aria-mode").value = s.mode;
     $("aria-drafts").hidden = s.mode !== "build";
+    $("aria-build-settings").hidden = s.mode !== "build";
     if (state.socket) { state.socket.close(); state.socket = null; }
     log.replaceChildren();
     const messages = await api("GET", `/sessions/${s.id}/messages`);
+    const calls = window.AriaSession ? await window.AriaSession.sessionCalls(s.id) : [];
     messages.forEach((m) => {
+      if (m.role === "system") { notice(m.content); return; }  // e.g. the decision on a held change
       const li = say(m.role === "user" ? "user" : "assistant", m.content);
       (m.metadata.tool_calls || []).forEach((t) => {
         const d = el("details", "aria-tool");
@@ -268,9 +287,14 @@
       });
       if (m.metadata.plan_card) planCard(li, m.metadata.plan_card);
       if (m.metadata.coordinator) coordinatorTurn(li, m.metadata.coordinator);
+      if (window.AriaSession && m.role === "assistant") {
+        const held = m.metadata.pending_calls || [];
+        window.AriaSession.pendingCards(li, calls.filter((c) => held.includes(c.id)));
+        window.AriaSession.turnDetails(li, m.metadata);
+      }
     });
     refreshAttachments();
-    if (s.mode === "build") refreshDrafts();
+    if (s.mode === "build") { refreshDrafts(); refreshSession(); }
     refreshSessions(false);
   }
 
@@ -318,8 +342,15 @@
     return window.AriaDrafts.refresh({ sessionId: state.sessionId, ensureSession, notice });
   }
 
+  /* ---------- this session's tool approval and skills (drawer_session.js) ---------- */
+  function refreshSession() {
+    if (!window.AriaSession) return Promise.resolve();
+    return window.AriaSession.refresh({ sessionId: state.sessionId, ensureSession, notice });
+  }
+
   /* ---------- access (settings: drawer_settings.js) ---------- */
   async function loadAccess() {
+    if (window.AriaSession) window.AriaSession.engineBadge();  // "offline demo engine" in the header
     const badge = $("aria-access");
     if (badge.dataset.loaded) return;
     try {

@@ -19,6 +19,7 @@
     mcp_server: { transport: "stdio", command: [], tools: [] },
   };
   const ctx = { sessionId: null, policy: undefined, scopes: null, notice: () => {} };
+  const TIERS = ["read", "safe", "mutate", "gated"];
 
   // The last refusal per draft (e.g. a 403 naming the separation-of-duties reason), kept across re-renders.
   const refusals = new Map();
@@ -102,12 +103,33 @@
     return li;
   }
 
+  // MCP server drafts: the approver gives each tool its tier (preselected: what the spec declares, else
+  // mutate); what the registry uses once published. Returns a reader of the choices.
+  function tierPicker(li, d) {
+    const tools = (d.spec.tools && d.spec.tools.length ? d.spec.tools : (d.test_report.discovered || []));
+    const box = el("fieldset", "aria-tiers");
+    box.appendChild(el("legend", null, "Tool tiers (read · safe run freely; mutate asks; gated always asks)"));
+    const picks = tools.map((t) => {
+      const label = el("label", "aria-tier", `${t.name} `);
+      const pick = el("select", "aria-tier-pick");
+      pick.name = t.name;
+      TIERS.forEach((tier) => { const o = el("option", null, tier); o.value = tier; pick.appendChild(o); });
+      pick.value = TIERS.includes(t.tier) ? t.tier : "mutate";
+      label.appendChild(pick);
+      box.appendChild(label);
+      return pick;
+    });
+    li.appendChild(box);
+    return () => picks.reduce((chosen, p) => Object.assign(chosen, { [p.name]: p.value }), {});
+  }
+
   function reviewRow(d) {
     const li = head(d, false);
     readOnlySpec(li, d);
     reports(li, d);
     if (d.status === "tested") {
-      li.appendChild(button("Approve", () => api("POST", `/drafts/${d.id}/approve`, { reason: "approved in the drawer" })));
+      const tiers = d.type === "mcp_server" ? tierPicker(li, d) : null;
+      li.appendChild(button("Approve", () => api("POST", `/drafts/${d.id}/approve`, { reason: "approved in the drawer", tool_tiers: tiers ? tiers() : null })));
     }
     if (d.status === "approved" || d.status === "publish_failed") {
       li.appendChild(button(d.status === "approved" ? "Publish" : "Retry publish", () => api("POST", `/drafts/${d.id}/publish`)));
