@@ -84,7 +84,7 @@ def trends(
     judges it). The resolution follows the range (sentinel/history/reading.py): raw samples up to
     2 h, 1-minute rollups up to 3 days, 1-hour rollups beyond; at a rollup resolution the window
     is aligned to it and the buckets are whole multiples of it (so there may be fewer than asked).
-    At most five queries whatever the range, resolution and signal count. Every bucket is present
+    At most three queries whatever the range, resolution and signal count. Every bucket is present
     (empty: n 0, null values)."""
     if not 1 <= minutes <= MAX_TREND_MINUTES:
         raise InvalidInput(f"minutes: must be between 1 and {MAX_TREND_MINUTES}", field="minutes")

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from functools import reduce
 from typing import Any, cast
 
-from django.db.models import Avg, Count, F, FloatField, Func, IntegerField, Max, Min, Q, QuerySet, Sum
+from django.db.models import BooleanField, Count, F, FloatField, Func, IntegerField, Max, Min, Q, QuerySet, Sum, Value
 from django.db.models.functions import Cast, Floor
 
 from sentinel.history.buckets import HOUR, MINUTE, Range, aligned, ranges_of
@@ -96,48 +96,53 @@ def _index(column: str, window: TrendWindow, *, nudge: float = 0.0) -> Cast:
     return Cast(Floor((EpochSeconds(column) - origin) / window.width), IntegerField())
 
 
+def _union(parts: list[QuerySet[Any]]) -> list[dict[str, Any]]:
+    """One query for the raw and the rollup parts (UNION ALL of their grouped rows)."""
+    if not parts:
+        return []
+    query = parts[0] if len(parts) == 1 else parts[0].union(*parts[1:], all=True)
+    return [dict(row) for row in query]
+
+
 def bucket_rows(signal_ids: list[int], window: TrendWindow) -> list[dict[str, Any]]:
-    """Per (signal_id, bucket index): min, avg, max, n — from raw and rollup (at most 2 queries)."""
-    rows: list[dict[str, Any]] = []
+    """Per (signal_id, bucket index): min, avg, max, n — raw and rollup parts in one query."""
+    parts: list[QuerySet[Any]] = []
     if window.raw:
-        raw: QuerySet[Any] = SignalSample.objects.filter(_in_ranges("time", window.raw), signal_id__in=signal_ids)
-        rows += (
-            raw.annotate(bucket=_index("time", window))
-            .values("signal_id", "bucket")
-            .annotate(min=Min("value"), avg=Avg("value"), max=Max("value"), n=Count("*"))
+        raw = SignalSample.objects.filter(_in_ranges("time", window.raw), signal_id__in=signal_ids)
+        parts.append(
+            raw.annotate(slot=_index("time", window))
+            .values("signal_id", "slot")
+            .annotate(min=Min("value"), max=Max("value"), total=Sum("value"), n=Count("*"))
         )
     if window.rolled:
-        rolled: QuerySet[Any] = window.rollup.objects.filter(
-            _in_ranges("bucket", window.rolled), signal_id__in=signal_ids
-        )
-        for row in (
+        rolled = window.rollup.objects.filter(_in_ranges("bucket", window.rolled), signal_id__in=signal_ids)
+        parts.append(
             # Rollup buckets sit on chart-bucket edges: half a step keeps float error off the edge.
-            rolled.annotate(index=_index("bucket", window, nudge=window.step.total_seconds() / 2))
-            .values("signal_id", "index")
+            rolled.annotate(slot=_index("bucket", window, nudge=window.step.total_seconds() / 2))
+            .values("signal_id", "slot")
             .annotate(min=Min("min"), max=Max("max"), total=Sum(F("avg") * F("count")), n=Sum("count"))
-        ):
-            n = row["n"]
-            rows.append(
-                {
-                    "signal_id": row["signal_id"],
-                    "bucket": row["index"],
-                    "min": row["min"],
-                    "max": row["max"],
-                    "avg": row["total"] / n if n else None,
-                    "n": n,
-                }
-            )
-    return rows
+        )
+    return [
+        {
+            "signal_id": r["signal_id"],
+            "bucket": r["slot"],
+            "min": r["min"],
+            "max": r["max"],
+            "avg": r["total"] / r["n"] if r["n"] else None,
+            "n": r["n"],
+        }
+        for r in _union(parts)
+    ]
 
 
 def beyond_rows(signal_ids: list[int], window: TrendWindow, beyond: dict[str, Q]) -> list[dict[str, Any]]:
     """Per signal and side (`high`/`low`): first, last and count of the values beyond a limit.
     `beyond` holds, per side, a Q over (signal_id, value). At a rollup resolution a rolled bucket
     counts when its max (high) or min (low) is beyond: first/last are its bounds and the count
-    is its sample count. At most 2 queries."""
-    found: list[dict[str, Any]] = []
+    is its sample count. Raw and rollup parts in one query."""
+    parts: list[QuerySet[Any]] = []
     if window.raw:
-        aggregates: dict[str, Any] = {}
+        aggregates: dict[str, Any] = {"rolled": Value(False, output_field=BooleanField())}
         for side, q in beyond.items():
             aggregates |= {
                 f"{side}_first": Min("time", filter=q),
@@ -145,11 +150,11 @@ def beyond_rows(signal_ids: list[int], window: TrendWindow, beyond: dict[str, Q]
                 f"{side}_n": Count("value", filter=q),
             }
         raw = SignalSample.objects.filter(_in_ranges("time", window.raw), signal_id__in=signal_ids)
-        found += [dict(row) for row in raw.filter(_or(beyond.values())).values("signal_id").annotate(**aggregates)]
+        parts.append(raw.filter(_or(beyond.values())).values("signal_id").annotate(**aggregates))
     if window.rolled:
         # The same conditions on the bucket's extreme: `value` becomes max (high) or min (low).
         sides = {side: _on_extreme(q, "max" if side == "high" else "min") for side, q in beyond.items()}
-        aggregates = {}
+        aggregates = {"rolled": Value(True, output_field=BooleanField())}
         for side, q in sides.items():
             aggregates |= {
                 f"{side}_first": Min("bucket", filter=q),
@@ -157,12 +162,12 @@ def beyond_rows(signal_ids: list[int], window: TrendWindow, beyond: dict[str, Q]
                 f"{side}_n": Sum("count", filter=q),
             }
         rolled = window.rollup.objects.filter(_in_ranges("bucket", window.rolled), signal_id__in=signal_ids)
-        for aggregate in rolled.filter(_or(sides.values())).values("signal_id").annotate(**aggregates):
-            row: dict[str, Any] = dict(aggregate)
-            for side in sides:
-                if row.get(f"{side}_last") is not None:
-                    row[f"{side}_last"] += window.step - timedelta(microseconds=1)
-            found.append(row)
+        parts.append(rolled.filter(_or(sides.values())).values("signal_id").annotate(**aggregates))
+    found = _union(parts)
+    for row in found:
+        for side in beyond:
+            if row["rolled"] and row.get(f"{side}_last") is not None:
+                row[f"{side}_last"] += window.step - timedelta(microseconds=1)
     return found
 
 

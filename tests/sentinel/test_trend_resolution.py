@@ -91,4 +91,4 @@ def test_the_query_count_does_not_grow_with_the_range_or_the_signals():
             with CaptureQueriesContext(connection) as queries:
                 selectors.trends(chosen, minutes=minutes, buckets=100, end=NOW)
             counts[(minutes, len(chosen))] = len(queries)
-    assert set(counts.values()) == {5}, counts  # dirty minutes, raw + rollup buckets, raw + rollup breaches
+    assert set(counts.values()) == {3}, counts  # dirty minutes; buckets and breaches, each raw ∪ rollup

@@ -148,7 +148,7 @@ def test_trends_take_the_same_queries_for_24_and_60_buckets(signal_count):
         counts[buckets] = len(queries)
         assert [len(t["buckets"]) for t in result] == [buckets] * signal_count
         assert all(sum(b["n"] for b in t["buckets"]) == 120 for t in result)
-    assert counts[24] == counts[60] <= 5  # at 4 h: dirty minutes, raw + rollup buckets and breaches
+    assert counts[24] == counts[60] <= 3  # at 4 h: dirty minutes, buckets, breaches
 
 
 def test_the_tool_and_the_api_read_the_same_buckets():
