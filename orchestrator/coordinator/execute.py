@@ -106,7 +106,8 @@ def _execute(action: Action, user: AbstractBaseUser) -> dict[str, Any]:
     if kind in ("answer", "ask_clarification"):
         return {"ok": True, "text": action.text}
     if kind == "create_plan":
-        plan = plan_create(owner=user, goal=action.goal, context_refs=action.context_refs)
+        source = Plan.objects.get(pk=action.derived_from) if action.derived_from is not None else None
+        plan = plan_create(owner=user, goal=action.goal, context_refs=action.context_refs, derived_from=source)
         return {"ok": True, "plan_id": plan.pk, "status": plan.status, "steps": plan.steps.count()}
     if kind == "derive_plan":
         source = Plan.objects.get(pk=action.plan_id)

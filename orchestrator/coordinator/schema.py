@@ -87,6 +87,9 @@ class Action(BaseModel):
     decision: Literal["approve", "reject", "publish", ""] = Field(
         default="", description="approve / reject a plan's ask or a draft; publish an approved draft."
     )
+    derived_from: int | None = Field(
+        default=None, description="create_plan: the plan this one is a changed copy of (recorded on the new plan)."
+    )
     remove_steps: list[int] = Field(
         default_factory=list,
         max_length=50,

@@ -154,6 +154,8 @@ def _state(action: Action, user: AbstractBaseUser, superseded: set[int]) -> tupl
     if kind == "create_plan":
         if not action.goal.strip():
             return False, "a plan needs a goal"
+        if action.derived_from is not None and _plan(user, action.derived_from) is None:
+            return False, f"plan {action.derived_from} does not exist or is not visible to you"
         try:
             refs = normalize_refs(action.context_refs)
         except DomainError as exc:

@@ -138,7 +138,7 @@ def _next(reading: Reading, state: FakeState) -> FakeReply:
         if derived := derive_turn(reading, focus, refs):
             return derived
         goal = f"{focus['goal']} — {reading.text}"
-        action = {"type": "create_plan", "goal": goal, "context_refs": _refs(focus)}
+        action = {"type": "create_plan", "goal": goal, "context_refs": _refs(focus), "derived_from": focus["id"]}
         return submit(f"A new draft from plan {focus['id']}.", [action], refs, "the user asked for a changed copy")
     if focus is None and visible and not _open_asks(plans, pending):
         return which("Nothing waits for an approval in focus.")

@@ -26,6 +26,7 @@ IN_FLIGHT = ("running", "paused", "approved")
 RAN = ("completed", "failed")
 IN_REVIEW = ("tested", "reviewing", "approved", "publish_failed")
 STOPPABLE = ("running", "waiting_job", "waiting_interaction")
+REMOVAL = re.compile(r"\b(?:without|minus|except|drop|skip|remove|leave\s+out|no\s+more)\b", re.I)
 
 
 def focus_of(plans: list[dict], events: list[dict]) -> dict | None:
@@ -81,7 +82,7 @@ def derive_turn(reading: Reading, plan: dict, refs: dict) -> FakeReply | None:
     if reading.without and not named:
         text = f"Plan {plan['id']} has no step {', '.join(map(str, reading.without))}; I changed nothing."
         return submit("No such step.", [{"type": "answer", "text": text}], refs, "list_plans")
-    if not named:  # "without the investigation": a step whose capability the words name
+    if not named and REMOVAL.search(reading.text):  # "without the investigation": a step the words name
         words = {w for w in re.findall(r"[a-z]{4,}", reading.text.lower()) if w not in ("without", "step", "steps")}
         named = [
             s["order"]
@@ -132,7 +133,7 @@ def _present_or_decide(row: dict, reading: Reading, refs: dict) -> FakeReply:
         action = {"type": "decide_approval", "draft_id": draft_id, "decision": wanted}
         return submit(f"Deciding draft {draft_id}.", [action], refs, f"{wanted} is one of your moves on it")
     actions = [{"type": "present_approval", "draft_id": draft_id}]
-    if moves and row["status"] != "published":  # put forward, never done: the words did not ask for this move
+    if moves and reading.act == "question":  # put forward, never done: the words did not ask for this move
         actions.append(
             {"type": "decide_approval", "draft_id": draft_id, "decision": moves[0], "user_request_quote": ""}
         )

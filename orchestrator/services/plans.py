@@ -81,6 +81,8 @@ def plan_create(
     notes = proposal.notes + checked.notes
     if not checked.steps:
         raise InvalidInput("The planner proposed no valid step for this goal.", field="goal", notes=notes)
+    if derived_from is not None and derivation is None:  # re-planned from a changed goal: what differs
+        derivation = step_changes(derived_from, [s.capability for s in checked.steps])
     with transaction.atomic():
         plan = Plan.objects.create(
             owner=owner,
@@ -122,6 +124,24 @@ def plan_create(
         )
         plan_updated(plan)
     return plan
+
+
+def step_changes(source: Plan, capabilities: list[str]) -> dict[str, Any]:
+    """How a plan re-planned from `source` differs in structure: the source's steps with no counterpart
+    (same capability) in the new plan, and the new steps with none in the source."""
+    unmatched = list(capabilities)
+    removed = []
+    for step in source.steps.order_by("order"):
+        if step.capability in unmatched:
+            unmatched.remove(step.capability)
+        else:
+            removed.append({"order": step.order, "capability": step.capability})
+    added, left = [], list(unmatched)
+    for order, capability in enumerate(capabilities, start=1):
+        if capability in left:
+            left.remove(capability)
+            added.append({"order": order, "capability": capability})
+    return {"from_plan": source.pk, "removed": removed, "added": added, "goal_was": source.goal}
 
 
 def plan_derive(*, source: Plan, owner: AbstractBaseUser, remove_steps: list[int], goal: str = "") -> Plan:

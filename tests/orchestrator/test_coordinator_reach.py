@@ -18,6 +18,7 @@ from core.models import AgentRun, AuditRecord
 from orchestrator.coordinator.service import confirm_command, coordinator_turn, transcript_verify
 from orchestrator.models import CoordinatorTurn, Plan, PlanStep
 from orchestrator.services.jobs import plan_poll
+from orchestrator.services.plans import step_changes
 from sentinel.models import Cell, Line
 from tests.assistant.factories import SKILL_SPEC, make_tested_draft
 from tests.orchestrator import testcaps
@@ -311,3 +312,28 @@ def test_carry_on_but_only_line_2_limits_the_steps_still_to_run(client, operator
     assert steps[3].status == "done" and Plan.objects.get(pk=plan.pk).status == "completed"
     audit = AuditRecord.objects.get(action="plan.guidance", target_id=str(plan.pk))
     assert audit.details["constraints"] == {"lines": ["line 2"]}
+
+
+def test_a_changed_copy_that_removes_nothing_keeps_every_step(client, operator):
+    source = build_plan(
+        operator, [{"capability": "otest.read_value", "inputs": {"key": "a"}}], status="completed"
+    )  # "read" is a word of its capability, but the user asked for no removal
+    turn = say(client, operator, f"Same as plan {source.pk} but read the backlog again")
+    assert done(turn) == [("create_plan", True)]
+    new = Plan.objects.get(pk=turn.executed[0]["result"]["plan_id"])
+    assert new.derived_from_id == source.pk and new.steps.exists()  # re-planned from the changed goal, recorded
+    assert new.derivation["from_plan"] == source.pk and new.derivation["goal_was"] == source.goal
+    assert {"removed", "added"} <= set(new.derivation)
+
+
+def test_step_changes_name_the_steps_removed_and_added(operator):
+    source = build_plan(
+        operator,
+        [{"capability": c, "inputs": {"key": "k"}} for c in ("otest.read_value", "otest.score", "otest.read_value")],
+    )
+    changes = step_changes(source, ["otest.read_value", "otest.note"])
+    assert changes["removed"] == [
+        {"order": 2, "capability": "otest.score"},
+        {"order": 3, "capability": "otest.read_value"},
+    ]
+    assert changes["added"] == [{"order": 2, "capability": "otest.note"}]
