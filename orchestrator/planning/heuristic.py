@@ -27,7 +27,7 @@ from orchestrator.planning import Proposal, expand_template, template_named_in
 from orchestrator.planning.cells import read
 from orchestrator.planning.fanout import broad_goal, plan_broad, step_cap
 from orchestrator.planning.limits import add_limit_change, is_limit_change
-from orchestrator.planning.scope import FIND_CELLS, Scope, apply_resolved, resolve_scope
+from orchestrator.planning.scope import FIND_CELLS, Scope, apply_resolved, check_constraints, resolve_scope
 from orchestrator.planning.validation import ref_values
 
 INVESTIGATE = re.compile(r"\b(investigat\w*|root[- ]cause|rca|diagnos\w*|why)\b", re.IGNORECASE)
@@ -77,6 +77,7 @@ class HeuristicPlanner:
         if template is not None:
             return Proposal(expand_template(template, ref_values(context_refs)), template=template.name)
         refs = ref_values(context_refs)
+        check_constraints(constraints)
         goal = apply_resolved(goal, constraints)
         scope = resolve_scope(goal, constraints, user)
         if scope.choices:  # ask first: the steps are planned again once the owner picked

@@ -15,7 +15,7 @@ from core.plan_templates import all_plan_templates
 from orchestrator.planning import Proposal, expand_template, template_named_in
 from orchestrator.planning.fanout import broad_goal, find_objects, step_cap, unplanned_clauses
 from orchestrator.planning.heuristic import choice_reads
-from orchestrator.planning.scope import Scope, apply_resolved, resolve_scope
+from orchestrator.planning.scope import Scope, apply_resolved, check_constraints, resolve_scope
 from orchestrator.planning.validation import ref_values
 
 DEFAULT_PROMPT = """You are ARIA's planner. Turn the operator's goal into a short plan of steps,
@@ -83,6 +83,7 @@ class ModelPlanner:
         template = template_named_in(goal)
         if template is not None:
             return Proposal(expand_template(template, ref_values(context_refs)), template=template.name)
+        check_constraints(constraints)
         goal = apply_resolved(goal, constraints)
         scope = resolve_scope(goal, constraints, user)
         if scope.choices:  # ask the owner first; the model plans once the choice is made

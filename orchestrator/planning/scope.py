@@ -16,6 +16,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 
+from core.errors import InvalidInput
 from orchestrator.planning.cells import equipment_tags, read
 from orchestrator.planning.phrases import EQUIPMENT_NOUNS, LINE, LINE_NUMBER_WORDS
 
@@ -38,6 +39,29 @@ class Scope:
 
 def _note(action: str, reason: str, capability: str = FIND_CELLS) -> dict[str, Any]:
     return {"action": action, "capability": capability, "reason": reason}
+
+
+def check_constraints(constraints: dict[str, Any]) -> None:
+    """422 naming the field when the guidance the planner reads is malformed (other keys pass through)."""
+    if not isinstance(constraints, dict):
+        raise InvalidInput("constraints must be an object.", field="constraints")
+    for key in ("cells", "lines"):
+        values = constraints.get(key)
+        if values is not None and (
+            not isinstance(values, list)
+            or len(values) > 50
+            or not all(isinstance(v, str) and v.strip() for v in values)
+        ):
+            raise InvalidInput(f"constraints.{key} must be a list of names (at most 50).", field=f"constraints.{key}")
+    cap = constraints.get("max_steps")
+    if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or not 1 <= cap <= 20):
+        raise InvalidInput("constraints.max_steps must be a whole number from 1 to 20.", field="constraints.max_steps")
+    resolved = constraints.get("resolved")
+    if resolved is not None and (
+        not isinstance(resolved, dict)
+        or not all(isinstance(k, str) and isinstance(v, str) for k, v in resolved.items())
+    ):
+        raise InvalidInput("constraints.resolved must map a term to a tag.", field="constraints.resolved")
 
 
 def apply_resolved(goal: str, constraints: dict[str, Any]) -> str:

@@ -186,6 +186,7 @@ def test_planning_reads_do_not_grow_with_the_number_of_alarms(client, operator, 
             assert create(client, operator, GOAL).status_code == 201
         return len(captured)
 
+    queries(0)  # first request of the test: session and caches warm up
     assert queries(1) == queries(6)
 
 
@@ -248,3 +249,25 @@ def test_a_tag_beyond_the_first_listed_page_of_cells_still_resolves(client, oper
         ("workorders.get_current_signals", {"cell_id": zed.pk})
     ]
     assert any(n["action"] == "capped" and "more than 100 cells" in n["reason"] for n in body["planner_notes"])
+
+
+@pytest.mark.parametrize(
+    ("constraints", "field"),
+    [
+        ({"cells": "P-02"}, "constraints.cells"),
+        ({"lines": [1]}, "constraints.lines"),
+        ({"max_steps": 0}, "constraints.max_steps"),
+        ({"max_steps": True}, "constraints.max_steps"),
+        ({"resolved": ["P-2"]}, "constraints.resolved"),
+    ],
+)
+def test_malformed_guidance_is_a_422_naming_the_field_and_nothing_is_written(
+    client, operator, plant, constraints, field
+):
+    from orchestrator.models import Plan
+
+    response = create(client, operator, GOAL, constraints=constraints)
+    assert response.status_code == 422 and response.json()["field"] == field
+    response = create(client, operator, GOAL, constraints=constraints, planner="model")
+    assert response.status_code == 422 and response.json()["field"] == field
+    assert not Plan.objects.exists()
