@@ -33,7 +33,6 @@ class ChatOutcome:
     response: str
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     error: str = ""
-    offline: bool = False  # answered by the offline demo engine (the fake), said so in the UI
 
 
 def qa_spec(*, question: str = "", session: Session | None = None) -> AgentSpec:
@@ -135,11 +134,4 @@ def chat_turn(
     run.duration_ms = int((time.monotonic() - started) * 1000)
     run.finished = timezone.now()
     run.save()
-    return ChatOutcome(
-        session=session,
-        run=run,
-        response=response,
-        tool_calls=tool_calls,
-        error=error,
-        offline=engine.provider == "fake",
-    )
+    return ChatOutcome(session=session, run=run, response=response, tool_calls=tool_calls, error=error)

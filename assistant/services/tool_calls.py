@@ -30,6 +30,7 @@ from core.models import AgentStep
 
 P = PendingCallStatus
 PENDING_TTL = timedelta(hours=2)  # a proposal older than this is not run: the plant may have moved on
+RUNNING_GRACE = timedelta(minutes=10)  # a confirmed call still `running` after this lost its process
 PREVIEW_FIELDS = 8
 
 
@@ -100,7 +101,7 @@ def pending_call_get(user: AbstractBaseUser, call_id: int) -> PendingToolCall:
 
 
 def _lock(user: AbstractBaseUser, call_id: int) -> PendingToolCall:
-    call = PendingToolCall.objects.select_for_update().filter(pk=call_id, session__owner=user).first()
+    call = PendingToolCall.objects.select_for_update(of=("self",)).filter(pk=call_id, session__owner=user).first()
     if call is None:
         raise NotFound("Pending tool call not found.")
     return call
@@ -130,10 +131,12 @@ def tool_call_confirm(*, user: AbstractBaseUser, call_id: int) -> PendingToolCal
         call = _lock(user, call_id)
         if (seen := _decided(call, (P.RUNNING, P.DONE, P.FAILED))) is not None:
             return seen
-        if _expired(call, user):
-            raise Conflict(call.error, status=call.status, allowed=[])
-        call.status, call.decided_by, call.decided_at = P.RUNNING, user, timezone.now()
-        call.save(update_fields=["status", "decided_by", "decided_at"])
+        expired = _expired(call, user)  # recorded, then refused once committed
+        if not expired:
+            call.status, call.decided_by, call.decided_at = P.RUNNING, user, timezone.now()
+            call.save(update_fields=["status", "decided_by", "decided_at"])
+    if expired:
+        raise Conflict(call.error, status=call.status, allowed=[])
     session = call.session
     ctx = CapabilityContext(
         user=user, agent="", extra={"session_id": session.pk, "pending_call_id": call.pk, "confirmed_by": user.pk}
@@ -196,6 +199,20 @@ def _record(call: PendingToolCall, user: AbstractBaseUser, decision: str, durati
         content=decision_note(call),
         metadata={"tool_decision": {"id": call.pk, "tool": call.tool_name, "status": call.status}},
     )
+
+
+def tool_calls_expire_stale() -> int:
+    """The watchdog's share (assistant.expire_stale_runs): proposals past their TTL expire, and a
+    confirmed call whose process died mid-run is closed as failed with that reason (never re-run:
+    whether it changed anything is for the user to check). Returns how many were closed."""
+    now = timezone.now()
+    expired = PendingToolCall.objects.filter(status=P.PENDING, created__lt=now - PENDING_TTL).update(
+        status=P.EXPIRED, decided_at=now, error="expired: proposed more than two hours ago; ask again."
+    )
+    lost = PendingToolCall.objects.filter(status=P.RUNNING, decided_at__lt=now - RUNNING_GRACE).update(
+        status=P.FAILED, error="interrupted: the process running it stopped; check the target before asking again."
+    )
+    return expired + lost
 
 
 def decision_note(call: PendingToolCall) -> str:

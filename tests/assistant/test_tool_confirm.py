@@ -184,3 +184,41 @@ def test_every_agent_run_of_the_session_records_its_correlation_id(operator, ord
     details = outcome.message.metadata
     assert details["correlation_id"] == session.correlation_id
     assert [r["id"] for r in details["agent_runs"]] == [run.pk] and details["offline"] is True
+
+
+def test_the_watchdog_expires_old_proposals_and_closes_calls_whose_process_died(client, operator, order):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from assistant.tasks import expire_stale_runs_task
+
+    _session, first = held_turn(operator, order)
+    _session, second = held_turn(operator, order)
+    old, lost = (PendingToolCall.objects.get(pk=o.pending_calls[0]["id"]) for o in (first, second))
+    PendingToolCall.objects.filter(pk=old.pk).update(created=timezone.now() - timedelta(hours=3))
+    PendingToolCall.objects.filter(pk=lost.pk).update(status="running", decided_at=timezone.now() - timedelta(hours=1))
+
+    assert expire_stale_runs_task() >= 2
+    old.refresh_from_db()
+    lost.refresh_from_db()
+    assert old.status == "expired" and lost.status == "failed" and "interrupted" in lost.error
+    client.force_login(operator)
+    assert client.post(f"{API}/tool-calls/{old.pk}/confirm", {}, "application/json").status_code == 409
+    order.refresh_from_db()
+    assert order.priority == "medium"  # neither ran
+
+
+def test_a_proposal_past_its_ttl_is_refused_at_confirm(client, operator, order):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    _session, outcome = held_turn(operator, order)
+    call_id = outcome.pending_calls[0]["id"]
+    PendingToolCall.objects.filter(pk=call_id).update(created=timezone.now() - timedelta(hours=3))
+    client.force_login(operator)
+    response = client.post(f"{API}/tool-calls/{call_id}/confirm", {}, "application/json")
+    assert response.status_code == 409 and "expired" in response.json()["detail"]
+    order.refresh_from_db()
+    assert order.priority == "medium" and PendingToolCall.objects.get(pk=call_id).status == "expired"
