@@ -99,3 +99,16 @@ def test_a_cancelled_draft_takes_no_answer(client, operator, pumps):
     client.force_login(operator)
     client.patch(f"{API}/plans/{body['id']}", {"status": "cancelled"}, content_type="application/json")
     assert answer(client, operator, body["interactions"][0]["id"], choice="P-01").status_code == 409
+
+
+def test_the_model_planner_asks_the_same_and_plans_with_the_answer(client, operator, pumps):
+    _, p02 = pumps
+    body = create(client, operator, "Show the vibration of the pump", planner="model").json()
+    (ask,) = body["interactions"]
+    assert ask["kind"] == "choice" and ask["options"] == ["P-01", "P-02"]
+    assert answer(client, operator, ask["id"], choice="P-02").status_code == 200
+    plan = client.get(f"{API}/plans/{body['id']}").json()
+    assert plan["planner"] == "model"
+    assert [(s["capability"], s["inputs"]) for s in plan["steps"]] == [
+        ("workorders.get_current_signals", {"cell_id": p02.pk})
+    ]
