@@ -16,6 +16,16 @@ runs the workorders receivers). Then steady-state scans are timed (median of --r
 
 Queries per scan must be equal for every N. Uses a throwaway database (`<name>_bench_scan` on
 PostgreSQL, a temp file on SQLite); scale down with --signals 2000 --history 100000.
+
+    DATABASE_URL=postgres://… REDIS_URL=redis://… .venv/bin/python bench/sentinel_scan.py --workers 2 \
+        [--signals 100000] [--groups N] [--rounds 10]
+
+Scale-out (`--workers N`): after the alarms of the breaching 1 % are raised, steady-state scan
+rounds run on real Celery worker processes (`celery worker -P solo`, one task at a time each):
+each round is the --groups cell-group tasks `sentinel.scan` fans out (`sentinel.scan_group`),
+enqueued together, the round over when every group has answered. The same rounds run on one
+worker, then on N; throughput = signals scanned per second. Goal: N=2 ≥ 1.6 × one worker, and
+no alarm raised twice (the alarm count stays the breaching count).
 """
 
 from __future__ import annotations
@@ -24,12 +34,15 @@ import argparse
 import json
 import os
 import random
+import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 if not os.environ.get("DATABASE_URL"):
@@ -51,6 +64,8 @@ from sentinel.models import Alarm, Cell, Line, SignalDefinition, SignalLatest, S
 from sentinel.services import sentinel_scan  # noqa: E402
 
 GOAL_RATIO = 1.5
+GOAL_SCALING = 1.6
+ROOT = Path(__file__).resolve().parents[1]
 SIGNALS_PER_CELL = 10
 
 
@@ -200,13 +215,138 @@ def bench_one(n: int, history: int, breaching: float, repeat: int) -> dict:
     }
 
 
+# Scale-out across worker processes ------------------------------------------------------------
+
+_WORKER_SETTINGS = """from aria_project.settings import *  # noqa: F403
+CELERY_RESULT_BACKEND = REDIS_URL  # noqa: F405  (the bench waits on the group tasks' results)
+CELERY_TASK_IGNORE_RESULT = False
+"""
+
+
+def _start_workers(count: int, queue: str, settings_dir: str) -> list[subprocess.Popen]:
+    from aria_project.celery import app
+
+    env = {
+        **os.environ,
+        "DATABASE_URL": _database_url(connection.settings_dict["NAME"]),
+        "DJANGO_SETTINGS_MODULE": "bench_scan_settings",
+        "PYTHONPATH": os.pathsep.join([settings_dir, str(ROOT)]),
+    }
+    workers, names = [], []
+    for k in range(count):
+        name = f"bench-scan-{os.getpid()}-{k}@{socket.gethostname()}"
+        command = [sys.executable, "-m", "celery", "-A", "aria_project", "worker", "-P", "solo", "-Q", queue, "-n",
+                   name, "-l", "warning", "--without-heartbeat", "--without-mingle", "--without-gossip"]  # fmt: skip
+        workers.append(subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL))
+        names.append(name)
+    deadline = time.monotonic() + 120
+    while len(app.control.ping(destination=names, timeout=1.0)) < count:
+        if time.monotonic() > deadline or any(w.poll() is not None for w in workers):
+            _stop_workers(workers)
+            raise SystemExit("bench: the celery workers did not start")
+    return workers
+
+
+def _stop_workers(workers: list[subprocess.Popen]) -> None:
+    for worker in workers:
+        worker.terminate()
+    for worker in workers:
+        try:
+            worker.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+
+
+def _database_url(name: str) -> str:
+    parts = urlsplit(os.environ["DATABASE_URL"])
+    return urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, parts.fragment))
+
+
+def _rounds(groups: int, rounds: int, queue: str) -> tuple[float, int]:
+    """Seconds for `rounds` scan rounds of `groups` group tasks each, and the alarms they raised."""
+    from celery import group as celery_group
+
+    from sentinel.tasks import scan_group_task
+
+    raised = 0
+    started = time.perf_counter()
+    for _ in range(rounds):
+        result = celery_group(scan_group_task.s(i, groups) for i in range(groups)).apply_async(queue=queue)
+        raised += sum(len(summary["raised"]) for summary in result.get(timeout=600))
+    return time.perf_counter() - started, raised
+
+
+def run_scaling(args: argparse.Namespace) -> None:
+    if connection.vendor != "postgresql" or not os.environ.get("REDIS_URL"):
+        raise SystemExit("--workers needs DATABASE_URL=postgres://… and REDIS_URL (real worker processes)")
+    from django.conf import settings
+
+    from aria_project.celery import app
+
+    n = int((args.signals or "100000").split(",")[0])
+    args.groups = args.groups or args.workers
+    queue = f"aria-bench-scan-{os.getpid()}"
+    app.conf.update(result_backend=settings.REDIS_URL, task_ignore_result=False)
+    settings_dir = tempfile.mkdtemp(prefix="aria-bench-scan-")
+    Path(settings_dir, "bench_scan_settings.py").write_text(_WORKER_SETTINGS)
+    old_name = connection.settings_dict["NAME"]
+    setup_database()
+    settings.DEBUG = False
+    runs = {}
+    try:
+        hot = build_plant(n, min(args.history, n), args.breaching)
+        sentinel_scan()  # raise the breaching 1 %: the rounds below are steady-state scans
+        connection.close()  # the workers use their own connections
+        for count in (1, args.workers):
+            workers = _start_workers(count, queue, settings_dir)
+            try:
+                _rounds(args.groups, 1, queue)  # warm-up: imports, connections, plans
+                seconds, raised = _rounds(args.groups, args.rounds, queue)
+            finally:
+                _stop_workers(workers)
+            runs[count] = {"workers": count, "seconds": round(seconds, 3), "raised": raised,
+                           "signals_per_s": round(n * args.rounds / seconds)}  # fmt: skip
+        alarms = Alarm.objects.count()
+    finally:
+        teardown_database(old_name)
+    scaling = runs[args.workers]["signals_per_s"] / runs[1]["signals_per_s"]
+    goal = GOAL_SCALING if args.workers == 2 else GOAL_SCALING * args.workers / 2
+    print(
+        json.dumps(
+            {
+                "bench": "sentinel_scan_workers",
+                "database": connection.vendor,
+                "goal": f"{args.workers} workers >= {goal:g} x one worker's signals/s; no alarm raised twice",
+                "signals": n,
+                "breaching": len(hot),
+                "groups": args.groups,
+                "rounds": args.rounds,
+                "one_worker": runs[1],
+                "n_workers": runs[args.workers],
+                "scaling": round(scaling, 3),
+                "alarms": alarms,
+                "no_alarm_twice": alarms == len(hot) and all(r["raised"] == 0 for r in runs.values()),
+                "goal_met": scaling >= goal and alarms == len(hot),
+            },
+            indent=2,
+        )
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--signals", default="10000,100000", help="comma list of signal counts")
+    parser.add_argument("--signals", default=None, help="comma list of signal counts (default 10000,100000)")
     parser.add_argument("--history", type=int, default=1_000_000, help="history samples per run")
     parser.add_argument("--breaching", type=float, default=0.01)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--workers", type=int, default=0, help="scale-out run: N worker processes vs one")
+    parser.add_argument("--groups", type=int, default=0, help="cell groups per round (--workers; default N)")
+    parser.add_argument("--rounds", type=int, default=10, help="timed scan rounds per worker count (--workers)")
     args = parser.parse_args()
+    if args.workers:
+        run_scaling(args)
+        return
+    args.signals = args.signals or "10000,100000"
     from django.conf import settings
 
     old_name = connection.settings_dict["NAME"]
