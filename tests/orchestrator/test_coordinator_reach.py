@@ -8,21 +8,28 @@ delegation; beside each, the hostile case (another user's draft or plan, an oper
 quoted earlier message).
 """
 
+import json
+
 import pytest
 
 from assistant.models import Draft, Review
 from core.access import APPROVER, OPERATOR
+from core.agents.engines import get_engine
 from core.agents.engines.fake import FakeEngine, FakeReply
 from core.capabilities import CapabilityContext, dispatch
 from core.models import AgentRun, AuditRecord
 from orchestrator.coordinator.service import confirm_command, coordinator_turn, transcript_verify
 from orchestrator.models import CoordinatorTurn, Plan, PlanStep
+from orchestrator.offline.reading import keyword_reading
 from orchestrator.services.jobs import plan_poll
 from orchestrator.services.plans import step_changes
 from sentinel.models import Cell, Line
 from tests.assistant.factories import SKILL_SPEC, make_tested_draft
+from tests.fakes.agent_kit import engine_settings
+from tests.fakes.anthropic_server import AnthropicFakeServer
 from tests.orchestrator import testcaps
 from tests.orchestrator.conftest import build_plan, start
+from tests.orchestrator.test_coordinator_wire import gateway_responder
 from tests.workorders import factories as f
 
 pytestmark = pytest.mark.django_db
@@ -337,3 +344,24 @@ def test_step_changes_name_the_steps_removed_and_added(operator):
         {"order": 3, "capability": "otest.read_value"},
     ]
     assert changes["added"] == [{"order": 2, "capability": "otest.note"}]
+
+
+def test_over_the_messages_api_the_approver_approves_a_draft_with_the_tools_a_model_is_offered(
+    operator, draft, make_user
+):
+    """The production engine path (anthropic SDK, local fake Messages API): the model is offered the draft
+    read tools and the schema's draft_id; the words' reading drives the gateway answering on the wire."""
+    alice = make_user("alice", OPERATOR, APPROVER)
+    message = f"Approve draft {draft.pk}"
+    with (
+        AnthropicFakeServer(responder=gateway_responder(keyword_reading(message, {}))) as server,
+        engine_settings(ANTHROPIC_API_KEY="sk-ant-test", ANTHROPIC_BASE_URL=server.url, ARIA_ENGINE="anthropic"),
+    ):
+        turn = coordinator_turn(user=alice, message=message, engine=get_engine())
+    assert turn.prompt_kind == "model" and done(turn) == [("decide_approval", True)], turn.answer
+    assert Draft.objects.get(pk=draft.pk).status == "approved"
+    first = server.message_bodies()[0]
+    offered = {t["name"] for t in first["tools"]}
+    assert {"list_draft_reviews", "get_draft_review"} <= offered and "decide_draft" not in offered
+    schema = json.dumps(next(t for t in first["tools"] if t["name"] == "submit_action_plan"))
+    assert "draft_id" in schema and "remove_steps" in schema and "stop_step" in schema
