@@ -21,6 +21,7 @@ from assistant.models import (
     Draft,
     Message,
     Operation,
+    PendingToolCall,
     PromptAlias,
     PromptVersion,
     PublishedArtifact,
@@ -253,6 +254,16 @@ class PublishedArtifactAdmin(ApproverConsole, ReadOnly, admin.ModelAdmin):
 class RunAdmin(ApproverConsole, ReadOnly, admin.ModelAdmin):
     list_display = ("id", "session", "mode", "engine", "model", "status", "tokens", "duration_ms", "created")
     list_filter = ("status", "mode", "engine")
+
+
+@admin.register(PendingToolCall)
+class PendingToolCallAdmin(ApproverConsole, ReadOnly, admin.ModelAdmin):
+    """Build mode's held changes and what their owners decided (read-only: only the owner decides)."""
+
+    list_display = ("id", "session", "tool_name", "tier", "status", "decided_by", "decided_at", "created")
+    list_filter = ("status", "tier")
+    search_fields = ("tool_name", "session__owner__username")
+    list_select_related = ("session", "decided_by")
 
 
 class MessageInline(ReadOnly, admin.TabularInline):

@@ -222,3 +222,46 @@ def test_a_proposal_past_its_ttl_is_refused_at_confirm(client, operator, order):
     assert response.status_code == 409 and "expired" in response.json()["detail"]
     order.refresh_from_db()
     assert order.priority == "medium" and PendingToolCall.objects.get(pk=call_id).status == "expired"
+
+
+def test_the_admin_lists_held_calls_read_only(client, operator, order, make_user):
+    held_turn(operator, order)
+    client.force_login(make_user("root", is_staff=True, is_superuser=True))
+    page = client.get("/admin/assistant/pendingtoolcall/")
+    assert page.status_code == 200 and "update_work_order" in page.content.decode()
+    call = PendingToolCall.objects.get()
+    assert client.post(f"/admin/assistant/pendingtoolcall/{call.pk}/change/", {"status": "done"}).status_code == 403
+    call.refresh_from_db()
+    assert call.status == "pending"
+
+
+@pytest.mark.integration
+@pytest.mark.django_db(transaction=True)
+def test_two_simultaneous_confirms_run_the_call_once_on_postgresql(operator):
+    import threading
+
+    from django.db import connection
+
+    from assistant.services.tool_calls import tool_call_confirm
+
+    assert connection.vendor == "postgresql"
+    order = f.make_work_order(f.make_cell("P-09"), status="open", priority="medium", title="race")
+    _session, outcome = held_turn(operator, order)
+    call_id = outcome.pending_calls[0]["id"]
+    barrier, results = threading.Barrier(4), []
+
+    def confirm() -> None:
+        try:
+            barrier.wait(timeout=10)
+            results.append(tool_call_confirm(user=operator, call_id=call_id).status)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=confirm) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert len(results) == 4 and set(results) <= {"running", "done"}
+    assert AuditRecord.objects.filter(action="assistant.tool_call.confirm").count() == 1
+    assert AgentStep.objects.filter(kind="confirmed").count() == 1
