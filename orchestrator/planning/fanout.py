@@ -167,11 +167,11 @@ def plan_broad(
 
 
 def unplanned_clauses(goal: str) -> list[dict[str, Any]]:
-    """A note for each clause of a broad goal that none of the planner's words cover
+    """A note for each clause of a goal that none of the planner's words cover
     ("… and notify the shift lead": there is no step for it)."""
     covering = (
         words.INVESTIGATE, words.REPAIR, words.ALARMS, words.WORK_ORDERS, words.LINE,
-        words.SIGNAL_WORDS, words.READ_WORDS, words.ORDER_STATUS,
+        words.SIGNAL_WORDS, words.READ_WORDS, words.ORDER_STATUS, words.LIMIT_WORDS, words.SET_WORDS,
     )  # fmt: skip
     notes = []
     for clause in words.CLAUSE_SPLIT.split(goal or ""):

@@ -25,7 +25,7 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from orchestrator.planning import Proposal, expand_template, template_named_in
 from orchestrator.planning.cells import read
-from orchestrator.planning.fanout import broad_goal, plan_broad, step_cap
+from orchestrator.planning.fanout import broad_goal, plan_broad, step_cap, unplanned_clauses
 from orchestrator.planning.limits import add_limit_change, is_limit_change
 from orchestrator.planning.scope import FIND_CELLS, Scope, apply_resolved, check_constraints, resolve_scope
 from orchestrator.planning.validation import ref_values
@@ -88,12 +88,12 @@ class HeuristicPlanner:
             return Proposal(steps, notes=scope.notes + notes)
         if scope.lines and "cell_id" not in refs:
             steps, notes = per_cell_steps(goal, context_refs, scope, step_cap(constraints))
-            return Proposal(steps, notes=scope.notes + notes)
+            return Proposal(steps, notes=scope.notes + notes + unplanned_clauses(goal))
         resolved, notes = resolve_goal_cell(goal, refs, scope, user)
         steps = heuristic_steps(goal, context_refs, resolved)
         if is_limit_change(goal):
             notes += add_limit_change(goal, steps, {**resolved, **refs}, user)
-        return Proposal(steps, notes=notes)
+        return Proposal(steps, notes=notes + unplanned_clauses(goal))
 
 
 def choice_reads(scope: Scope) -> list[dict[str, Any]]:

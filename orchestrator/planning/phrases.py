@@ -33,3 +33,4 @@ EQUIPMENT_NOUNS = re.compile(r"\bthe\s+(pump|compressor|conveyor|press|motor|fan
 CLAUSE_SPLIT = re.compile(r"\s*(?:,|;|\band then\b|\bthen\b|\band\b)\s*", re.IGNORECASE)
 SIGNAL_WORDS = re.compile(r"\b(signals?|trends?|readings?|vibration|temperature|pressure|flow|current)\b", re.I)
 READ_WORDS = re.compile(r"\b(show|list|read|check|look|see|what|which|backlog|status)\b", re.IGNORECASE)
+LIMIT_WORDS = re.compile(r"\b(limits?|thresholds?|set ?points?|trip|dead[- ]?band|on[- ]delay|alert|because)\b", re.I)

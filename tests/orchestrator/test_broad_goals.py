@@ -271,3 +271,16 @@ def test_malformed_guidance_is_a_422_naming_the_field_and_nothing_is_written(
     response = create(client, operator, GOAL, constraints=constraints, planner="model")
     assert response.status_code == 422 and response.json()["field"] == field
     assert not Plan.objects.exists()
+
+
+def test_a_plain_goal_notes_its_unplanned_clause_too_and_the_usual_goals_none(client, operator, plant):
+    body = create(client, operator, "Check the temperature of P-02 and call the pump vendor").json()
+    reasons = [n["reason"] for n in body["planner_notes"]]
+    assert "not planned: “call the pump vendor” — no step of this plan does that" in reasons
+    for goal in (
+        "What is on the backlog?",
+        "Investigate the vibration on P-02",
+        "Raise the P-02 vibration alert limit to 4.8 mm/s because the new bearing runs warmer",
+    ):
+        notes = create(client, operator, goal).json()["planner_notes"]
+        assert not [n for n in notes if n["reason"].startswith("not planned")], goal
