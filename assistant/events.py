@@ -1,4 +1,5 @@
-"""The assistant's bus event: a draft changed (created, edited, or moved through its lifecycle)."""
+"""The assistant's bus events: a draft changed (created, edited, or moved through its lifecycle);
+a held tool call was decided (ids and status only: clients re-read it through the owner-scoped route)."""
 
 from core.events.contract import _Payload, register_event_type
 
@@ -11,5 +12,12 @@ class DraftUpdated(_Payload):
     version: int
 
 
+class ToolCallDecided(_Payload):
+    call_id: int
+    session_id: int
+    status: str
+
+
 def register() -> None:
     register_event_type("draft_updated", DraftUpdated)
+    register_event_type("tool_call_decided", ToolCallDecided)

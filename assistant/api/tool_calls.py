@@ -13,7 +13,7 @@ from ninja import Router
 from assistant import selectors
 from assistant.api.schemas import PendingCallOut, ToolCallConfirmIn, ToolCallRejectIn
 from assistant.models import PendingToolCall
-from assistant.services.tool_calls import pending_call_out, tool_call_confirm, tool_call_reject
+from assistant.services.tool_calls import pending_call_get, pending_call_out, tool_call_confirm, tool_call_reject
 from core.access import OPERATOR, require_scopes
 
 router = Router(tags=["assistant"])
@@ -27,6 +27,12 @@ def list_tool_calls(request: HttpRequest, session_id: int, status: str | None = 
     if status:
         qs = qs.filter(status=status)
     return [pending_call_out(c) for c in qs.order_by("id")[:200]]
+
+
+@router.get("/tool-calls/{call_id}", response=PendingCallOut)
+def get_tool_call(request: HttpRequest, call_id: int) -> dict[str, Any]:
+    require_scopes(request.user, OPERATOR)
+    return pending_call_out(pending_call_get(request.user, call_id))
 
 
 @router.post("/tool-calls/{call_id}/confirm", response=PendingCallOut)

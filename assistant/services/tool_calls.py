@@ -26,6 +26,7 @@ from core.agents.correlation import correlation_scope
 from core.audit import audit_record
 from core.capabilities import Capability, CapabilityContext, CapabilityResult, Tier, dispatch, registry
 from core.errors import Conflict, NotFound
+from core.events import publish
 from core.models import AgentStep
 
 P = PendingCallStatus
@@ -166,7 +167,8 @@ def tool_call_reject(*, user: AbstractBaseUser, call_id: int, reason: str = "") 
 
 
 def _record(call: PendingToolCall, user: AbstractBaseUser, decision: str, duration_ms: int = 0) -> None:
-    """The audit row, the step on the run that proposed it, and the note the model reads next turn."""
+    """The audit row, the bus event (other tabs update the card), the step on the run that
+    proposed it, and the note the model reads next turn."""
     audit_record(
         actor=user,
         action=f"assistant.tool_call.{decision}",
@@ -180,6 +182,7 @@ def _record(call: PendingToolCall, user: AbstractBaseUser, decision: str, durati
             "result": call.result_summary or call.error,
         },
     )
+    publish("tool_call_decided", {"call_id": call.pk, "session_id": call.session_id, "status": call.status})
     if call.agent_run_id:
         index = (AgentStep.objects.filter(run_id=call.agent_run_id).aggregate(m=Max("index"))["m"] or 0) + 1
         AgentStep.objects.create(

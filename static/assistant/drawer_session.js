@@ -159,5 +159,13 @@
     } catch (e) { status.textContent = e.message; }
   });
 
+  // a decision taken in another tab (or the admin's view of it) updates this tab's card
+  async function onDecided(frame) {
+    const card = drawer.querySelector(`.aria-confirm[data-call-id="${Number(frame.call_id)}"]`);
+    if (!card || card.dataset.status === frame.status) return;
+    try { outcome(card, await api("GET", `/tool-calls/${Number(frame.call_id)}`)); } catch (e) { /* not ours */ }
+  }
+  if (window.AriaEvents) window.AriaEvents.connect({ types: ["tool_call_decided"], onFrame: onDecided });
+
   window.AriaSession = Object.freeze({ refresh, pendingCards, sessionCalls, turnDetails, offlineMark, engineBadge });
 })();

@@ -11,7 +11,7 @@ from assistant.models import Message, PendingToolCall
 from assistant.services.sessions import session_create, session_history
 from assistant.services.turns import session_turn
 from core.agents.engines.fake import FakeEngine, FakeReply
-from core.models import AgentRun, AgentStep, AuditRecord
+from core.models import AgentRun, AgentStep, AuditRecord, Event
 from tests.workorders import factories as f
 
 pytestmark = pytest.mark.django_db
@@ -92,6 +92,9 @@ def test_confirm_runs_the_stored_call_once_with_an_audit_row_and_tells_the_model
     assert audit.details["args"] == {"work_order_id": order.pk, "priority": "high"}
     assert audit.actor_id == operator.pk
     assert AgentStep.objects.filter(kind="confirmed", tool="update_work_order", is_error=False).count() == 1
+    event = Event.objects.get(type="tool_call_decided")  # other tabs update the card
+    assert event.payload == {"call_id": call_id, "session_id": session.pk, "status": "done"}
+    assert client.get(f"{API}/tool-calls/{call_id}").json()["status"] == "done"
 
     # twice: the recorded outcome, not a second run
     order.priority = "low"
@@ -114,6 +117,7 @@ def test_another_user_and_an_admin_cannot_see_or_decide_the_call(client, operato
         client.force_login(intruder)
         assert client.post(f"{API}/tool-calls/{call_id}/confirm", {}, "application/json").status_code == 404
         assert client.post(f"{API}/tool-calls/{call_id}/reject", {}, "application/json").status_code == 404
+        assert client.get(f"{API}/tool-calls/{call_id}").status_code == 404
     client.force_login(make_user("mallory2", "operator"))
     assert client.get(f"{API}/sessions/{session.pk}/tool-calls").status_code == 404
     order.refresh_from_db()

@@ -1,6 +1,7 @@
 """The drawer's "ask, then run" in headless Chromium: in build mode (tool_approval=ask, the default)
 the change an engineer asks for comes back as a confirm card (tool, arguments, before → after);
-Confirm runs it on the server (the work order changes, an audit row is written), Reject declines
+Confirm runs it on the server (the work order changes, an audit row is written; a second tab's
+card follows over the bus), Reject declines
 it; the session toggle switches to allow (persisted through the session route). The offline demo
 engine is said: in the header and on the turn, whose details carry the session's correlation id."""
 
@@ -13,7 +14,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.live_server import start_live_server
-from tests.browser.tabs import drawer_login, open_tab
+from tests.browser.tabs import drawer_login, open_tab, sign_in
 
 pytestmark = pytest.mark.browser
 SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "screenshots" / "ask-aria-confirm.png"
@@ -77,8 +78,18 @@ def test_confirm_runs_the_held_change_reject_declines_and_the_toggle_persists(br
     assert state(server, a, b)["priorities"] == ["medium", "medium"]  # nothing ran yet
     page.locator("#aria-drawer").screenshot(path=str(SCREENSHOT))
 
+    other = open_tab(browser, server)  # the same engineer in a second tab, on the same session
+    sign_in(other, "olga", "pw-olga-123456")
+    other.click("#aria-history-toggle")
+    other.locator("#aria-session-list .aria-link").first.click()
+    twin = other.locator(f'.aria-confirm[data-call-id="{card.get_attribute("data-call-id")}"]')
+    expect(twin.get_by_role("button", name="Confirm")).to_be_visible()
+
     card.get_by_role("button", name="Confirm").click()
     expect(card.locator(".aria-confirm-status")).to_contain_text("Ran")
+    expect(twin.locator(".aria-confirm-status")).to_contain_text("Ran")  # over the bus
+    expect(twin.get_by_role("button", name="Confirm")).to_have_count(0)
+    other.context.close()
     expect(card.get_by_role("button", name="Confirm")).to_have_count(0)
     after = state(server, a, b)
     assert after["priorities"] == ["high", "medium"] and after["confirm_audits"] == 1
