@@ -75,7 +75,8 @@ def trend_window(*, minutes: int, buckets: int, end: datetime) -> TrendWindow:
     start = aligned(end, step) + step - timedelta(seconds=count * width)
     window = TrendWindow(resolution, start, end, width, count)
     tail = aligned(end, step)
-    dirty = HistoryDirtyMinute.objects.filter(minute__gte=start, minute__lt=tail).values_list("minute", flat=True)
+    marks = HistoryDirtyMinute.objects.filter(minute__gte=start, minute__lt=tail)
+    dirty = marks.values_list("minute", flat=True).distinct()
     unrolled = {aligned(m, step) for m in dirty}
     window.raw = ranges_of([*unrolled, tail], step)
     window.raw[-1] = (window.raw[-1][0], end)  # the partial bucket at the end, up to `end`
