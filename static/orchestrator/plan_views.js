@@ -152,7 +152,8 @@
     if ((c.lines || []).length) parts.push(`lines ${c.lines.join(", ")}`);
     Object.keys(c.resolved || {}).forEach((term) => parts.push(`${term} = ${c.resolved[term]}`));
     if (c.max_steps) parts.push(`at most ${c.max_steps} steps`);
-    Object.keys(c).filter((k) => !["cells", "lines", "resolved", "max_steps"].includes(k)).forEach((k) => parts.push(`${k}: ${fmt(c[k])}`));
+    (c.guidance || []).forEach((said) => parts.push(`“${said}”`)); // the words given for a planned plan
+    Object.keys(c).filter((k) => !["cells", "lines", "resolved", "max_steps", "guidance"].includes(k)).forEach((k) => parts.push(`${k}: ${fmt(c[k])}`));
     return parts.length ? el("p", "plan-guidance", `Guidance: ${parts.join(" · ")}`) : null;
   }
 
