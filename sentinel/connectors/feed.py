@@ -86,6 +86,21 @@ class Feed:
             if error:
                 self._pending.last_error = error[:MAX_ERROR_LENGTH]
 
+    def put_back(self, drained: Drained) -> None:
+        """The counters and marks of a round whose status write failed (the database is down):
+        reported with the next round instead of lost. Samples are kept by the supervisor's backlog."""
+        with self._lock:
+            pending = self._pending
+            pending.messages += drained.messages
+            pending.errors += drained.errors
+            pending.bad_quality += drained.bad_quality
+            for source, count in drained.unknown.items():
+                pending.unknown[source] = pending.unknown.get(source, 0) + count
+            pending.stale_signal_ids |= drained.stale_signal_ids
+            pending.last_message_at = pending.last_message_at or drained.last_message_at
+            pending.last_error = pending.last_error or drained.last_error
+            pending.status = pending.status or drained.status
+
     def drain(self) -> Drained:
         with self._lock:
             drained, self._pending = self._pending, Drained()

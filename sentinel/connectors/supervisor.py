@@ -5,15 +5,16 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from django.db import close_old_connections, connection
+from django.db import DatabaseError, close_old_connections, connection
 from django.utils import timezone
 
 from core.errors import InvalidInput
-from sentinel.connectors.feed import Drained, Feed, TagTarget
+from sentinel.connectors.backlog import Backlog
+from sentinel.connectors.feed import MAX_ERROR_LENGTH, Drained, Feed, TagTarget
 from sentinel.connectors.services import connector_status_record, signals_mark_stale
 from sentinel.models import Connector
 from sentinel.services import samples_ingest
@@ -69,6 +70,8 @@ class _Running:
     rate_window_start: float
     rate_messages: int = 0
     rate: float = 0.0
+    backlog: Backlog = field(default_factory=Backlog)
+    unreported_samples: int = 0  # stored, not yet added to the connector's samples_total
 
 
 class ConnectorSupervisor:
@@ -140,25 +143,58 @@ class ConnectorSupervisor:
             drained.samples = [s for s in drained.samples if s[1] <= latest_allowed]
             drained.errors += len(future)
             drained.last_error = f"{len(future)} sample(s) more than 5 minutes in the future were refused"
-        stored = 0
-        for start in range(0, len(drained.samples), MAX_BATCH):
-            batch = drained.samples[start : start + MAX_BATCH]
-            try:
-                stored += samples_ingest(samples=batch, now=now).accepted
-            except InvalidInput as error:  # e.g. a mapped signal deleted, a time in the future
-                drained.errors += 1
-                drained.last_error = f"ingest refused a batch: {error}"[:500]
-        if drained.stale_signal_ids:
-            signals_mark_stale(signal_ids=drained.stale_signal_ids, now=now)
+        running.unreported_samples += self._ingest(running, drained, now)
         running.rate_messages += drained.messages
         elapsed = time.monotonic() - running.rate_window_start
         if elapsed >= 1.0:
             running.rate = running.rate_messages / elapsed
             running.rate_messages, running.rate_window_start = 0, time.monotonic()
-        if drained.messages or drained.errors or drained.status or drained.unknown or elapsed >= 1.0:
-            connector_status_record(
-                connector_id=running.connector_id, drained=drained, samples=stored, rate=running.rate, now=now
+        try:
+            if drained.stale_signal_ids:
+                signals_mark_stale(signal_ids=drained.stale_signal_ids, now=now)
+                drained.stale_signal_ids = set()
+            if drained.messages or drained.errors or drained.status or drained.unknown or elapsed >= 1.0:
+                connector_status_record(
+                    connector_id=running.connector_id,
+                    drained=drained,
+                    samples=running.unreported_samples,
+                    rate=running.rate,
+                    now=now,
+                )
+                running.unreported_samples = 0
+        except DatabaseError:  # the database is down: report these counters next round
+            running.feed.put_back(drained)
+            raise
+
+    def _ingest(self, running: _Running, drained: Drained, now: datetime) -> int:
+        """Ingest the backlog, oldest first, then what just arrived; a database error keeps the
+        batch for a retry with backoff (the backlog is bounded: overflow drops the oldest, reported)."""
+        backlog = running.backlog
+        dropped = backlog.add(drained.samples, MAX_BATCH)
+        if dropped:
+            drained.errors += 1
+            drained.last_error = (
+                f"ingest backlog full ({backlog.limit} samples): dropped the {dropped} oldest "
+                f"({backlog.dropped_total} since start)"
             )
+            logger.warning("connectors: %s: %s", running.connector_id, drained.last_error)
+        stored = 0
+        while backlog.due(time.monotonic()):
+            try:
+                stored += samples_ingest(samples=backlog.head(), now=now).accepted
+            except InvalidInput as error:  # e.g. a mapped signal deleted, a time in the future
+                drained.errors += 1
+                drained.last_error = f"ingest refused a batch: {error}"[:MAX_ERROR_LENGTH]
+            except DatabaseError as error:
+                delay = backlog.failed(time.monotonic())
+                drained.errors += 1
+                drained.last_error = f"ingest failed, {backlog.size} samples kept, retry in {delay:g} s: {error}"[
+                    :MAX_ERROR_LENGTH
+                ]
+                logger.warning("connectors: %s: %s", running.connector_id, drained.last_error)
+                break
+            backlog.done()
+        return stored
 
     def run(self, stop_event: threading.Event | None = None) -> None:
         """Until `stop_event` is set: what `manage.py run_connectors` and runaria's thread run."""
