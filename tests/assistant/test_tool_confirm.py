@@ -269,3 +269,22 @@ def test_two_simultaneous_confirms_run_the_call_once_on_postgresql(operator):
     assert len(results) == 4 and set(results) <= {"running", "done"}
     assert AuditRecord.objects.filter(action="assistant.tool_call.confirm").count() == 1
     assert AgentStep.objects.filter(kind="confirmed").count() == 1
+
+
+def test_listing_a_sessions_held_calls_takes_the_same_queries_for_1_or_5(client, operator, order):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def count(session) -> int:
+        with CaptureQueriesContext(connection) as queries:
+            assert client.get(f"{API}/sessions/{session.pk}/tool-calls").status_code == 200
+        return len(queries)
+
+    one, _ = held_turn(operator, order)
+    five = session_create(owner=operator, mode="build")
+    for _ in range(5):
+        session_turn(session=five, user=operator, content="x", engine=proposing(order.pk))
+    client.force_login(operator)
+    assert PendingToolCall.objects.filter(session=five).count() == 5
+    count(one)  # the first request after sign-in also touches the login session
+    assert count(one) == count(five)
