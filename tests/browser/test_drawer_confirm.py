@@ -3,7 +3,8 @@ the change an engineer asks for comes back as a confirm card (tool, arguments, b
 Confirm runs it on the server (the work order changes, an audit row is written; a second tab's
 card follows over the bus), Reject declines
 it; the session toggle switches to allow (persisted through the session route). The offline demo
-engine is said: in the header and on the turn, whose details carry the session's correlation id."""
+engine is said: in the header and on the turn, whose details carry the session's correlation id; a
+skill is pinned in the session from the drawer."""
 
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ print(json.dumps({{
     "reject_audits": AuditRecord.objects.filter(action="assistant.tool_call.reject").count(),
     "approval": Session.objects.get(owner__username="olga").tool_approval,
     "correlation": Session.objects.get(owner__username="olga").correlation_id,
+    "skills": Session.objects.get(owner__username="olga").skill_prefs,
 }}))
 """
 
@@ -111,4 +113,11 @@ def test_confirm_runs_the_held_change_reject_declines_and_the_toggle_persists(br
     page.locator("#aria-session-list .aria-link").first.click()
     expect(page.locator("#aria-tool-approval")).to_have_value("allow")
     expect(page.locator(".aria-confirm").first.locator(".aria-confirm-status")).to_contain_text("Ran")
+
+    page.locator(".aria-skills summary").click()  # pin a skill in this session
+    skill = page.locator('.aria-skill[data-skill="maintenance-domain"] select')
+    expect(skill).to_have_value("auto")
+    skill.select_option("pinned")
+    expect(page.locator('.aria-skill[data-skill="maintenance-domain"] select')).to_have_value("pinned")
+    assert state(server, a, b)["skills"] == {"pinned": ["maintenance-domain"], "disabled": []}
     assert not page.console_errors, page.console_errors
