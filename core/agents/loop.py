@@ -292,7 +292,8 @@ class _Loop:
             result = CapabilityResult(use.name, is_error=True, message=refusal)
         elif self.spec.hold_call is not None and cap.tier >= Tier.MUTATE:
             self.ctx.extra["run_id"] = self.run_row.pk
-            result, held = self.spec.hold_call(cap, use.input, self.ctx), True
+            result = self.spec.hold_call(cap, use.input, self.ctx)
+            held = not result.is_error  # a call refused outright (bad input, scope) was not held
         else:
             self.ctx.extra["run_id"] = self.run_row.pk
             result = dispatch(cap.name, use.input, ctx=self.ctx)

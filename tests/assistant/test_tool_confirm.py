@@ -178,7 +178,8 @@ def test_a_call_with_bad_input_is_an_error_to_the_model_not_a_card(operator, ord
     )
     _session, outcome = held_turn(operator, order, engine=engine)
     assert outcome.pending_calls == [] and not PendingToolCall.objects.exists()
-    assert AgentStep.objects.get(tool="update_work_order").is_error
+    step = AgentStep.objects.get(tool="update_work_order")
+    assert step.is_error and step.kind == "tool" and "priority" in step.error
 
 
 def test_every_agent_run_of_the_session_records_its_correlation_id(operator, order):
