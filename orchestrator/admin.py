@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from django.contrib import admin, messages
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
 from django.utils.html import format_html_join
 from django.utils.safestring import mark_safe
 
@@ -75,7 +76,7 @@ def decision_lines(interaction: Interaction) -> list[str]:
     lines = card_lines((interaction.evidence or {}).get("card") or {})
     if interaction.kind == InteractionKind.CHOICE:
         lines.append(f"Options: {', '.join(map(str, interaction.options))}")
-        lines.append("Answer with one option on the Plans page (or the answer route with `choice`).")
+        lines.append("Answer with one option: the action 'Answer the selected choice', the Plans page or the API.")
     if interaction.required_scope:
         lines.append(f"Decided by: someone with the {interaction.required_scope} scope, not the plan owner.")
     return lines
@@ -137,11 +138,36 @@ class InteractionAdmin(ApproverConsole, admin.ModelAdmin):
     )
     list_filter = ("status", "kind", "required_scope", "coordinator_approvable")
     readonly_fields = ["decision", *(f.name for f in Interaction._meta.fields)]
-    actions = ["approve", "reject"]
+    actions = ["approve", "reject", "answer_choice"]
 
     @admin.display(description="Decision card")
     def decision(self, interaction: Interaction) -> str:
         return _lines(decision_lines(interaction))
+
+    @admin.action(description="Answer the selected choice (pick one option)")
+    def answer_choice(self, request: HttpRequest, queryset: QuerySet[Interaction]) -> HttpResponse | None:
+        """An intermediate page lists the options; the pick goes through the same service (and the
+        same who-may-answer and one-of-the-options checks) as the API."""
+        if queryset.count() != 1 or (interaction := queryset.first()) is None or interaction.kind != "choice":
+            self.message_user(request, "Select exactly one choice to answer.", messages.ERROR)
+            return None
+        if "choice" in request.POST:
+            try:
+                interaction_answer(interaction=interaction, actor=request.user, choice=request.POST["choice"])
+            except DomainError as exc:
+                self.message_user(request, f"Interaction {interaction.pk}: {exc.message}", messages.ERROR)
+            else:
+                self.message_user(request, f"Interaction {interaction.pk}: answered {request.POST['choice']}.")
+            return None
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Answer a choice",
+            "interaction": interaction,
+            "lines": decision_lines(interaction),
+            "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+            "opts": self.model._meta,
+        }
+        return TemplateResponse(request, "admin/orchestrator/interaction/answer_choice.html", context)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
