@@ -20,7 +20,7 @@ import hashlib
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import msgspec
@@ -39,6 +39,9 @@ MAX_SAMPLES = 10_000
 MAX_FUTURE = timedelta(minutes=5)
 STALE_INTERVALS = 3
 BIGINT = 2**63
+# The earliest time stored: a time in year 1 with a positive offset is before datetime.min in UTC,
+# and converting it for the database would overflow (a 500 instead of a 422).
+EARLIEST = datetime(1, 1, 2, tzinfo=UTC)
 
 
 @dataclass
@@ -70,6 +73,8 @@ def _time(index: int, raw: Any, latest_allowed: datetime) -> datetime:
         raise _invalid(index, "time", "must include a timezone (e.g. 2026-01-01T00:00:00Z)")
     if value > latest_allowed:
         raise _invalid(index, "time", "is more than 5 minutes in the future")
+    if value < EARLIEST:
+        raise _invalid(index, "time", "is out of range (before 0001-01-02)")
     return value
 
 
@@ -125,7 +130,7 @@ def samples_decode(body: bytes, *, now: datetime | None = None) -> list[Sample] 
     parser, which names the problem. Accepts nothing `samples_validate` would refuse."""
     try:
         items = _BODY.decode(body).samples
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, UnicodeDecodeError):  # not JSON, or not UTF-8
         return None
     if len(items) > MAX_SAMPLES:
         return None
@@ -136,7 +141,7 @@ def samples_decode(body: bytes, *, now: datetime | None = None) -> list[Sample] 
         return None
     if any(t.tzinfo is None or t.utcoffset() is None for t in times):
         return None
-    if times and max(times) > (now or timezone.now()) + MAX_FUTURE:
+    if times and (max(times) > (now or timezone.now()) + MAX_FUTURE or min(times) < EARLIEST):
         return None
     samples = [(item.signal_id, t, item.value) for item, t in zip(items, times, strict=True)]
     if any(not -BIGINT <= s < BIGINT or not math.isfinite(v) for s, _, v in samples):
