@@ -16,3 +16,7 @@ class CoreConfig(AppConfig):
         from core.sockets import connect_socket_receivers
 
         connect_socket_receivers()  # logout, revoked tokens, lost scopes close the user's sockets
+
+        from core import receivers
+
+        receivers.connect()  # a task runs in the correlation scope of the request that queued it

@@ -7,6 +7,10 @@ with backoff. A second process on the in-memory broker (a shell or `manage.py si
 `python3 dev.py up`) has no worker of its own: it only records intents, which the running
 system's relay drains from the shared database.
 
+An intent keeps the correlation id of what recorded it (`core.agents.correlation`); the message
+carries it as a header and the task runs in that scope (`core.receivers`), so agent runs a chat
+session causes through the worker are found under the session's id too.
+
 Delivery is at least once; tasks guard their state (and hold a `core.leases` lease), so a
 duplicate message is harmless. Sending an intent claims it first with a conditional UPDATE, so
 two relays (or a relay and the fast path) do not both send it.
@@ -28,6 +32,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from core.agents.correlation import current_correlation_id
 from core.models import DispatchIntent
 
 logger = logging.getLogger(__name__)
@@ -37,6 +42,8 @@ CLAIM_SECONDS = 30  # a sender that dies mid-send leaves its claim; the relay re
 MAX_BACKOFF_SECONDS = 60
 FAST_PATH_PAUSE_SECONDS = 10  # after a failed send, requests stop trying the broker for a while
 FAST_PATH_DB_ATTEMPTS = 5
+
+CORRELATION_HEADER = "aria_correlation_id"  # the message header a task's correlation scope comes from
 
 _state = threading.local()
 _local_consumer = threading.Event()
@@ -82,6 +89,7 @@ def dispatch(task_name: str, *, args: Sequence[Any] = (), key: str, delay_second
             "task_name": task_name,
             "args": list(args),
             "scheduled_for": now + timedelta(seconds=delay_seconds),
+            "correlation_id": current_correlation_id.get(),
         },
     )
     if created and not delay_seconds:
@@ -146,11 +154,12 @@ def _task_sender(app: Celery, task_name: str):
 
 
 def _send(intent: DispatchIntent, app: Celery) -> None:
+    headers = {CORRELATION_HEADER: intent.correlation_id} if intent.correlation_id else None
     task = _task_sender(app, intent.task_name)
     if task is not None:  # eager in tests; otherwise the same message send_task would publish
-        task.apply_async(args=intent.args, retry=False)
+        task.apply_async(args=intent.args, retry=False, headers=headers)
     else:
-        app.send_task(intent.task_name, args=intent.args, retry=False)
+        app.send_task(intent.task_name, args=intent.args, retry=False, headers=headers)
 
 
 def _claim(intent: DispatchIntent) -> bool:

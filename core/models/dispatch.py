@@ -17,6 +17,9 @@ class DispatchIntent(models.Model):
     attempts = models.PositiveIntegerField(default=0)
     sent_at = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True)
+    # What caused it (core.agents.correlation): the task runs in that scope, so agent runs it starts
+    # record it too (e.g. an investigation a chat session asked for).
+    correlation_id = models.CharField(max_length=64, blank=True)
 
     class Meta:
         ordering = ["id"]

@@ -49,3 +49,31 @@ def test_coordinator_and_plan_turns_record_it_too(operator, p02):
     other = session_create(owner=operator, mode="plan")
     session_turn(session=other, user=operator, content="Investigate the open alarms on P-02")
     assert not AgentRun.objects.filter(correlation_id="").exclude(user=None).filter(user=operator).exists()
+
+
+def test_work_a_session_queues_through_the_worker_runs_under_its_correlation_id(
+    operator, p02, django_capture_on_commit_callbacks
+):
+    """The chat asks for an investigation (the start_investigation tool): the Investigator runs in
+    the worker, later, and its run is still found under the session's id (the dispatch intent
+    keeps it; the message carries it as a header; the task runs in that scope)."""
+    from core.agents.correlation import correlation_scope, current_correlation_id
+    from core.capabilities import CapabilityContext, dispatch
+    from core.models import DispatchIntent
+
+    wo = f.make_work_order(p02, status="detected", title="High vibration on P-02")
+    session = session_create(owner=operator, mode="chat", kind="qa")
+    with django_capture_on_commit_callbacks(execute=True), correlation_scope(session.correlation_id):
+        result = dispatch("workorders.start_investigation", {"work_order_id": wo.pk}, ctx=CapabilityContext(operator))
+    assert not result.is_error, result.message
+
+    assert DispatchIntent.objects.get(task_name="workorders.investigate").correlation_id == session.correlation_id
+    investigator = AgentRun.objects.get(agent="investigator", subject_id=str(wo.pk))
+    assert investigator.correlation_id == session.correlation_id
+    assert current_correlation_id.get() == ""  # the task's scope ended with it
+
+    # Work queued outside any session carries none, even in the same worker thread afterwards.
+    other = f.make_work_order(p02, status="detected", title="Second order")
+    with django_capture_on_commit_callbacks(execute=True):
+        dispatch("workorders.start_investigation", {"work_order_id": other.pk}, ctx=CapabilityContext(operator))
+    assert AgentRun.objects.get(agent="investigator", subject_id=str(other.pk)).correlation_id == ""

@@ -3,6 +3,7 @@
 import pytest
 
 from aria_project.celery import app as celery_app
+from core.dispatch import CORRELATION_HEADER
 from core.models import AgentRun, Event
 from tests.conftest import wait_until
 from tests.workorders import factories as f
@@ -26,8 +27,10 @@ def test_detected_order_reaches_open_through_a_real_worker(celery_worker):
     first_event = Event.objects.order_by("-id").values_list("id", flat=True).first() or 0
 
     # When the investigation is sent twice through the broker (a duplicate delivery)
-    celery_app.send_task("workorders.investigate", [wo.pk])
-    celery_app.send_task("workorders.investigate", [wo.pk])
+    # (queued by a chat session: the message carries its correlation id, as core.dispatch sends it)
+    session = {CORRELATION_HEADER: "chat-session-7"}
+    celery_app.send_task("workorders.investigate", [wo.pk], headers=session)
+    celery_app.send_task("workorders.investigate", [wo.pk], headers=session)
 
     # Then the worker investigates, the generator follows, and the order is open
     opened = wait_until(lambda: WorkOrder.objects.filter(pk=wo.pk, status="open").exists(), timeout=60)
@@ -42,3 +45,7 @@ def test_detected_order_reaches_open_through_a_real_worker(celery_worker):
     assert types.index("agent_start") < types.index("tool_call_started") < types.index("rca_ready")
     assert types.index("rca_ready") < types.index("work_order_ready")
     assert AgentRun.objects.filter(agent="work_order_generator").count() == 1
+    # and every run the session caused in the worker, the generator the investigation queued
+    # included, is found under the session's correlation id
+    runs = AgentRun.objects.filter(agent__in=["investigator", "work_order_generator"])
+    assert {run.correlation_id for run in runs} == {"chat-session-7"}
