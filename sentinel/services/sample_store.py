@@ -7,8 +7,9 @@ and no timestamp read back into Python:
 1. one binary COPY of the batch into a temporary staging table (`ON COMMIT DROP`);
 2. one read: the first item whose signal does not exist (a 422, nothing written), the signals
    without a latest value yet, and the samples older than their signal's latest (out of order);
-3. `INSERT … SELECT … ORDER BY i ON CONFLICT (signal_id, time) DO NOTHING` into the samples
-   (the first value for an instant wins; the rest are counted as duplicates);
+3. `INSERT … SELECT … ORDER BY s, t, i ON CONFLICT (signal_id, time) DO NOTHING` into the samples
+   (the first value for an instant wins; the rest are counted as duplicates; rows go in index
+   order, so two batches sharing instants wait on each other in one order, never in a cycle);
 4. one upsert of each signal's newest staged value (`ON CONFLICT … WHERE latest.time <
    excluded.time`, rows in signal order — the lock order of docs/KERNEL.md) returning the signals
    whose new value can change something (a limit crossed, a breach in progress, an open alarm);
@@ -117,7 +118,7 @@ def _store_postgresql(samples: list[Sample], *, now: datetime, fresh_after: date
         if first_unknown is not None:
             raise unknown_signal(first_unknown, samples[first_unknown][0])
         cursor.execute(
-            f"INSERT INTO {_table(SignalSample)} (signal_id, time, value) SELECT s, t, v FROM {STAGE} ORDER BY i "
+            f"INSERT INTO {_table(SignalSample)} (signal_id, time, value) SELECT s, t, v FROM {STAGE} ORDER BY s, t, i "
             "ON CONFLICT (signal_id, time) DO NOTHING"
         )
         stored = cursor.rowcount
