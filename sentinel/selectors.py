@@ -65,7 +65,10 @@ def signal_trends(
     ]
     return {
         "signal_id": signal.pk,
-        **{k: trend[k] for k in ("cell_id", "key", "display_name", "unit", "start", "end", "bucket_seconds")},
+        **{
+            k: trend[k]
+            for k in ("cell_id", "key", "display_name", "unit", "start", "end", "bucket_seconds", "resolution")
+        },
         "thresholds": trend["thresholds"],
         "points": points,
     }

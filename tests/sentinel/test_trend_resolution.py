@@ -92,3 +92,12 @@ def test_the_query_count_does_not_grow_with_the_range_or_the_signals():
                 selectors.trends(chosen, minutes=minutes, buckets=100, end=NOW)
             counts[(minutes, len(chosen))] = len(queries)
     assert set(counts.values()) == {3}, counts  # dirty minutes; buckets and breaches, each raw ∪ rollup
+
+
+def test_a_thirty_day_chart_through_the_api_reads_hourly_buckets_and_longer_ranges_are_refused(client, operator):
+    signal = make_signal(make_cell(), "a")
+    client.force_login(operator)
+    body = client.get(f"/api/v1/signals/{signal.pk}/trends?minutes={30 * 24 * 60}&buckets=1000").json()
+    assert (body["resolution"], body["bucket_seconds"], len(body["points"])) == ("1h", 3600, 720)
+    response = client.get(f"/api/v1/signals/{signal.pk}/trends?minutes={31 * 24 * 60 + 1}")
+    assert response.status_code == 422 and response.json()["field"] == "minutes"
