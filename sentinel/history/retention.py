@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from sentinel.history.partitions import partitions_drop_before, partitions_ensure
 from sentinel.history.rollups import raw_horizon_days
-from sentinel.history.schema import ROLLUP_HOUR, ROLLUP_MINUTE, SAMPLES
+from sentinel.history.schema import ROLLUP_HOUR, ROLLUP_MINUTE, SAMPLES, dirty_triggers_install
 from sentinel.models import HistoryDirtyMinute, SampleRollupHour, SampleRollupMinute, SignalDefinition, SignalSample
 
 
@@ -49,8 +49,13 @@ def _signals_by_retention() -> dict[int, list[int]]:
 
 
 def history_upkeep(*, now: datetime | None = None) -> UpkeepResult:
-    """The periodic job: partitions ahead (PostgreSQL), then retention of raw samples and rollups."""
+    """The periodic job: the dirty-minute triggers (SQLite), partitions ahead (PostgreSQL), then
+    retention of raw samples and rollups."""
     now = now or timezone.now()
+    if connection.vendor == "sqlite":
+        # Django rebuilds a SQLite table for some schema changes, dropping its triggers: put them back.
+        with connection.cursor() as cursor:
+            dirty_triggers_install(cursor, connection.vendor)
     result = UpkeepResult(created=partitions_ensure(now=now))
     horizon = now - timedelta(days=raw_horizon_days())
     postgresql = connection.vendor == "postgresql"

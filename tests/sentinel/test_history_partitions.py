@@ -1,7 +1,8 @@
 """PostgreSQL: the history tables are range-partitioned by time; partitions are created ahead,
 rows waiting in the DEFAULT partition move into a new range, and retention drops whole
-partitions."""
+partitions; concurrent rollups serialise."""
 
+import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -10,8 +11,9 @@ from django.test import override_settings
 
 from sentinel.history.partitions import partitions_ensure, partitions_list
 from sentinel.history.retention import history_upkeep
+from sentinel.history.rollups import history_rollup
 from sentinel.history.schema import ROLLUP_HOUR, ROLLUP_MINUTE, SAMPLES
-from sentinel.models import SignalSample
+from sentinel.models import SampleRollupMinute, SignalSample
 from tests.sentinel.factories import make_cell, make_signal
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
@@ -66,3 +68,35 @@ def test_retention_drops_whole_partitions_older_than_the_retention():
     assert old_partition in result.dropped and result.deleted == 0
     assert all(p.end > NOW - timedelta(days=31) for p in partitions_list(SAMPLES))
     assert sorted(SignalSample.objects.values_list("time", flat=True)) == times[1:]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_rollups_at_once_roll_each_minute_once():
+    # Given marked minutes, and two rollups started together (the beat's and a manual one).
+    signal = make_signal(make_cell(), "temp_c")
+    start = datetime.now(UTC).replace(second=0, microsecond=0) - timedelta(minutes=30)
+    SignalSample.objects.bulk_create(
+        SignalSample(signal=signal, time=start + timedelta(seconds=20 * i), value=float(i)) for i in range(60)
+    )
+    results, errors = [], []
+    barrier = threading.Barrier(2)
+
+    def roll():
+        try:
+            barrier.wait(timeout=10)
+            results.append(history_rollup().minutes)
+        except Exception as exc:  # surfaced below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=roll) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+
+    # Then one took the 20 minutes, the other found nothing left (no duplicate-key error).
+    assert not errors and sorted(results) == [0, 20]
+    assert SampleRollupMinute.objects.filter(signal=signal).count() == 20
+    assert sum(SampleRollupMinute.objects.filter(signal=signal).values_list("count", flat=True)) == 60

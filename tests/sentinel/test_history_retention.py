@@ -4,6 +4,7 @@ PostgreSQL by partition drop plus a bounded delete for shorter-lived kinds."""
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.test import override_settings
 from django.utils import timezone
 
@@ -58,3 +59,13 @@ def test_rollups_have_their_own_retention_and_zero_keeps_forever():
     history_upkeep(now=now)
     assert SampleRollupMinute.objects.count() == 1  # the 200-day-old minute is gone
     assert SampleRollupHour.objects.count() == 2  # hours kept forever
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite: Django table rebuilds drop triggers")
+def test_the_upkeep_puts_back_a_dirty_minute_trigger_a_table_rebuild_dropped():
+    signal = make_signal(make_cell(), "temp_c")
+    with connection.cursor() as cursor:
+        cursor.execute("DROP TRIGGER sentinel_samples_dirty_insert")
+    history_upkeep()
+    SignalSample.objects.create(signal=signal, time=timezone.now(), value=1.0)
+    assert HistoryDirtyMinute.objects.count() == 1
