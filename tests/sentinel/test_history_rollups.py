@@ -1,29 +1,16 @@
 """Rollups (1 min / 1 h) kept from the dirty-minute log, late samples included. Runs on SQLite by
 default and on PostgreSQL (partitioned tables) with DATABASE_URL."""
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
 from sentinel.history.rollups import history_rollup
 from sentinel.models import HistoryDirtyMinute, SampleRollupHour, SampleRollupMinute
-from sentinel.services import samples_ingest
 from tests.sentinel.factories import make_cell, make_signal
+from tests.sentinel.history_helpers import NOW, T0, ingest_at
 
 pytestmark = pytest.mark.django_db
-
-NOW = datetime(2026, 11, 30, 12, 0, 30, tzinfo=UTC)
-T0 = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)  # two hours before NOW
-
-
-def ingest_at(signal, offsets_and_values, *, base=T0):
-    samples_ingest(
-        samples=[
-            {"signal_id": signal.pk, "time": (base + timedelta(seconds=s)).isoformat(), "value": v}
-            for s, v in offsets_and_values
-        ],
-        now=NOW,
-    )
 
 
 def _rollup(model, signal, bucket):

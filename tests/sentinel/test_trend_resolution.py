@@ -12,7 +12,7 @@ from sentinel import selectors
 from sentinel.history.rollups import history_rollup
 from sentinel.models import SignalSample
 from tests.sentinel.factories import make_cell, make_signal
-from tests.sentinel.test_history_rollups import NOW, ingest_at
+from tests.sentinel.history_helpers import NOW, ingest_at
 
 pytestmark = pytest.mark.django_db
 
