@@ -29,6 +29,15 @@ def session_get(user: AbstractBaseUser, session_id: int) -> Session:
     return get_owned_or_404(Session.objects.select_related("owner"), user, pk=session_id)
 
 
+def session_owned(user: AbstractBaseUser, session_id: int) -> Session:
+    """The caller's own session, admins included (no bypass): what changes how its turns act —
+    tool_approval, skill pin/disable — is its owner's alone, like its held tool calls."""
+    session = Session.objects.select_related("owner").filter(pk=session_id, owner_id=user.pk).first()
+    if session is None:
+        raise NotFound("Session not found.")
+    return session
+
+
 def drafts_visible(user: AbstractBaseUser) -> QuerySet:
     return owned_by(Draft.objects.select_related("owner"), user)
 

@@ -65,7 +65,9 @@ def get_session(request: HttpRequest, session_id: int) -> dict:
 @router.patch("/sessions/{session_id}", response=SessionOut)
 def patch_session(request: HttpRequest, session_id: int, payload: SessionPatch) -> dict:
     require_scopes(request.user, OPERATOR)
-    session = selectors.session_get(request.user, session_id)
+    # The confirm gate (tool_approval) is the owner's own: an admin may read the session, not switch it.
+    get = selectors.session_owned if payload.tool_approval is not None else selectors.session_get
+    session = get(request.user, session_id)
     return _session_out(
         session_update(
             session=session,
