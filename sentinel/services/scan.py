@@ -60,7 +60,6 @@ class ScanSummary:
         return {"unshelved": self.unshelved, **self.evaluation.as_dict(), **group}
 
 
-
 def shelves_expire(*, now: datetime | None = None) -> list[int]:
     """Return timed-out shelved alarms to service (once per round, before the groups scan)."""
     with transaction.atomic():
