@@ -88,7 +88,9 @@ def list_messages(request: HttpRequest, session_id: int) -> list:
 @router.post("/sessions/{session_id}/messages", response=TurnOut, throttle=UserRateLimit(CHAT))
 def post_message(request: HttpRequest, session_id: int, payload: SessionTurnIn) -> dict:
     require_scopes(request.user, OPERATOR)
-    session = selectors.session_get(request.user, session_id)
+    # Only the owner speaks in a session: an admin's turn would show as the owner's own words and
+    # could leave a confirm card (a held call) in it for the owner to run with their scopes.
+    session = selectors.session_owned(request.user, session_id)
     if (payload.mode or session.mode) == Mode.COORDINATE:
         rate_limit(COORDINATOR, request.user)  # the same limit as the coordinator's own route
         token_budget_check(request.user, provider=get_engine().provider)

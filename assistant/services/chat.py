@@ -69,7 +69,7 @@ def chat_turn(
 ) -> ChatOutcome:
     """Persist the user's message, run the Q&A agent (streaming frames), persist the answer."""
     if session_id is not None:
-        session = selectors.session_get(user, session_id)
+        session = selectors.session_owned(user, session_id)  # only its owner speaks in it
     else:
         session = session_create(owner=user, mode=Mode.CHAT, kind="qa")
     if messages:

@@ -4,7 +4,7 @@ owner's alone. Admins may read another user's session, but must not switch its c
 
 import pytest
 
-from assistant.models import Skill
+from assistant.models import PendingToolCall, Skill
 from assistant.services.sessions import session_create
 from core.access import ADMIN, OPERATOR
 
@@ -46,3 +46,16 @@ def test_the_owner_still_sets_both(client, operator):
     response = client.put(f"{url}/skills/units", {"state": "pinned"}, content_type="application/json")
     assert response.status_code == 200
     assert {s["name"]: s["session_state"] for s in response.json()}["units"] == "pinned"
+
+
+def test_an_admin_cannot_speak_in_another_users_session(client, operator, make_user):
+    session = session_create(owner=operator, mode="build")
+    client.force_login(make_user("root", OPERATOR, ADMIN))
+    response = client.post(
+        f"{API}/sessions/{session.pk}/messages",
+        {"content": "set the priority of work order 1 to high"},
+        content_type="application/json",
+    )
+    assert response.status_code == 404, response.content
+    assert not session.messages.exists()
+    assert not PendingToolCall.objects.filter(session=session).exists()
