@@ -8,6 +8,7 @@ from typing import Any
 from ninja import Schema
 from pydantic import Field
 
+from core.json_types import WholeNumber
 from sentinel.models import Alarm, AlarmEvent, SignalDefinition, SignalLatest
 
 
@@ -94,7 +95,7 @@ class CommentIn(Schema):
 
 
 class ShelveIn(Schema):
-    minutes: int | None = Field(None, ge=1, le=7 * 24 * 60)
+    minutes: WholeNumber | None = Field(None, ge=1, le=7 * 24 * 60)  # true or "30" is a 422
     until_work_order_closes: bool = False
     comment: str = Field("", max_length=500)
 
