@@ -1,5 +1,6 @@
 """The assistant's bus events: a draft changed (created, edited, or moved through its lifecycle);
-a held tool call was decided (ids and status only: clients re-read it through the owner-scoped route)."""
+a held tool call was decided (ids and status only: clients re-read it through the owner-scoped route;
+private to the session's owner through `owner_id`, like the calls themselves)."""
 
 from core.events.contract import _Payload, register_event_type
 
@@ -13,6 +14,7 @@ class DraftUpdated(_Payload):
 
 
 class ToolCallDecided(_Payload):
+    owner_id: int  # private: only the session owner's sockets get it (core/consumers.py)
     call_id: int
     session_id: int
     status: str

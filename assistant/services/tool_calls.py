@@ -182,7 +182,10 @@ def _record(call: PendingToolCall, user: AbstractBaseUser, decision: str, durati
             "result": call.result_summary or call.error,
         },
     )
-    publish("tool_call_decided", {"call_id": call.pk, "session_id": call.session_id, "status": call.status})
+    publish(
+        "tool_call_decided",
+        {"owner_id": call.session.owner_id, "call_id": call.pk, "session_id": call.session_id, "status": call.status},
+    )
     if call.agent_run_id:
         index = (AgentStep.objects.filter(run_id=call.agent_run_id).aggregate(m=Max("index"))["m"] or 0) + 1
         AgentStep.objects.create(

@@ -93,7 +93,7 @@ def test_confirm_runs_the_stored_call_once_with_an_audit_row_and_tells_the_model
     assert audit.actor_id == operator.pk
     assert AgentStep.objects.filter(kind="confirmed", tool="update_work_order", is_error=False).count() == 1
     event = Event.objects.get(type="tool_call_decided")  # other tabs update the card
-    assert event.payload == {"call_id": call_id, "session_id": session.pk, "status": "done"}
+    assert event.payload == {"owner_id": operator.pk, "call_id": call_id, "session_id": session.pk, "status": "done"}
     assert client.get(f"{API}/tool-calls/{call_id}").json()["status"] == "done"
 
     # twice: the recorded outcome, not a second run

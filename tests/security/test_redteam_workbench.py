@@ -2,11 +2,18 @@
 owner's alone. Admins may read another user's session, but must not switch its confirm gate off
 (held calls are owner-only too: tool_calls.py) or change which skills its turns use."""
 
-import pytest
+import asyncio
 
-from assistant.models import PendingToolCall, Skill
+import pytest
+from asgiref.sync import sync_to_async
+from channels.testing import WebsocketCommunicator
+
+from aria_project.asgi import application
+from assistant.models import PendingToolCall, Run, Skill
 from assistant.services.sessions import session_create
+from assistant.services.tool_calls import tool_call_reject
 from core.access import ADMIN, OPERATOR
+from tests.conftest import session_cookie
 
 pytestmark = pytest.mark.django_db
 API = "/api/v1/assistant"
@@ -59,3 +66,38 @@ def test_an_admin_cannot_speak_in_another_users_session(client, operator, make_u
     assert response.status_code == 404, response.content
     assert not session.messages.exists()
     assert not PendingToolCall.objects.filter(session=session).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_held_calls_decision_reaches_only_its_owners_socket(operator, make_user):
+    """tool_call_decided went to every socket (call and session ids of another user's build session)."""
+    session = session_create(owner=operator, mode="build")
+    run = Run.objects.create(session=session)
+    call = PendingToolCall.objects.create(
+        session=session,
+        run=run,
+        capability="workorders.update_work_order",
+        tool_name="update_work_order",
+        tier="mutate",
+        args={"work_order_id": 1, "priority": "high"},
+    )
+    tool_call_reject(user=operator, call_id=call.pk)
+    other = make_user("mallory", OPERATOR)
+
+    async def replayed(user) -> list[dict]:
+        cookie = await sync_to_async(session_cookie)(user)
+        headers = [(b"cookie", cookie.encode()), (b"origin", b"http://testserver")]
+        comm = WebsocketCommunicator(application, "/ws/events?after=0", headers=headers)
+        assert (await comm.connect())[0]
+        frames = []
+        while not await comm.receive_nothing(timeout=0.5):
+            frames.append(await comm.receive_json_from(timeout=2))
+        await comm.disconnect()
+        return [f for f in frames if f["type"] == "tool_call_decided"]
+
+    async def both() -> tuple[list[dict], list[dict]]:
+        return await replayed(operator), await replayed(other)
+
+    mine, theirs = asyncio.run(both())
+    assert [f["call_id"] for f in mine] == [call.pk]
+    assert theirs == []
