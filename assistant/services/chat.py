@@ -23,7 +23,7 @@ from core.agents.correlation import correlation_scope
 from core.agents.engines import Engine
 from core.agents.loop import AgentSpec, FrameCallback, run_agent
 from core.capabilities import CapabilityContext, Tier
-from core.events import new_turn_id
+from core.events import new_turn_id, private_scope
 
 
 @dataclass
@@ -107,7 +107,8 @@ def chat_turn(
     try:
         question = history[-1]["content"] if history else ""
         spec = qa_spec(question=question if isinstance(question, str) else "", session=session)
-        with correlation_scope(session.correlation_id):  # its runs (handoffs too) name the session
+        # its runs (handoffs too) name the session; its agents' bus events are the user's alone
+        with correlation_scope(session.correlation_id), private_scope(session.owner_id):
             result = run_agent(spec, messages=history, ctx=ctx, engine=engine, on_frame=frame)
     except Exception as exc:  # the loop never raises; building the spec or a DB error still might
         run_fail(run=run, error=f"{type(exc).__name__}: {exc}")

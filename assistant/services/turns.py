@@ -28,7 +28,7 @@ from core.agents.engines import Engine
 from core.agents.loop import FrameCallback, HoldCall, run_agent
 from core.capabilities import Capability, CapabilityContext, CapabilityResult, dispatch
 from core.errors import DomainError, InvalidInput
-from core.events import new_turn_id
+from core.events import new_turn_id, private_scope
 
 CREATE_PLAN = "orchestrator.create_plan"
 
@@ -121,7 +121,8 @@ def session_turn(
     on_frame: FrameCallback | None = None,
 ) -> TurnOutcome:
     """One turn; every agent run it causes records the session's correlation id."""
-    with correlation_scope(session.correlation_id):
+    # Its runs record the session's id; its agents' events on the bus are the user's alone.
+    with correlation_scope(session.correlation_id), private_scope(session.owner_id):
         return _session_turn(session=session, user=user, content=content, mode=mode, engine=engine, on_frame=on_frame)
 
 

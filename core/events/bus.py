@@ -1,4 +1,10 @@
-"""publish(): validate, write the outbox row in the caller's transaction, broadcast on commit."""
+"""publish(): validate, write the outbox row in the caller's transaction, broadcast on commit.
+
+Inside `private_scope(user_id)` every event published (an agent's start/end, thinking, tool
+calls, renders — whatever the work inside causes in this thread) carries `owner_id` and reaches
+only that user's sockets, live and replayed (core.consumers). A user's own chat or coordinator
+turn runs in one: what they asked and what the agents read for them is not everyone's to watch.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +23,7 @@ from core.events.transport import broadcast
 from core.models import Event
 
 current_turn_id: contextvars.ContextVar[str] = contextvars.ContextVar("aria_turn_id", default="")
+current_private_owner: contextvars.ContextVar[int | None] = contextvars.ContextVar("aria_private_owner", default=None)
 
 
 def new_turn_id() -> str:
@@ -34,6 +41,19 @@ def turn_scope(turn_id: str | None = None) -> Iterator[str]:
         current_turn_id.reset(token)
 
 
+@contextlib.contextmanager
+def private_scope(owner_id: int | None) -> Iterator[int | None]:
+    """Events published inside carry `owner_id` (only that user's sockets get them); None: no change."""
+    if owner_id is None:
+        yield current_private_owner.get()
+        return
+    token = current_private_owner.set(owner_id)
+    try:
+        yield owner_id
+    finally:
+        current_private_owner.reset(token)
+
+
 def _validated(event_type: str, payload: dict[str, Any]) -> dict[str, Any]:
     model = EVENT_TYPES.get(event_type)
     if model is None:
@@ -42,11 +62,15 @@ def _validated(event_type: str, payload: dict[str, Any]) -> dict[str, Any]:
     if "turn_id" in model.model_fields and not payload.get("turn_id"):
         payload["turn_id"] = current_turn_id.get() or new_turn_id()
     try:
-        return model.model_validate(payload).model_dump(mode="json")
+        data = model.model_validate(payload).model_dump(mode="json")
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first.get("loc", ())) or "payload"
         raise InvalidInput(f"Invalid {event_type} payload: {field}: {first.get('msg')}", field=field) from exc
+    owner = current_private_owner.get()
+    if owner is not None and data.get("owner_id") is None:
+        data["owner_id"] = owner
+    return data
 
 
 def publish(event_type: str, payload: dict[str, Any]) -> Event:

@@ -16,7 +16,7 @@ from core.agents.loop import AgentSpec, FinishTool, run_agent
 from core.agents.prompts import system_prompt_for
 from core.capabilities import CapabilityContext
 from core.errors import Conflict, InvalidInput, NotFound
-from core.events import current_turn_id, turn_scope
+from core.events import current_turn_id, private_scope, turn_scope
 from core.models import AgentStep
 from orchestrator.coordinator.context import PACKET_MARKER, build_context_packet, read_tools
 from orchestrator.coordinator.execute import execute_action, execute_delegations, outcome_text
@@ -153,7 +153,8 @@ def coordinator_turn(
     """One turn for `message`. The exact words of a confirm card ("confirm proposal 1 of turn 7") are
     not interpreted: they confirm that proposal in code (`coordinator_proposal_confirm`). While it
     runs, its states go to its user on the bus (`coordinator_turn_state`, live.py)."""
-    with turn_scope(current_turn_id.get() or None):  # the states and the agent's events share one turn id
+    # The states and the agent's events share one turn id, and are this user's alone on the bus.
+    with turn_scope(current_turn_id.get() or None), private_scope(getattr(user, "pk", None)):
         if confirm := CONFIRM.fullmatch(message.strip()):
             index, turn_id = int(confirm.group(1)), int(confirm.group(2))
             return coordinator_proposal_confirm(user=user, turn_id=turn_id, action_index=index, message=message.strip())

@@ -1,5 +1,6 @@
 """A coordinator turn's live states reach its user's /ws/events socket, and no one else's (live
-or replayed): the payload's `owner_id` makes the event private (core/consumers.py)."""
+or replayed): the payload's `owner_id` makes the event private (core/consumers.py); the turn's
+agent events are published in its user's private scope too."""
 
 import asyncio
 import threading
@@ -12,6 +13,7 @@ from django.db import connections
 from aria_project.asgi import application
 from core.access import OPERATOR
 from core.agents.engines.fake import FakeEngine
+from core.events import publish
 from orchestrator.coordinator.service import coordinator_turn
 from tests.conftest import session_cookie
 
@@ -43,8 +45,11 @@ async def test_states_reach_the_owner_only_live_and_replayed(operator, make_user
     received = [f for f in await drain(mine) if f["type"] == STATE]
     assert received[0]["state"] == "inspecting" and received[-1]["state"] == "answered"
     assert received[-1]["coordinator_turn_id"] == turn.pk and received[-1]["offline"] is True
+    # Nothing of the turn reaches another user — not its states, not its agents' events
+    # (core.events.private_scope) — while public work still does.
+    public = await sync_to_async(publish)("agent_start", {"agent": "investigator", "turn_id": "public-work"})
     foreign = await drain(theirs)
-    assert foreign and not [f for f in foreign if f["type"] == STATE]  # the turn's public agent events do arrive
+    assert [f["id"] for f in foreign] == [public.pk]
     await mine.disconnect()
     await theirs.disconnect()
 
