@@ -31,8 +31,12 @@ router = Router(tags=["assistant"])
 BASE = "/sessions/{session_id}"
 
 
-def _session(request: HttpRequest, session_id: int) -> Session:
+def _session(request: HttpRequest, session_id: int, *, acting: bool = False) -> Session:
+    """Reading: the owner's session (an admin may look). Acting in it — resolving, planning,
+    executing — is its owner's alone, admins included, like its messages and held tool calls."""
     require_scopes(request.user, OPERATOR)
+    if acting:
+        return selectors.session_owned(request.user, session_id)
     return selectors.session_get(request.user, session_id)
 
 
@@ -47,13 +51,13 @@ def list_session_drafts(request: HttpRequest, session_id: int, status: DraftStat
 
 @router.post(f"{BASE}/intent/resolve")
 def resolve_in_session(request: HttpRequest, session_id: int, payload: ResolveIn) -> dict:
-    _session(request, session_id)
+    _session(request, session_id, acting=True)
     return intent_resolve(text=payload.text)
 
 
 @router.post(f"{BASE}/plans", response={201: OperationOut})
 def plan_in_session(request: HttpRequest, session_id: int, payload: PlanBody) -> Status:
-    session = _session(request, session_id)
+    session = _session(request, session_id, acting=True)
     return Status(201, plan_operation(request, payload, session))
 
 
@@ -64,7 +68,7 @@ def latest_in_session(request: HttpRequest, session_id: int) -> Operation:
 
 @router.post(f"{BASE}/plans/execute", response=OperationOut)
 def execute_in_session(request: HttpRequest, session_id: int, payload: ExecuteIn) -> Operation:
-    operation = operation_get(request.user, payload.plan_id, _session(request, session_id))
+    operation = operation_get(request.user, payload.plan_id, _session(request, session_id, acting=True))
     return operation_execute(operation=operation, actor=request.user, confirm=payload.confirm)
 
 

@@ -185,3 +185,19 @@ def test_a_session_id_in_the_body_cannot_move_the_operation_to_another_users_ses
     planned = post(client, f"{API}/sessions/{session.pk}/plans", {"intent": "create_skill", "session_id": ottos.pk})
     assert planned.status_code == 201 and planned.json()["session_id"] == session.pk
     assert not Operation.objects.filter(session=ottos).exists()
+
+
+def test_hostile_an_admin_cannot_act_in_another_users_session(client, operator, admin_user, session):
+    client.force_login(operator)
+    base = f"{API}/sessions/{session.pk}"
+    plan = post(client, f"{base}/plans", {"intent": "create_skill", "slots": {"name": "tidy"}, "text": "x"}).json()
+    client.force_login(admin_user)
+    operations = Operation.objects.count()
+    refused = [
+        post(client, f"{base}/intent/resolve", {"text": "Create a skill called sneaky"}),
+        post(client, f"{base}/plans", {"intent": "create_skill", "slots": {"name": "sneaky"}, "text": "x"}),
+        post(client, f"{base}/plans/execute", {"plan_id": plan["id"], "confirm": True}),
+    ]
+    assert [r.status_code for r in refused] == [404, 404, 404]
+    assert Operation.objects.count() == operations and Draft.objects.count() == 0
+    assert Operation.objects.get(pk=plan["id"]).status == "planned"
