@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+import annotated_types
 from pydantic import BeforeValidator
 
 
@@ -23,3 +24,14 @@ def _whole_number(value: Any) -> Any:
 
 
 WholeNumber = Annotated[int, BeforeValidator(_whole_number)]
+
+
+def whole_number(*, ge: int | None = None, le: int | None = None) -> Any:
+    """A bounded `WholeNumber` that states its bounds in the schema also where it is optional
+    (`whole_number(ge=1) | None`): bounds put on an Optional field's `Field()` would not reach the
+    integer's schema, so clients and fuzzers would not know them."""
+    bounds = [
+        *([annotated_types.Ge(ge)] if ge is not None else []),
+        *([annotated_types.Le(le)] if le is not None else []),
+    ]
+    return Annotated[int, *bounds, BeforeValidator(_whole_number)]

@@ -8,7 +8,7 @@ from typing import Any
 from ninja import Schema
 from pydantic import Field
 
-from core.json_types import WholeNumber
+from core.json_types import whole_number
 from sentinel.models import Alarm, AlarmEvent, SignalDefinition, SignalLatest
 
 
@@ -95,7 +95,8 @@ class CommentIn(Schema):
 
 
 class ShelveIn(Schema):
-    minutes: WholeNumber | None = Field(None, ge=1, le=7 * 24 * 60)  # true or "30" is a 422
+    # true or "30" is a 422; the bounds sit on the number itself, so the schema states them too
+    minutes: whole_number(ge=1, le=7 * 24 * 60) | None = None  # type: ignore[valid-type]
     until_work_order_closes: bool = False
     comment: str = Field("", max_length=500)
 
