@@ -9,9 +9,9 @@ class AssistantConfig(AppConfig):
     def ready(self) -> None:
         # Capabilities and the published-prompt source register on import.
         from importlib import import_module
-        from importlib.util import find_spec
+        from importlib.util import find_spec  # in ready(): the app registry is loaded
 
-        from assistant.events import register
+        from assistant.events import register  # in ready(): the app registry is loaded
 
         register()
 

@@ -13,6 +13,7 @@ from django.conf import settings
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from assistant.choices import ApprovalPolicy
+from assistant.models import RuntimeConfig
 
 logger = logging.getLogger(__name__)
 
@@ -68,7 +69,6 @@ PATCHABLE = set(AssistantConfig.model_fields)
 
 
 def get_config() -> AssistantConfig:
-    from assistant.models import RuntimeConfig
 
     data: dict[str, Any] = dict(getattr(settings, "ARIA_ASSISTANT", {}) or {})
     row = RuntimeConfig.objects.filter(pk=1).first()

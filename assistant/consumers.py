@@ -119,6 +119,7 @@ class AgentChatConsumer(SessionBoundConsumer):
             await self.send_json(frame)
 
     def _run_turn(self, content: str, session_id: int | None):
+        # looked up per turn: the engine and the chat service are swapped by settings (and tests)
         from assistant.engines import author_engine
         from assistant.services.chat import chat_turn
 

@@ -20,6 +20,8 @@ from urllib.parse import urlparse
 import anyio
 from django.conf import settings
 
+from assistant.conf import get_config
+from assistant.services.draft_tests import sandbox_limits
 from core.sandbox import INNER_PATH, Limits, sandbox_workdir, sandboxed_command
 
 MCP_PREFIX = "mcp."
@@ -43,8 +45,6 @@ def check_http_host(url: str) -> None:
 
 
 def _sandbox_limits() -> Limits:
-    from assistant.conf import get_config
-    from assistant.services.draft_tests import sandbox_limits
 
     return sandbox_limits(get_config())
 
@@ -52,7 +52,7 @@ def _sandbox_limits() -> Limits:
 @contextlib.contextmanager
 def _stdio_params(spec: dict[str, Any], limits: Limits) -> Iterator[Any]:
     """The SDK's parameters for spawning the server inside the sandbox (raises SandboxUnavailable)."""
-    from mcp.client.stdio import StdioServerParameters
+    from mcp.client.stdio import StdioServerParameters  # lazy: the MCP SDK loads only when an MCP server is used
 
     command = spec["command"]
     argv = shlex.split(command) if isinstance(command, str) else list(command)
@@ -68,15 +68,16 @@ def _stdio_params(spec: dict[str, Any], limits: Limits) -> Iterator[Any]:
 
 
 async def _with_session(spec: dict[str, Any], work, limits: Limits):
-    from mcp import ClientSession
+    from mcp import ClientSession  # lazy: the MCP SDK loads only when an MCP server is used
 
     if spec["transport"] == "stdio":
-        from mcp.client.stdio import stdio_client
+        from mcp.client.stdio import stdio_client  # lazy: the MCP SDK loads only when an MCP server is used
 
         with _stdio_params(spec, limits) as params:
             async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
                 await session.initialize()
                 return await work(session)
+    # lazy: the MCP SDK loads only when an MCP server is used
     from mcp.client.streamable_http import streamable_http_client
 
     check_http_host(spec["url"])

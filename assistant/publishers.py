@@ -13,11 +13,16 @@ from jsonschema import Draft202012Validator
 from pydantic import BaseModel, ConfigDict
 
 from assistant.choices import DraftType, SkillRuntimeMode
+from assistant.conf import get_config
+from assistant.mcp_bridge import call_server_tool
 from assistant.models import Draft, PromptAlias, PromptVersion, PublishedArtifact, Skill
+from assistant.services.draft_tests import sandbox_limits
 from core.access import OPERATOR
 from core.audit import audit_record
 from core.capabilities import Capability, CapabilityContext, Tier, register_registry_sync, registry
 from core.errors import DomainError, InvalidInput
+from core.plan_templates import PlanTemplate
+from core.sandbox import run_tool
 
 logger = logging.getLogger(__name__)
 Publisher = Callable[[Draft, PublishedArtifact, AbstractBaseUser], None]
@@ -133,7 +138,6 @@ def mcp_tools_of(spec: dict[str, Any], test_report: dict[str, Any]) -> list[dict
 
 
 def register_mcp_tools(artifact: PublishedArtifact) -> list[Capability]:
-    from assistant.mcp_bridge import call_server_tool
 
     caps = []
     for tool in artifact.spec.get("tools", []):
@@ -187,9 +191,6 @@ def register_published_tool(artifact: PublishedArtifact) -> Capability:
     checker = Draft202012Validator(schema)
 
     def handler(ctx: CapabilityContext, params: BaseModel) -> Any:
-        from assistant.conf import get_config
-        from assistant.services.draft_tests import sandbox_limits
-        from core.sandbox import run_tool
 
         args = params.model_dump()
         problems = [e.message for e in checker.iter_errors(args)]
@@ -267,7 +268,6 @@ register_registry_sync(sync_published_tools)
 
 def workflow_templates() -> Iterator[Any]:
     """The plan-template provider: every active published workflow."""
-    from core.plan_templates import PlanTemplate
 
     for artifact in PublishedArtifact.objects.filter(type=DraftType.WORKFLOW, active=True):
         yield PlanTemplate(

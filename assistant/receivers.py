@@ -10,6 +10,8 @@ from celery.signals import task_prerun
 from django.core.signals import request_started
 from django.db import DatabaseError
 
+from assistant.publishers import load_published_tools
+
 logger = logging.getLogger(__name__)
 _loaded = threading.Event()
 _lock = threading.Lock()
@@ -21,7 +23,6 @@ def ensure_published_tools(**kwargs) -> None:
     with _lock:
         if _loaded.is_set():
             return
-        from assistant.publishers import load_published_tools
 
         try:
             count = load_published_tools()

@@ -5,9 +5,10 @@ from __future__ import annotations
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 
+from assistant.choices import DraftStatus as S
 from assistant.conf import SESSION_OBJECT_ROOT
 from assistant.models import Attachment, Draft, Run, Session
-from core.access import get_owned_or_404, is_admin, owned_by
+from core.access import APPROVER, get_owned_or_404, has_scopes, is_admin, is_service_account, owned_by
 from core.errors import Forbidden, NotFound
 
 
@@ -44,7 +45,6 @@ def drafts_visible(user: AbstractBaseUser) -> QuerySet:
 
 def drafts_for_review(user: AbstractBaseUser) -> QuerySet:
     """What an approver may act on: others' drafts that are tested, approved or failed to publish."""
-    from assistant.choices import DraftStatus as S
 
     waiting = (S.TESTED, S.APPROVED, S.PUBLISH_FAILED)
     return Draft.objects.select_related("owner").filter(status__in=waiting).exclude(owner=user).order_by("-updated")
@@ -52,7 +52,6 @@ def drafts_for_review(user: AbstractBaseUser) -> QuerySet:
 
 def draft_get(user: AbstractBaseUser, draft_id: int, *, for_review: bool = False) -> Draft:
     """Owner-scoped; approvers see every draft because approving others' drafts is their job."""
-    from core.access import APPROVER, has_scopes, is_service_account
 
     qs = Draft.objects.select_related("owner")
     if for_review and (has_scopes(user, [APPROVER]) or is_service_account(user)):

@@ -82,7 +82,7 @@ class ThreadService:
         self.thread = threading.Thread(target=self._run, name=name, daemon=True)
 
     def _run(self) -> None:
-        from django.db import close_old_connections
+        from django.db import close_old_connections  # in the service thread: its own connections
 
         try:
             self.target(self.stop_event)

@@ -25,7 +25,7 @@ class LeaderScheduler(PersistentScheduler):
     """PersistentScheduler that sends due tasks only while it leads (Redis lock, renewed each tick)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        from django.conf import settings
+        from django.conf import settings  # settings read when the scheduler starts (celery imports this module first)
 
         self.lock_ttl = float(getattr(settings, "ARIA_BEAT_LOCK_TTL_SECONDS", LOCK_TTL_SECONDS))
         self.standby_poll = min(STANDBY_POLL_SECONDS, self.lock_ttl / 2)
@@ -39,7 +39,7 @@ class LeaderScheduler(PersistentScheduler):
             url = str(self.app.conf.broker_url or "")
             if not url.startswith(("redis://", "rediss://", "unix://")):
                 return None
-            import redis
+            import redis  # lazy: only with a Redis broker
 
             prefix = self.app.conf.task_default_queue or "celery"
             client = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5)

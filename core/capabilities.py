@@ -256,6 +256,7 @@ def register_registry_sync(sync: RegistrySync) -> RegistrySync:
 def refresh_registry(*, force: bool = False) -> None:
     """Run the registered syncs if the refresh interval has passed (or `force`). Never raises;
     a sync already running in another thread (or re-entered from one) is not waited for."""
+    # settings read at call time (the registry module loads before settings are configured)
     from django.conf import settings
 
     interval = float(getattr(settings, "ARIA_REGISTRY_REFRESH_SECONDS", 2.0))

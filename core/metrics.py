@@ -43,7 +43,7 @@ from prometheus_client.registry import Collector
 
 from core.access import is_admin
 from core.auth import bearer_token, user_for_token
-from core.models import AgentRun
+from core.models import AgentRun, DispatchIntent, Event
 
 __all__ = [
     "METRICS_SCOPE",
@@ -106,7 +106,7 @@ def gauge(
 if MULTIPROCESS_DIR:  # a process that ends cleanly takes its live gauges (open sockets) with it
 
     def _mark_dead() -> None:
-        from prometheus_client import multiprocess
+        from prometheus_client import multiprocess  # lazy: multiprocess mode only when PROMETHEUS_MULTIPROC_DIR is set
 
         multiprocess.mark_process_dead(os.getpid())
 
@@ -196,7 +196,6 @@ class _ScrapeCollectors(Collector):
 
 
 def _dispatch_outbox() -> Iterable[Metric]:
-    from core.models import DispatchIntent, Event
 
     unsent = DispatchIntent.objects.filter(sent_at__isnull=True).aggregate(
         pending=Count("id"), failing=Count("id", filter=Q(attempts__gt=0)), oldest=Min("created_at")
@@ -221,7 +220,7 @@ def _dispatch_outbox() -> Iterable[Metric]:
 
 @lru_cache(maxsize=4)
 def _redis_client(url: str) -> Any:
-    import redis
+    import redis  # lazy: only with a Redis broker
 
     return redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
 
@@ -247,6 +246,7 @@ register_collector("core.celery_queue", _celery_queue)
 def _scrape_registry() -> CollectorRegistry:
     registry = CollectorRegistry(auto_describe=False)
     if MULTIPROCESS_DIR:
+        # lazy: multiprocess mode only when PROMETHEUS_MULTIPROC_DIR is set
         from prometheus_client.multiprocess import MultiProcessCollector
 
         MultiProcessCollector(registry, path=MULTIPROCESS_DIR)

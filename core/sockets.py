@@ -35,6 +35,7 @@ from django.utils.crypto import constant_time_compare
 from core.access import has_scopes
 from core.events.transport import server_loop
 from core.loops import daemon_loop
+from core.models import ApiToken
 
 logger = logging.getLogger(__name__)
 
@@ -73,7 +74,6 @@ def _bearer(scope: dict[str, Any]) -> str:
 
 def socket_authenticate(scope: dict[str, Any]) -> tuple[AbstractBaseUser | None, SocketAuth | None]:
     """The user a WebSocket handshake speaks for: the session cookie, else `Authorization: Bearer`."""
-    from core.models import ApiToken
 
     user = scope.get("user")
     if user is not None and user.is_authenticated:
@@ -108,7 +108,6 @@ def _session_still_signed_in(scope: dict[str, Any], user: AbstractBaseUser) -> b
 
 def socket_refusal(scope: dict[str, Any], auth: SocketAuth, scopes: tuple[str, ...]) -> int | None:
     """Re-validate a socket from the database: None while it may stay open, else the close code."""
-    from core.models import ApiToken
 
     user = get_user_model().objects.filter(pk=auth.user_id, is_active=True).first()
     if user is None:

@@ -4,6 +4,8 @@
 from celery import shared_task
 
 from core.audit import audit_record
+from core.dispatch import dispatch_relay
+from core.sweep import sweep
 
 
 @shared_task(name="core.ping", acks_late=True, soft_time_limit=10, time_limit=20)
@@ -16,7 +18,6 @@ def ping_task(token: str) -> str:
 @shared_task(name="core.sweep", acks_late=True, soft_time_limit=120, time_limit=150)
 def sweep_task() -> dict[str, int]:
     """Re-drive or end work stuck past its deadline (every registered reaper, bounded batches)."""
-    from core.sweep import sweep
 
     return sweep()
 
@@ -24,6 +25,5 @@ def sweep_task() -> dict[str, int]:
 @shared_task(name="core.relay_dispatch", acks_late=True, soft_time_limit=60, time_limit=90)
 def relay_dispatch_task() -> int:
     """Deliver dispatch intents still unsent (broker was down, or recorded by another process)."""
-    from core.dispatch import dispatch_relay
 
     return dispatch_relay()

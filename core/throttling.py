@@ -40,6 +40,7 @@ from ninja.throttling import BaseThrottle, SimpleRateThrottle
 
 from core.access import stored_user
 from core.errors import DomainError
+from core.models import AgentRun
 
 CHAT = "chat"  # operator chat and authoring session turns (WebSocket and REST)
 COORDINATOR = "coordinator"  # coordinator turns (its route and the chat's coordinate mode)
@@ -214,7 +215,6 @@ def _start_of_today() -> datetime:
 
 def token_usage_today(user: AbstractBaseUser) -> int:
     """Model tokens (input + output) this user's agent runs recorded today, fake engine excluded."""
-    from core.models import AgentRun
 
     owner = stored_user(user)
     if owner is None:

@@ -41,7 +41,7 @@ def login_lockout(
 ) -> HttpResponse:
     """django-axes' answer once a username/address pair is locked out (AXES_LOCKOUT_CALLABLE):
     429 with Retry-After; JSON for an API client, else the sign-in page saying why."""
-    from axes.helpers import get_cool_off
+    from axes.helpers import get_cool_off  # lazy: axes' helpers need its app ready
 
     cool_off = get_cool_off(request)
     retry_after = max(1, int(cool_off.total_seconds())) if cool_off else None

@@ -196,7 +196,7 @@ class InteractionAdmin(ApproverConsole, admin.ModelAdmin):
 
 def _register_more() -> None:
     """Admin pages kept in their own modules register when present (turns: `admin_turns`)."""
-    from importlib import import_module
+    from importlib import import_module  # importlib: optional per-concern admin modules
     from importlib.util import find_spec
 
     for module in ("admin_turns",):

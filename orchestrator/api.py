@@ -12,6 +12,8 @@ from core.access import OPERATOR, get_owned_or_404, owned_by, require_scopes
 from core.agents.engines import get_engine
 from core.throttling import COORDINATOR, PLAN_CREATE, UserRateLimit, token_budget_check
 from orchestrator.choices import PlanStatus
+from orchestrator.coordinator.service import coordinator_turn
+from orchestrator.models import CoordinatorTurn
 from orchestrator.schemas import (
     AnswerIn,
     PlanCreateIn,
@@ -128,7 +130,6 @@ def needs_me(request: HttpRequest) -> dict[str, Any]:
 
 
 def _turns(request: HttpRequest):
-    from orchestrator.models import CoordinatorTurn
 
     return owned_by(CoordinatorTurn.objects.all(), request.user, owner_field="user")
 
@@ -137,7 +138,6 @@ def _turns(request: HttpRequest):
 def coordinator_turn_create(request: HttpRequest, payload: TurnIn) -> Status:
     require_scopes(request.user, OPERATOR)
     token_budget_check(request.user, provider=get_engine().provider)
-    from orchestrator.coordinator.service import coordinator_turn
 
     turn = coordinator_turn(user=request.user, message=payload.message, conversation=payload.conversation)
     return Status(201, turn_out(turn, detail=True))
@@ -166,7 +166,7 @@ def coordinator_turn_explain(request: HttpRequest, turn_id: int) -> dict[str, An
 
 def _mount() -> None:
     """Routes kept in their own modules (one per concern) join this router when present."""
-    from importlib import import_module
+    from importlib import import_module  # importlib: optional per-concern route modules
     from importlib.util import find_spec
 
     for module in ("api_steps", "api_turns"):

@@ -9,9 +9,9 @@ class OrchestratorConfig(AppConfig):
     def ready(self) -> None:
         # Capabilities and event types register on import.
         from importlib import import_module
-        from importlib.util import find_spec
+        from importlib.util import find_spec  # in ready(): the app registry is loaded
 
-        from orchestrator import events
+        from orchestrator import events  # in ready(): the app registry is loaded
 
         events.register()
         for module in ("capabilities", "receivers"):

@@ -25,7 +25,7 @@ def build_simulator(options: Mapping[str, Any], log: Callable[[str], None]) -> B
     """The demo simulator as a runaria background service; ValueError for an unknown scenario."""
     if options.get("no_simulator"):
         return None
-    from sentinel.simulator import Simulator
+    from sentinel.simulator import Simulator  # in ready() / background services: the app registry is loaded
 
     simulator = Simulator(scenario=options.get("scenario"), log=log, via=options.get("via") or "service")
     return ThreadService("simulator", simulator.run)
@@ -40,10 +40,11 @@ def build_connectors(options: Mapping[str, Any], log: Callable[[str], None]) -> 
     connector is switched on first."""
     if options.get("no_connectors"):
         return None
+    # in ready() / background services: the app registry is loaded
     from sentinel.connectors.supervisor import ConnectorSupervisor
 
     if options.get("via") == "mqtt":
-        from sentinel.seed import demo_connector_enable
+        from sentinel.seed import demo_connector_enable  # in ready() / background services: the app registry is loaded
 
         demo_connector_enable(log)
     return ThreadService("connectors", ConnectorSupervisor(log=log).run)
@@ -56,12 +57,13 @@ class SentinelConfig(AppConfig):
     def ready(self) -> None:
         # Event types, capabilities and signal receivers register on import.
         from importlib import import_module
-        from importlib.util import find_spec
+        from importlib.util import find_spec  # in ready() / background services: the app registry is loaded
 
+        # in ready() / background services: the app registry is loaded
         from sentinel.services.limits import register_events
 
         register_events()
-        from sentinel import metrics
+        from sentinel import metrics  # in ready() / background services: the app registry is loaded
 
         metrics.register()  # open alarms by state, read at scrape time (core.metrics)
         for module in ("capabilities", "receivers", "history.tasks"):

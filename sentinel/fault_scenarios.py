@@ -27,6 +27,7 @@ from sentinel.fault_equipment import (
     TEMPERATURE,
     EvalSignal,
 )
+from sentinel.thresholds import evaluate_threshold
 
 FAULT_SCENARIOS: tuple[str, ...] = (
     "bearing_wear",
@@ -354,7 +355,6 @@ def _with_noise(d: _Draft, level: float) -> dict[str, list[float]]:
 def first_alarm_step(case: FaultCase) -> int | None:
     """The step at which the live feed raises the first alarm (the history batch evaluates only its
     last sample; with an on-delay a breach must still hold on the next step), or None."""
-    from sentinel.thresholds import evaluate_threshold
 
     for i in range(case.prefix - 1, case.steps):
         for signal in case.signals:

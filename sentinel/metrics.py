@@ -23,6 +23,8 @@ from core.metrics import (
     histogram,
     register_collector,
 )
+from sentinel.choices import OPEN_ALARM_STATES
+from sentinel.models import Alarm, Connector
 
 INGEST_SAMPLES = counter("aria_ingest_samples", "Samples accepted by the ingest service (API, simulator, connectors).")
 INGEST_LAG = histogram(
@@ -47,8 +49,6 @@ def ingest_observe(samples: Sequence[tuple[int, datetime, float]]) -> None:
 
 
 def open_alarms_collect() -> Iterable[Metric]:
-    from sentinel.choices import OPEN_ALARM_STATES
-    from sentinel.models import Alarm
 
     rows = Alarm.objects.filter(state__in=OPEN_ALARM_STATES).values_list("state").annotate(n=Count("id")).order_by()
     yield counts_family(
@@ -66,7 +66,6 @@ CONNECTOR_COUNTERS = (  # cumulative counts the running connector adds to its ro
 
 
 def connectors_collect() -> Iterable[Metric]:
-    from sentinel.models import Connector
 
     columns = ("name", "kind", "enabled", "status", "messages_per_second", "last_message_at")
     rows = list(Connector.objects.values(*columns, *(c[0] for c in CONNECTOR_COUNTERS)).order_by("name"))

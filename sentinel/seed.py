@@ -12,6 +12,7 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
+from sentinel.connectors.services import connector_set_enabled
 from sentinel.models import Cell, Connector, ConnectorTag, Line, SignalDefinition, SignalSample, Site
 from sentinel.plant import CELLS, SITE
 from sentinel.services import samples_ingest
@@ -58,7 +59,6 @@ def demo_connector_seed() -> Connector:
 
 def demo_connector_enable(log: Callable[[str], None]) -> Connector:
     """`--via mqtt`: the demo connector on, pointed at ARIA_MQTT_URL."""
-    from sentinel.connectors.services import connector_set_enabled
 
     with transaction.atomic():
         connector = demo_connector_seed()

@@ -20,8 +20,10 @@ from typing import Any
 from django.db import close_old_connections, connection
 from django.utils import timezone
 
+from sentinel.connectors.mqtt import broker_address
 from sentinel.models import SignalDefinition
 from sentinel.plant import spec_for
+from sentinel.seed import demo_topic, mqtt_url
 from sentinel.services import IngestResult, samples_ingest
 
 logger = logging.getLogger(__name__)
@@ -152,7 +154,6 @@ class Simulator:
         """One round published to the broker (`--via mqtt`): `{"value", "time"}` on
         `aria/demo/<cell tag>/<signal key>`, which the seeded demo connector maps. Returns how
         many values were handed to the client."""
-        from sentinel.seed import demo_topic
 
         now = now or timezone.now()
         if self.started_at is None:
@@ -196,11 +197,8 @@ class _MqttPublisher:
     """The simulator's MQTT client (paho, reconnecting in its own thread) for ARIA_MQTT_URL."""
 
     def __init__(self, log: Callable[[str], None]) -> None:
-        import paho.mqtt.client as mqtt
+        import paho.mqtt.client as mqtt  # lazy: MQTT only for --via mqtt
         from paho.mqtt.enums import CallbackAPIVersion
-
-        from sentinel.connectors.mqtt import broker_address
-        from sentinel.seed import mqtt_url
 
         url = mqtt_url()
         host, port, tls = broker_address(url)

@@ -10,7 +10,7 @@ router.add_router("/agent", chat.router)
 
 
 def _mount() -> None:
-    from importlib import import_module
+    from importlib import import_module  # importlib: optional per-concern route modules
     from importlib.util import find_spec
 
     authoring = Router(tags=["assistant"])

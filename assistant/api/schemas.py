@@ -8,6 +8,8 @@ from typing import Any, Literal
 from ninja import Schema
 from pydantic import ConfigDict, Field, StrictInt
 
+from assistant.services.publish import draft_status_reason
+
 ModeName = Literal["chat", "build", "plan", "coordinate"]
 AuthorModeName = Literal["chat", "build", "plan"]  # the one-shot prompt draft runs the authoring agent
 
@@ -82,7 +84,6 @@ class DraftOut(Schema):
 
     @staticmethod
     def resolve_status_reason(obj: Any) -> str:
-        from assistant.services.publish import draft_status_reason
 
         return draft_status_reason(obj) if hasattr(obj, "reviews") else ""
 

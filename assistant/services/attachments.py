@@ -45,7 +45,7 @@ def extract_text(name: str, data: bytes) -> str:
     """Text of a txt/md/csv/json/pdf upload (others: decoded as UTF-8 if they are text)."""
     suffix = PurePosixPath(name).suffix.lower()
     if suffix == ".pdf":
-        from pypdf import PdfReader
+        from pypdf import PdfReader  # lazy: pypdf loads only for a PDF attachment
         from pypdf.errors import PdfReadError
 
         try:

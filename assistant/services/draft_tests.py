@@ -75,7 +75,10 @@ def run_draft_tests(draft: Draft, config: AssistantConfig) -> dict[str, Any]:
 
 def _test_mcp_server(spec: dict[str, Any], config: AssistantConfig) -> dict[str, Any]:
     """Connect, list the tools, and check every declared tool is served."""
-    from assistant.mcp_bridge import McpHostRefused, list_server_tools
+    from assistant.mcp_bridge import (  # local: a module-level import fails (import cycle / app registry)
+        McpHostRefused,
+        list_server_tools,
+    )
 
     try:
         discovered = list_server_tools(spec, timeout=config.sandbox_wall_seconds * 3)

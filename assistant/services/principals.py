@@ -15,6 +15,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from assistant.choices import ApprovalPolicy
 from assistant.conf import AssistantConfig
 from core.access import APPROVER, OPERATOR, has_scopes
+from core.agents.engines.catalog import engine_info as catalog_engine_info
 from core.models import ServiceAccount
 
 OFFLINE_REVIEWER = "the reviewer engine is the offline fake, not a real provider."
@@ -33,7 +34,6 @@ class Principals:
 
 def engine_info(name: str) -> dict[str, Any]:
     """What an engine name resolves to ("" = ARIA_ENGINE); an unknown name raises ValueError."""
-    from core.agents.engines.catalog import engine_info as catalog_engine_info
 
     return catalog_engine_info(name or None)
 

@@ -20,7 +20,7 @@ from assistant.services.principals import review_principals
 from core.access import APPROVER, has_scopes, is_service_account
 from core.audit import audit_record
 from core.errors import Conflict, Forbidden, NotFound
-from core.models import ServiceAccount
+from core.models import AuditRecord, ServiceAccount
 
 S = DraftStatus
 
@@ -138,7 +138,6 @@ def draft_publish(*, draft: Draft, actor: AbstractBaseUser) -> Draft:
 
 def draft_status_reason(draft: Draft) -> str:
     """The reason recorded with the draft's latest move (why it failed), or ""."""
-    from core.models import AuditRecord
 
     if draft.status not in (S.PUBLISH_FAILED, S.REVIEW_FAILED, S.REVIEW_REJECTED):
         return ""

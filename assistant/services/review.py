@@ -22,6 +22,7 @@ from assistant.engines import reviewer_engine
 from assistant.models import Draft, Review
 from assistant.services.drafts import draft_transition
 from assistant.services.principals import review_principals
+from assistant.services.publish import draft_publish
 from core.agents.engines import Engine
 from core.agents.loop import run_agent
 from core.audit import audit_record
@@ -148,7 +149,5 @@ def draft_agent_review(*, draft: Draft, actor: AbstractBaseUser, engine: Engine 
         details={"via": "agent_review", "review_id": review.pk, "confidence": decision.confidence},
     )
     if config.approval_policy == ApprovalPolicy.FULL_AUTONOMY:
-        from assistant.services.publish import draft_publish
-
         draft = draft_publish(draft=draft, actor=principals.release)
     return draft

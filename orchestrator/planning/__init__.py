@@ -90,6 +90,7 @@ def expand_template(template: PlanTemplate, refs: dict[str, Any]) -> list[dict[s
 
 
 def get_planner(name: str) -> Planner:
+    # cycle: the planners import this package (Planner, PlanProposal); checked, a top import fails
     from orchestrator.planning.heuristic import HeuristicPlanner
     from orchestrator.planning.model import ModelPlanner
 

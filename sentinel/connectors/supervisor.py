@@ -15,6 +15,8 @@ from django.utils import timezone
 from core.errors import InvalidInput
 from sentinel.connectors.backlog import Backlog
 from sentinel.connectors.feed import MAX_ERROR_LENGTH, Drained, Feed, TagTarget
+from sentinel.connectors.mqtt import MqttSession
+from sentinel.connectors.opcua import OpcUaSession, node_key
 from sentinel.connectors.services import connector_status_record, signals_mark_stale
 from sentinel.models import Connector
 from sentinel.services import samples_ingest
@@ -35,10 +37,7 @@ class Session(Protocol):
 
 def build_session(connector: Connector, feed: Feed) -> Session:
     if connector.kind == Connector.Kind.OPCUA:
-        from sentinel.connectors.opcua import OpcUaSession
-
         return OpcUaSession(connector, feed)
-    from sentinel.connectors.mqtt import MqttSession
 
     return MqttSession(connector, feed, sparkplug=connector.kind == Connector.Kind.MQTT_SPARKPLUG_B)
 
@@ -48,8 +47,6 @@ def _tag_map(connector: Connector) -> dict[str, TagTarget]:
     for tag in connector.tags.all():
         source = tag.source.strip()
         if connector.kind == Connector.Kind.OPCUA:
-            from sentinel.connectors.opcua import node_key
-
             source = node_key(source)
         tags[source] = TagTarget(tag.signal_id, tag.scale, tag.offset)
     return tags

@@ -48,7 +48,7 @@ def _get_client() -> Any:
     Called on the background loop, so the client is created and used on that loop only.
     """
     global _client, _client_key
-    from anthropic import AsyncAnthropic
+    from anthropic import AsyncAnthropic  # lazy: the provider SDK loads only when this engine is used
 
     key = (settings.ANTHROPIC_API_KEY, settings.ANTHROPIC_BASE_URL)
     with _state_lock:
@@ -178,7 +178,7 @@ def _parse_input(raw: str, default: dict[str, Any]) -> dict[str, Any]:
 
 
 def _engine_error(exc: Exception) -> EngineError:
-    import anthropic
+    import anthropic  # lazy: the provider SDK loads only when this engine is used
 
     if isinstance(exc, EngineError):
         return exc

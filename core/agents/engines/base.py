@@ -79,7 +79,7 @@ def reset_engines() -> None:
 
 
 def _load_provider_engines() -> None:
-    from importlib import import_module
+    from importlib import import_module  # importlib: provider engines are optional modules, found at first use
     from importlib.util import find_spec
 
     for module in ("anthropic", "openai", "ollama"):

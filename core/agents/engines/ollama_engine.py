@@ -31,7 +31,7 @@ _client_host: str | None = None
 def _get_client() -> Any:
     """The process-wide Ollama client; rebuilt only when OLLAMA_HOST changes."""
     global _client, _client_host
-    from ollama import Client
+    from ollama import Client  # lazy: the provider SDK loads only when this engine is used
 
     host = settings.OLLAMA_HOST or DEFAULT_HOST
     with _lock:
@@ -75,7 +75,7 @@ def to_ollama_messages(system: str, messages: list[dict[str, Any]]) -> list[dict
 
 
 def _engine_error(exc: Exception) -> EngineError:
-    import httpx
+    import httpx  # lazy: the provider SDK loads only when this engine is used
     import ollama
 
     if isinstance(exc, ollama.ResponseError):

@@ -31,7 +31,7 @@ _client_key: tuple[str, str | None] | None = None
 def _get_client() -> Any:
     """The process-wide OpenAI client; rebuilt only when the key or base URL changes."""
     global _client, _client_key
-    from openai import OpenAI
+    from openai import OpenAI  # lazy: the provider SDK loads only when this engine is used
 
     key = (settings.OPENAI_API_KEY, settings.OPENAI_BASE_URL)
     with _lock:
@@ -91,7 +91,7 @@ def _parse_arguments(raw: str) -> dict[str, Any]:
 
 
 def _engine_error(exc: Exception) -> EngineError:
-    import openai
+    import openai  # lazy: the provider SDK loads only when this engine is used
 
     if isinstance(exc, openai.APIStatusError):
         body = exc.body if isinstance(exc.body, dict) else {}

@@ -39,6 +39,8 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         # Import daphne's server first: it installs the asyncio Twisted reactor.
         from daphne.server import Server
+
+        # lazy: daphne installs the Twisted reactor on import; only this command may
         from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 
         application = get_default_application()  # settings.ASGI_APPLICATION
@@ -130,7 +132,7 @@ class Command(BaseCommand):
         return [beat, *services, worker]
 
     def _install_signal_handlers(self, server: Any) -> None:
-        from twisted.internet import reactor
+        from twisted.internet import reactor  # lazy: the reactor daphne installed, not one imported at module load
 
         received: list[int] = []
 
