@@ -88,18 +88,7 @@ def apply_choice(interaction: Interaction, choice: str, actor: AbstractBaseUser)
     if not checked.steps:
         raise InvalidInput(f"With {term} = {choice} the planner proposed no valid step.", field="choice", notes=notes)
     plan.steps.all().delete()
-    PlanStep.objects.bulk_create(
-        PlanStep(
-            plan=plan,
-            order=index + 1,
-            depends_on=[d + 1 for d in step.depends_on],
-            capability=step.capability,
-            inputs=step.inputs,
-            tier=step.tier,
-            quality_gate=step.quality_gate,
-        )
-        for index, step in enumerate(checked.steps)
-    )
+    plan_steps_save(plan, checked.steps)
     plan.constraints, plan.planner_notes = constraints, notes
     plan.save(update_fields=["constraints", "planner_notes", "updated_at"])
     open_plan_choices(plan, proposal.choices)
@@ -111,3 +100,19 @@ def apply_choice(interaction: Interaction, choice: str, actor: AbstractBaseUser)
         details={"interaction_id": interaction.pk, "term": term, "choice": choice, "steps": len(checked.steps)},
     )
     return notes
+
+
+def plan_steps_save(plan: Plan, steps: list[Any]) -> list[PlanStep]:
+    """Write a plan's validated proposals as its steps, numbered from 1 (dependencies too)."""
+    return PlanStep.objects.bulk_create(
+        PlanStep(
+            plan=plan,
+            order=index + 1,
+            depends_on=[d + 1 for d in step.depends_on],
+            capability=step.capability,
+            inputs=step.inputs,
+            tier=step.tier,
+            quality_gate=step.quality_gate,
+        )
+        for index, step in enumerate(steps)
+    )

@@ -28,7 +28,7 @@ from orchestrator.dispatch import enqueue_execution
 from orchestrator.models import Interaction, Plan, PlanStep
 from orchestrator.planning import Proposal, get_planner, normalize_refs
 from orchestrator.planning.validation import validate_proposals
-from orchestrator.services.plan_choices import open_plan_choices, refuse_while_choosing
+from orchestrator.services.plan_choices import open_plan_choices, plan_steps_save, refuse_while_choosing
 
 PLAN_MACHINE = StateMachine("plan", PLAN_TRANSITIONS)
 STEP_MACHINE = StateMachine("step", STEP_TRANSITIONS)
@@ -97,18 +97,7 @@ def plan_create(
             derived_from=derived_from,
             derivation=derivation or {},
         )
-        PlanStep.objects.bulk_create(
-            PlanStep(
-                plan=plan,
-                order=index + 1,
-                depends_on=[d + 1 for d in step.depends_on],
-                capability=step.capability,
-                inputs=step.inputs,
-                tier=step.tier,
-                quality_gate=step.quality_gate,
-            )
-            for index, step in enumerate(checked.steps)
-        )
+        plan_steps_save(plan, checked.steps)
         open_plan_choices(plan, proposal.choices)  # "which one did you mean?" before it can be approved
         audit_record(
             actor=owner,
