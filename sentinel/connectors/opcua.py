@@ -64,7 +64,11 @@ class _Handler:
         session.feed.sample(source, time or datetime.now(UTC), float(val))
 
     def status_change_notification(self, status: Any) -> None:
-        self.session.feed.error(f"subscription status changed: {status}", status="error")
+        """The server ended the subscription (e.g. BadShutdown when it stops): said in words, with
+        the endpoint, like a failed connection."""
+        code = getattr(status, "Status", status)
+        name = getattr(code, "name", None) or str(code)
+        self.session.feed.error(f"OPC UA {self.session.url}: subscription ended ({name})", status="error")
 
 
 class OpcUaSession:

@@ -10,6 +10,8 @@ import threading
 import pytest
 from asyncua import Server, ua
 
+from sentinel.connectors.feed import Feed
+from sentinel.connectors.opcua import _Handler
 from sentinel.connectors.supervisor import ConnectorSupervisor
 from sentinel.models import Connector, ConnectorTag, SignalLatest, SignalSample, StaleCondition
 from tests.browser.live_server import free_port
@@ -177,3 +179,17 @@ def test_sign_and_encrypt_without_a_certificate_is_refused_with_a_reason(supervi
     Connector.objects.filter(pk=connector.pk).update(security_mode="SignAndEncrypt", security_policy="Basic256Sha256")
     assert pump(supervisor, lambda: status_of(connector) == Connector.Status.ERROR)
     assert "needs a security policy, certificate and private key" in connector.last_error
+
+
+def test_a_subscription_the_server_ends_is_an_error_that_names_the_endpoint_and_the_status():
+    """What the server sends when it shuts down (a StatusChangeNotification) reads as a reason,
+    not a repr: the endpoint and the status code's name."""
+
+    class _Session:
+        feed = Feed({})
+        url = "opc.tcp://plant-1:4840/"
+
+    _Handler(_Session()).status_change_notification(ua.StatusChangeNotification(Status=ua.StatusCode(0x800C0000)))
+    drained = _Session.feed.drain()
+    assert drained.status == "error"
+    assert drained.last_error == "OPC UA opc.tcp://plant-1:4840/: subscription ended (BadShutdown)"
