@@ -11,6 +11,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from core.audit import audit_record
+from sentinel.connectors.endpoints import CREDENTIALS_REFUSED, carries_credentials, endpoint_shown
 from sentinel.models import Connector, ConnectorTag
 
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")
@@ -56,6 +57,8 @@ class ConnectorForm(forms.ModelForm):
         kind, endpoint = data.get("kind"), data.get("endpoint") or ""
         if kind in SCHEMES and not endpoint.startswith(SCHEMES[kind]):
             self.add_error("endpoint", f"must start with {' or '.join(SCHEMES[kind])}")
+        elif carries_credentials(endpoint):
+            self.add_error("endpoint", CREDENTIALS_REFUSED)
         for name in ("username_env", "password_env"):
             if data.get(name) and not ENV_NAME.match(data[name]):
                 self.add_error(name, "must be an environment variable name (letters, digits, _), not the secret")
@@ -91,7 +94,7 @@ class ConnectorAdmin(admin.ModelAdmin):
     list_display = [
         "name",
         "kind",
-        "endpoint",
+        "address",
         "enabled",
         "status",
         "last_message_at",
@@ -103,6 +106,11 @@ class ConnectorAdmin(admin.ModelAdmin):
     search_fields = ["name", "endpoint"]
     readonly_fields = STATUS_FIELDS
     inlines = [ConnectorTagInline]
+
+    @admin.display(description="endpoint", ordering="endpoint")
+    def address(self, obj: Connector) -> str:
+        """A row saved before credentials were refused in the URL still never shows them."""
+        return endpoint_shown(obj.endpoint)
 
     def save_model(self, request: HttpRequest, obj: Connector, form: Any, change: bool) -> None:
         super().save_model(request, obj, form, change)

@@ -11,6 +11,7 @@ from typing import Any
 
 from asyncua import Client, ua
 
+from sentinel.connectors.endpoints import CREDENTIALS_REFUSED, carries_credentials
 from sentinel.connectors.feed import Feed
 from sentinel.connectors.mqtt import credentials
 
@@ -73,6 +74,8 @@ class _Handler:
 
 class OpcUaSession:
     def __init__(self, connector: Any, feed: Feed) -> None:
+        if carries_credentials(connector.endpoint):
+            raise ValueError(f"endpoint {CREDENTIALS_REFUSED}")
         self.feed = feed
         self.url = connector.endpoint
         self.security = security_string(connector)

@@ -8,6 +8,8 @@ import pytest
 from django.contrib.auth.models import User
 
 from core.models import AuditRecord
+from sentinel.connectors.feed import Feed
+from sentinel.connectors.opcua import OpcUaSession
 from sentinel.models import Connector, ConnectorTag
 
 pytestmark = pytest.mark.django_db
@@ -76,6 +78,9 @@ def test_the_pages_show_variable_names_never_their_values(staff, monkeypatch):
         ({"kind": "opcua", "endpoint": "mqtt://broker:1883"}, "endpoint", "must start with opc.tcp://"),
         ({"password_env": "hunter2!"}, "password_env", "environment variable name"),
         ({"kind": "opcua", "endpoint": "opc.tcp://h:4840/", "security_mode": "Sign"}, "certificate_path", "required"),
+        ({"kind": "opcua", "endpoint": "opc.tcp://plant:Pw0rd@h:4840/"}, "endpoint", "must not carry a user name"),
+        ({"endpoint": "mqtt://edge:Pw0rd@broker:1883"}, "endpoint", "username_env / password_env"),
+        ({"endpoint": "mqtts://edge@broker:8883"}, "endpoint", "must not carry a user name"),
     ],
 )
 def test_bad_settings_are_refused_naming_the_field(staff, overrides, field, message):
@@ -96,3 +101,15 @@ def test_an_operator_cannot_open_the_connectors_admin(client, operator):
     client.force_login(operator)
     response = client.get("/admin/sentinel/connector/")
     assert response.status_code in (302, 403)
+
+
+def test_an_endpoint_saved_with_credentials_is_listed_and_audited_without_them(staff):
+    """A row written before the form refused user-info (or by a script) never shows the password:
+    the list shows the endpoint without it, and an OPC UA session refuses to start on it."""
+    connector = Connector.objects.create(name="legacy", kind="opcua", endpoint="opc.tcp://plant:Pw0rd@h:4840/aria")
+    page = staff.get("/admin/sentinel/connector/").content.decode()
+    assert "Pw0rd" not in page and "opc.tcp://***@h:4840/aria" in page
+
+    with pytest.raises(ValueError) as refused:
+        OpcUaSession(connector, Feed({}))
+    assert "Pw0rd" not in str(refused.value) and "username_env" in str(refused.value)
