@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-MAX_UNKNOWN_LISTED = 50
+MAX_UNKNOWN_LISTED = 50  # distinct unknown sources named per round (the connector lists at most this many)
 MAX_ERROR_LENGTH = 500
 
 
@@ -27,7 +28,9 @@ class Drained:
     messages: int = 0
     errors: int = 0
     bad_quality: int = 0
-    unknown: dict[str, int] = field(default_factory=dict)
+    unknown: dict[str, int] = field(default_factory=dict)  # the first MAX_UNKNOWN_LISTED sources seen
+    unknown_total: int = 0  # every value for an unmapped source, named in `unknown` or not
+    latest_time: datetime | None = None  # the newest sample time (the supervisor refuses the future)
     last_message_at: datetime | None = None
     last_error: str | None = None
     status: str | None = None  # connected / error / connecting when the session changed it
@@ -51,13 +54,49 @@ class Feed:
 
     def sample(self, source: str, time: datetime, raw: float) -> bool:
         """Map and queue one value; an unmapped source is counted as unknown. True if mapped."""
-        target = self.tags.get(source)
-        with self._lock:
+        return self.samples(source, [(time, raw)]) == 1
+
+    def samples(self, source: str, values: list[tuple[datetime, float]]) -> int:
+        """Values of one source (a JSON topic, an OPC UA node): `sourced_samples` for one source."""
+        return self.sourced_samples([(source, time, raw) for time, raw in values])
+
+    def sourced_samples(self, rows: Iterable[tuple[str, datetime, float]]) -> int:
+        """Map and queue (source, time, raw) rows of one message under one lock; unmapped sources
+        are counted as unknown (the first MAX_UNKNOWN_LISTED named). Returns how many were mapped."""
+        tags = self.tags
+        mapped: list[tuple[int, datetime, float]] = []
+        append = mapped.append
+        unknown: list[str] = []
+        for source, time, raw in rows:
+            target = tags.get(source)
             if target is None:
-                self._pending.unknown[source] = self._pending.unknown.get(source, 0) + 1
-                return False
-            self._pending.samples.append((target.signal_id, time, target.convert(raw)))
-            return True
+                unknown.append(source)
+            elif target.scale == 1.0 and target.offset == 0.0:
+                append((target.signal_id, time, raw))
+            else:
+                append((target.signal_id, time, raw * target.scale + target.offset))
+        if not mapped and not unknown:
+            return 0
+        newest = max(row[1] for row in mapped) if mapped else None
+        with self._lock:
+            pending = self._pending
+            pending.samples += mapped
+            if newest is not None and (pending.latest_time is None or newest > pending.latest_time):
+                pending.latest_time = newest
+            if unknown:
+                self._unknown(pending, unknown)
+        return len(mapped)
+
+    @staticmethod
+    def _unknown(pending: Drained, sources: Iterable[str], counts: dict[str, int] | None = None) -> None:
+        named = pending.unknown
+        for source in sources:
+            count = counts[source] if counts is not None else 1
+            pending.unknown_total += count
+            if source in named:
+                named[source] += count
+            elif len(named) < MAX_UNKNOWN_LISTED:  # bounded: a flood of unmapped tags costs no memory
+                named[source] = count
 
     def bad_quality(self, source: str, reason: str) -> None:
         """A value the source itself flags bad/uncertain: not stored, the signal goes stale."""
@@ -94,8 +133,8 @@ class Feed:
             pending.messages += drained.messages
             pending.errors += drained.errors
             pending.bad_quality += drained.bad_quality
-            for source, count in drained.unknown.items():
-                pending.unknown[source] = pending.unknown.get(source, 0) + count
+            self._unknown(pending, drained.unknown, drained.unknown)
+            pending.unknown_total += drained.unknown_total - sum(drained.unknown.values())
             pending.stale_signal_ids |= drained.stale_signal_ids
             pending.last_message_at = pending.last_message_at or drained.last_message_at
             pending.last_error = pending.last_error or drained.last_error

@@ -103,8 +103,7 @@ class MqttSession:
             if self.sparkplug is not None:
                 self._sparkplug(message, received_at)
             else:
-                for time_, value in json_values(bytes(message.payload), received_at):
-                    self.feed.sample(message.topic, time_, value)
+                self.feed.samples(message.topic, json_values(bytes(message.payload), received_at))
         except PayloadError as error:
             self.feed.error(f"{message.topic[:200]}: {error}")
         except Exception as error:  # hostile input must never stop the session

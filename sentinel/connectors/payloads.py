@@ -76,6 +76,8 @@ def json_values(payload: bytes, received_at: datetime) -> list[tuple[datetime, f
 SPARKPLUG_NAMESPACE = "spBv1.0"
 REBIRTH_METRIC = "Node Control/Rebirth"
 BD_SEQ_METRIC = "bdSeq"
+CONTROL_PREFIXES = ("Node Control/", "Device Control/")
+TEXT_VALUES = ("string_value", "bytes_value")
 
 
 @dataclass
@@ -112,13 +114,6 @@ def sparkplug_topic(topic: str) -> SparkplugTopic | None:
     if len(parts) not in (4, 5) or parts[0] != SPARKPLUG_NAMESPACE:
         return None
     return SparkplugTopic(parts[1], parts[2], parts[3], parts[4] if len(parts) == 5 else "")
-
-
-def _metric_value(metric: Any) -> float | None:
-    kind = metric.WhichOneof("value")
-    if metric.is_null or kind is None or kind in ("string_value", "bytes_value"):
-        return None
-    return _number(float(getattr(metric, kind)), f"metric {metric.name or metric.alias}")
 
 
 class SparkplugState:
@@ -192,23 +187,45 @@ class SparkplugState:
         self._data(node, topic, message, received_at)
 
     def _data(self, node: EdgeNode, topic: SparkplugTopic, message: Any, received_at: datetime) -> None:
+        """Every measurement of one message, handed to the feed in one call (a DDATA carries
+        hundreds of metrics: per-metric work here is what a plant-size connector spends its time on)."""
         default_ms = message.timestamp if message.HasField("timestamp") else None
+        times: dict[int, datetime] = {}  # the metrics of a message share a timestamp or a few
+        aliases = node.aliases
+        rows: list[tuple[str, datetime, float]] = []
+        append = rows.append
         for metric in message.metrics:
-            if metric.name == BD_SEQ_METRIC or metric.name.startswith(("Node Control/", "Device Control/")):
-                continue  # protocol metadata, not a measurement
-            if metric.name:
-                source = topic.source(metric.name)
-            elif metric.HasField("alias") and metric.alias in node.aliases:
-                source = node.aliases[metric.alias]
+            name = metric.name
+            if name:
+                if name == BD_SEQ_METRIC or name.startswith(CONTROL_PREFIXES):
+                    continue  # protocol metadata, not a measurement
+                source = topic.source(name)
             else:
-                self.feed.error(f"Sparkplug metric alias {metric.alias} was not announced in a birth")
+                alias = metric.alias  # 0 when absent: HasField (slow) only then
+                known = aliases.get(alias) if alias or metric.HasField("alias") else None
+                if known is None:
+                    self.feed.error(f"Sparkplug metric alias {metric.alias} was not announced in a birth")
+                    continue
+                source = known
+            kind = metric.WhichOneof("value")
+            if kind is None or kind in TEXT_VALUES or metric.is_null:
                 continue
-            value = _metric_value(metric)
-            if value is None:
-                continue
-            ms = metric.timestamp if metric.HasField("timestamp") else default_ms
-            time = datetime.fromtimestamp(ms / 1000.0, UTC) if ms is not None else received_at
-            self.feed.sample(source, time, value)
+            value = float(getattr(metric, kind))
+            ms = metric.timestamp  # 0 when absent, as above
+            if not ms and not metric.HasField("timestamp"):
+                ms = default_ms
+            time = received_at if ms is None else times.get(ms)
+            if time is None:
+                try:
+                    time = times[ms] = datetime.fromtimestamp(ms / 1000.0, UTC)
+                except (OverflowError, OSError, ValueError):
+                    time = None
+            if time is None or not math.isfinite(value):
+                self.feed.sourced_samples(rows)  # what came before it in the message is kept
+                problem = "timestamp out of range" if time is None else "value must be finite"
+                raise PayloadError(f"metric {name or metric.alias}: {problem}")
+            append((source, time, value))
+        self.feed.sourced_samples(rows)
 
 
 def rebirth_request(timestamp_ms: int) -> bytes:

@@ -82,7 +82,7 @@ def connector_status_record(
             samples_total=F("samples_total") + samples,
             error_count=F("error_count") + drained.errors,
             bad_quality_count=F("bad_quality_count") + drained.bad_quality,
-            unknown_tag_count=F("unknown_tag_count") + sum(drained.unknown.values()),
+            unknown_tag_count=F("unknown_tag_count") + drained.unknown_total,
             **fields,
         )
         connector.refresh_from_db()
