@@ -16,18 +16,29 @@ from assistant.validators import validate_spec
 from core.access import APPROVER, has_scopes
 from core.audit import audit_record
 from core.errors import Conflict, Forbidden, InvalidInput
-from core.events import publish
+from core.events import private_scope, publish, scope_holder_ids
 from core.transitions import Move, StateMachine, transition
 
 S = DraftStatus
 AUDIT_TARGET = "assistant.draft"
+# Where a draft waits for an approver (assistant.selectors.drafts_for_review).
+REVIEW_QUEUE = frozenset({S.TESTED, S.APPROVED, S.PUBLISH_FAILED})
+
+
+def _draft_audience(draft: Draft, *statuses: str) -> list[int]:
+    """Who gets its `draft_updated`: the author, plus the approvers when the draft enters or
+    leaves their queue; no one else."""
+    if REVIEW_QUEUE.isdisjoint(statuses):
+        return [draft.owner_id]
+    return [draft.owner_id, *scope_holder_ids(APPROVER, besides=draft.owner_id)]
 
 
 def _audit(draft: Draft, actor: AbstractBaseUser | None, action: str, **details: Any) -> None:
     """The audit record and the `draft_updated` bus event, both in the caller's transaction."""
     audit_record(actor=actor, action=action, target_type=AUDIT_TARGET, target_id=draft.pk, details=details)
     if action in ("draft.create", "draft.edit"):
-        publish(*_draft_updated(draft))
+        with private_scope(*_draft_audience(draft, draft.status, details.get("from_status", ""))):
+            publish(*_draft_updated(draft))
 
 
 def draft_create(
@@ -100,18 +111,19 @@ def _set_reports(draft: Draft, move: Move) -> None:
 
 def draft_transition(*, draft: Draft, to_status: str, actor: AbstractBaseUser | None, **details: Any) -> Draft:
     """Lock the row, reject an illegal move with the allowed ones (409), record the change."""
-    transition(
-        DRAFT_MACHINE,
-        Draft.objects.all(),
-        draft.pk,
-        to_status,
-        actor=actor,
-        target_type=AUDIT_TARGET,
-        details=details,
-        on_move=_set_reports,
-        audit=lambda m: ("draft.transition", {"from_status": m.from_state, "to_status": m.to_state, **m.details}),
-        event=lambda m: _draft_updated(m.instance),
-    )
+    with private_scope(*_draft_audience(draft, draft.status, to_status)):  # the status it leaves, as last read
+        transition(
+            DRAFT_MACHINE,
+            Draft.objects.all(),
+            draft.pk,
+            to_status,
+            actor=actor,
+            target_type=AUDIT_TARGET,
+            details=details,
+            on_move=_set_reports,
+            audit=lambda m: ("draft.transition", {"from_status": m.from_state, "to_status": m.to_state, **m.details}),
+            event=lambda m: _draft_updated(m.instance),
+        )
     draft.refresh_from_db()
     return draft
 

@@ -16,7 +16,7 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from core.audit import audit_record
 from core.errors import Conflict, InvalidInput
-from core.events import publish
+from core.events import private_scope, publish
 from orchestrator.choices import InteractionKind, InteractionStatus, PlanStatus
 from orchestrator.models import Interaction, Plan, PlanStep
 from orchestrator.planning import get_planner
@@ -37,16 +37,17 @@ def open_plan_choices(plan: Plan, choices: list[dict[str, Any]]) -> list[Interac
             evidence={**choice.get("evidence", {}), "goal": plan.goal},
             required_scope="",
         )
-        publish(
-            "interaction_needed",
-            {
-                "plan_id": plan.pk,
-                "interaction_id": interaction.pk,
-                "kind": interaction.kind,
-                "question": interaction.question,
-                "required_scope": "",
-            },
-        )
+        with private_scope(plan.owner_id):  # the question may name plant details: the owner's alone
+            publish(
+                "interaction_needed",
+                {
+                    "plan_id": plan.pk,
+                    "interaction_id": interaction.pk,
+                    "kind": interaction.kind,
+                    "question": interaction.question,
+                    "required_scope": "",
+                },
+            )
         opened.append(interaction)
     return opened
 

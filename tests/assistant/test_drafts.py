@@ -206,7 +206,14 @@ def test_every_change_is_a_draft_updated_event(operator):
         ("validated", 1),
         ("draft", 2),
     ]
-    assert payloads[0] == {"draft_id": draft.pk, "draft_type": "skill", "name": "s", "status": "draft", "version": 1}
+    assert payloads[0] == {
+        "draft_id": draft.pk,
+        "draft_type": "skill",
+        "name": "s",
+        "status": "draft",
+        "version": 1,
+        "owner_id": operator.pk,  # private to the author (core.events.private_scope)
+    }
 
 
 def test_only_the_author_edits_so_an_editor_never_approves_their_own_words(operator, admin_user):
