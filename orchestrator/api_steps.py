@@ -18,7 +18,7 @@ from core.errors import InvalidInput, InvalidJson, NotFound
 from orchestrator.models import PlanStep
 from orchestrator.schemas import plan_out
 from orchestrator.selectors import plan_get
-from orchestrator.services.plans import step_skip, step_stop
+from orchestrator.services.step_moves import step_skip, step_stop
 
 router = Router(tags=["orchestrator"])
 

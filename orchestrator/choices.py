@@ -56,6 +56,7 @@ class StepStatus(models.TextChoices):
     DONE = "done", "Done"
     FAILED = "failed", "Failed"
     SKIPPED = "skipped", "Skipped"
+    STOPPED = "stopped", "Stopped"
 
 
 STEP_TRANSITIONS: dict[str, frozenset[str]] = {
@@ -63,21 +64,25 @@ STEP_TRANSITIONS: dict[str, frozenset[str]] = {
         {StepStatus.RUNNING, StepStatus.WAITING_INTERACTION, StepStatus.SKIPPED, StepStatus.FAILED}
     ),
     StepStatus.WAITING_INTERACTION: frozenset(
-        {StepStatus.PENDING, StepStatus.DONE, StepStatus.SKIPPED, StepStatus.FAILED}
+        {StepStatus.PENDING, StepStatus.DONE, StepStatus.SKIPPED, StepStatus.FAILED, StepStatus.STOPPED}
     ),
-    # running / waiting_job → skipped: a person stopped the step (its late outcome is then discarded)
+    # → stopped: a person stopped the step while it ran or waited (a late outcome is then discarded)
     StepStatus.RUNNING: frozenset(
-        {StepStatus.DONE, StepStatus.FAILED, StepStatus.WAITING_JOB, StepStatus.WAITING_INTERACTION, StepStatus.SKIPPED}
+        {StepStatus.DONE, StepStatus.FAILED, StepStatus.WAITING_JOB, StepStatus.WAITING_INTERACTION, StepStatus.STOPPED}
     ),
     StepStatus.WAITING_JOB: frozenset(
-        {StepStatus.DONE, StepStatus.FAILED, StepStatus.WAITING_INTERACTION, StepStatus.SKIPPED}
+        {StepStatus.DONE, StepStatus.FAILED, StepStatus.WAITING_INTERACTION, StepStatus.STOPPED}
     ),
     StepStatus.DONE: frozenset(),
     StepStatus.FAILED: frozenset(),
     StepStatus.SKIPPED: frozenset(),
+    StepStatus.STOPPED: frozenset(),
 }
+# A dependency is met by a settled step. A stopped step is over but met nothing: what depends on it
+# never runs (services/step_moves.py blocks it), though the plan can still complete.
 STEP_SETTLED = frozenset({StepStatus.DONE, StepStatus.SKIPPED})
-STEP_FINISHED = frozenset({StepStatus.DONE, StepStatus.SKIPPED, StepStatus.FAILED})
+STEP_CLOSED = STEP_SETTLED | {StepStatus.STOPPED}
+STEP_FINISHED = frozenset({StepStatus.DONE, StepStatus.SKIPPED, StepStatus.STOPPED, StepStatus.FAILED})
 # What one person may do to one step: stop it while it runs or waits, skip it before it runs.
 STEP_STOPPABLE = frozenset({StepStatus.RUNNING, StepStatus.WAITING_JOB, StepStatus.WAITING_INTERACTION})
 STEP_SKIPPABLE = frozenset({StepStatus.PENDING, StepStatus.WAITING_INTERACTION})

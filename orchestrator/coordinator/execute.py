@@ -26,9 +26,8 @@ from orchestrator.services.plans import (
     plan_derive,
     plan_transition,
     plan_updated,
-    step_skip,
-    step_stop,
 )
+from orchestrator.services.step_moves import step_skip, step_stop, stopped_roots
 
 
 def plan_attach_guidance(
@@ -120,7 +119,15 @@ def _execute(action: Action, user: AbstractBaseUser) -> dict[str, Any]:
         step = PlanStep.objects.get(plan_id=action.plan_id, order=action.step)
         move = step_stop if kind == "stop_step" else step_skip
         step = move(step=step, actor=user, reason=action.text)
-        return {"ok": True, "plan_id": action.plan_id, "step": step.order, "step_status": step.status}
+        roots = stopped_roots(PlanStep.objects.filter(plan_id=action.plan_id))
+        blocked = sorted(o for o, root in roots.items() if root.pk == step.pk and o != step.order)
+        return {
+            "ok": True,
+            "plan_id": action.plan_id,
+            "step": step.order,
+            "step_status": step.status,
+            "blocked": blocked,
+        }
     if action.draft_id is not None and kind == "present_approval":
         draft = draft_review_read(user, action.draft_id)
         return {"ok": "error" not in draft, **draft}
@@ -175,8 +182,14 @@ def outcome_text(action: Action, result: dict[str, Any]) -> str:
             "it waits for your approval on the Plans page."
         )
     if kind in ("stop_step", "skip_step"):
-        verb = "stopped" if kind == "stop_step" else "skipped"
-        return f"Step {result['step']} of plan {plan_id} {verb} (now {result['step_status']}); the plan goes on without it."
+        blocked = result.get("blocked") or []
+        said = f"Step {result['step']} of plan {plan_id} is now {result['step_status']}"
+        if kind == "skip_step":
+            return f"{said}; the plan goes on without it."
+        if not blocked:
+            return f"{said}; nothing depends on it, the plan goes on with its other steps."
+        steps = ("step " if len(blocked) == 1 else "steps ") + ", ".join(map(str, blocked))
+        return f"{said}; {steps} depended on it and will not run (skipped, with the reason); the rest goes on."
     if "draft_id" in result:
         return draft_outcome(action, result)
     if kind in ("pause_plan", "resume_plan", "cancel_plan"):

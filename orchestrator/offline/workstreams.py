@@ -5,7 +5,9 @@ changed copies of plans and authoring drafts (split from gateway.py, which route
   one plan that ran (completed/failed); else the one draft plan. Several candidates, or only
   cancelled plans, is no focus: the gateway asks which workstream and lists them — it never picks
   the newest plan for the user.
-- Steps: "stop step 2" stops it if it runs or waits, skips it if it has not started.
+- Steps: "stop step 2" stops it if it runs or waits (what is built on it then does not run), skips
+  it if it has not started; "skip step 2" skips a step that has not started, and for one already
+  running says it cannot be skipped and puts the stop forward for the user to confirm.
 - Derived plans: "same as plan 4 but without step 2" drafts a copy without those steps
   (`derive_plan`: the new plan records `derived_from` and what was removed).
 - Drafts: the user's drafts in review and the ones waiting for them as an approver are read with
@@ -26,6 +28,7 @@ IN_FLIGHT = ("running", "paused", "approved")
 RAN = ("completed", "failed")
 IN_REVIEW = ("tested", "reviewing", "approved", "publish_failed")
 STOPPABLE = ("running", "waiting_job", "waiting_interaction")
+SKIPPABLE = ("pending", "waiting_interaction")
 REMOVAL = re.compile(r"\b(?:without|minus|except|drop|skip|remove|leave\s+out|no\s+more)\b", re.I)
 
 
@@ -55,23 +58,50 @@ def ask_which(plans: list[dict], asks: list[dict], investigations: list[dict], r
     return submit("Which workstream?", [{"type": "ask_clarification", "text": text}], refs, "nothing is in focus")
 
 
+def dependents(plan: dict, order: int) -> list[int]:
+    """The orders of the steps built on step `order` of `plan`, directly or through other steps."""
+    found: set[int] = set()
+    grew = True
+    while grew:
+        grew = False
+        for step in plan["steps"]:
+            if step["order"] not in found and ({order} | found) & set(step.get("depends_on") or []):
+                found.add(step["order"])
+                grew = True
+    return sorted(found)
+
+
+def _listed(orders: list[int]) -> str:
+    return ("step " if len(orders) == 1 else "steps ") + ", ".join(map(str, orders))
+
+
 def step_turn(reading: Reading, plan: dict, refs: dict) -> FakeReply:
-    """Stop or skip one step of `plan`, whichever its state allows; a settled step is reported."""
+    """Stop or skip one step of `plan`, as the user said and its state allows. A stop cuts the step off:
+    what is built on it does not run. A skip leaves out a step that has not started: the rest runs.
+    A skip asked of a step already running is not turned into a stop: that is put forward to confirm."""
     step = next((s for s in plan["steps"] if s["order"] == reading.step), None)
     if step is None:
         orders = ", ".join(str(s["order"]) for s in plan["steps"])
         text = f"Plan {plan['id']} has no step {reading.step} (its steps: {orders}); I changed nothing."
         return submit("No such step.", [{"type": "answer", "text": text}], refs, "get_plan")
-    if step["status"] in STOPPABLE:
-        kind = "stop_step"
-    elif step["status"] == "pending":
-        kind = "skip_step"
-    else:
-        text = f"Step {step['order']} ({step['capability']}) of plan {plan['id']} is already {step['status']}."
+    order, after = step["order"], dependents(plan, step["order"])
+    base = {"plan_id": plan["id"], "step": order}
+    why = f"step {order} is {step['status']}"
+    if step["status"] not in STOPPABLE and step["status"] not in SKIPPABLE:
+        text = f"Step {order} ({step['capability']}) of plan {plan['id']} is already {step['status']}."
         return submit("Nothing to stop.", [{"type": "answer", "text": text}], refs, f"the step is {step['status']}")
-    action = {"type": kind, "plan_id": plan["id"], "step": step["order"]}
-    why = f"step {step['order']} is {step['status']}"
-    return submit(f"{'Stopping' if kind == 'stop_step' else 'Skipping'} step {step['order']}.", [action], refs, why)
+    if reading.act == "skip" and step["status"] not in SKIPPABLE:  # started: only a stop can end it
+        text = f"Step {order} of plan {plan['id']} is {step['status']}: it has started, so it cannot be skipped."
+        text += f" Stopping it would also keep {_listed(after)} from running." if after else ""
+        actions = [{"type": "answer", "text": text}, {"type": "stop_step", **base, "user_request_quote": ""}]
+        return submit(f"Step {order} cannot be skipped.", actions, refs, why)
+    if reading.act == "stop" and step["status"] in STOPPABLE:
+        cut = f"; {_listed(after)} depend{'s' if len(after) == 1 else ''} on it and will not run" if after else ""
+        return submit(f"Stopping step {order}{cut}.", [{"type": "stop_step", **base}], refs, why)
+    rest = f"; {_listed(after)} will run without it" if after else ""
+    started = "" if reading.act == "skip" else f" It has not started, so it is skipped rather than stopped{rest}."
+    summary = f"Skipping step {order}{rest if reading.act == 'skip' else ''}.{started}"
+    return submit(summary, [{"type": "skip_step", **base}], refs, why)
 
 
 def derive_turn(reading: Reading, plan: dict, refs: dict) -> FakeReply | None:

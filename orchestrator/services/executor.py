@@ -35,13 +35,14 @@ from core.access import has_scopes
 from core.capabilities import CapabilityContext, CapabilityResult, Tier, dispatch, registry
 from core.errors import Conflict
 from core.leases import Lease, lease_acquire, lease_release, lease_seize, lease_ttl, leases_heartbeat
-from orchestrator.choices import STEP_SETTLED, InteractionStatus, PlanStatus, StepStatus, gate_decision
+from orchestrator.choices import STEP_CLOSED, STEP_SETTLED, InteractionStatus, PlanStatus, StepStatus, gate_decision
 from orchestrator.dispatch import enqueue_execution
 from orchestrator.models import Interaction, Plan, PlanStep
 from orchestrator.services.guidance import allowed_cells, guided, outside_guidance
 from orchestrator.services.interactions import ask_confirm, ask_permission, gate_evidence
 from orchestrator.services.plans import plan_transition, plan_updated
 from orchestrator.services.read_batch import BATCH_LIMIT, batchable, claim_batch, record_batch
+from orchestrator.services.step_moves import block_dependents, blocked_steps, stopped_roots
 
 logger = logging.getLogger(__name__)
 IN_FLIGHT = (StepStatus.RUNNING, StepStatus.WAITING_JOB, StepStatus.WAITING_INTERACTION)
@@ -66,10 +67,15 @@ def plan_start(*, plan: Plan, actor: Any) -> Plan:
 
 
 def ready_steps(steps: list[PlanStep]) -> list[PlanStep]:
-    """Pending steps whose dependencies are settled, in order (none depends on another)."""
-    status = {s.order: s.status for s in steps}
+    """Pending steps whose dependencies are settled, in order (none depends on another); never one
+    built on a stopped step, through however many steps (step_moves.py)."""
+    status, stopped = {s.order: s.status for s in steps}, stopped_roots(steps)
     return [
-        s for s in steps if s.status == StepStatus.PENDING and all(status.get(d) in STEP_SETTLED for d in s.depends_on)
+        s
+        for s in steps
+        if s.status == StepStatus.PENDING
+        and s.order not in stopped
+        and all(status.get(d) in STEP_SETTLED for d in s.depends_on)
     ]
 
 
@@ -274,7 +280,10 @@ def _next_move(plan: Plan, steps: list[PlanStep]) -> tuple[str, PlanStep | list[
     if failed is not None:
         _end(plan, PlanStatus.FAILED, f"Step {failed.order} ({failed.capability}) failed: {failed.error}")
         return "stop", None
-    if all(s.status in STEP_SETTLED for s in steps):
+    if blocked_steps(steps):  # built on a stopped step: skipped with the reason, never run
+        block_dependents(plan, steps, None)
+        return "again", None
+    if all(s.status in STEP_CLOSED for s in steps):
         _end(plan, PlanStatus.COMPLETED)
         return "stop", None
     ready = ready_steps(steps)

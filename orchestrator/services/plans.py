@@ -1,5 +1,5 @@
-"""Plan writes: create (plan → validate → draft), approve, cancel, autonomy edits, transitions, and one
-person's moves on a single step (stop a running or waiting step, skip a pending one)."""
+"""Plan writes: create (plan → validate → draft), approve, cancel, autonomy edits, transitions. One
+person's moves on a single step (stop, skip) are in step_moves.py."""
 
 from __future__ import annotations
 
@@ -7,31 +7,18 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.utils import timezone
 
 from core.audit import audit_record
 from core.errors import Conflict, InvalidInput
 from core.events import publish
 from core.transitions import Move, StateMachine, transition
-from orchestrator.choices import (
-    PLAN_FINISHED,
-    PLAN_TRANSITIONS,
-    STEP_SKIPPABLE,
-    STEP_STOPPABLE,
-    STEP_TRANSITIONS,
-    Autonomy,
-    InteractionStatus,
-    PlanStatus,
-    StepStatus,
-)
-from orchestrator.dispatch import enqueue_execution
-from orchestrator.models import Interaction, Plan, PlanStep
+from orchestrator.choices import PLAN_TRANSITIONS, Autonomy, PlanStatus
+from orchestrator.models import Plan, PlanStep
 from orchestrator.planning import Proposal, get_planner, normalize_refs
 from orchestrator.planning.validation import validate_proposals
 from orchestrator.services.plan_choices import open_plan_choices, plan_steps_save, refuse_while_choosing
 
 PLAN_MACHINE = StateMachine("plan", PLAN_TRANSITIONS)
-STEP_MACHINE = StateMachine("step", STEP_TRANSITIONS)
 
 
 def plan_updated_event(plan: Plan, step: PlanStep | None = None) -> tuple[str, dict[str, Any]]:
@@ -234,85 +221,3 @@ def plan_set_autonomy(*, plan: Plan, autonomy: str, actor: AbstractBaseUser) -> 
         plan_updated(locked)
     plan.refresh_from_db()
     return plan
-
-
-def step_stop(*, step: PlanStep, actor: AbstractBaseUser, reason: str = "") -> PlanStep:
-    """Stop one step that runs, waits for a job or waits for a human: it ends `skipped` with who
-    stopped it and why (a worker still running it has its late outcome discarded: the outcome write
-    is guarded on `running`), its open asks are withdrawn and the plan goes on with the other steps."""
-    return _step_end(step=step, actor=actor, reason=reason, verb="stop", allowed_from=STEP_STOPPABLE)
-
-
-def step_skip(*, step: PlanStep, actor: AbstractBaseUser, reason: str = "") -> PlanStep:
-    """Skip one step before it runs (pending, or waiting for a permission): it ends `skipped` and the
-    steps that depend on it run without it, as after a rejected permission."""
-    return _step_end(step=step, actor=actor, reason=reason, verb="skip", allowed_from=STEP_SKIPPABLE)
-
-
-def _step_end(*, step: PlanStep, actor: AbstractBaseUser, reason: str, verb: str, allowed_from: frozenset) -> PlanStep:
-    reason = (reason or "").strip()[:500]
-    with transaction.atomic():
-        plan = Plan.objects.select_for_update().get(pk=step.plan_id)  # lock order: plan, then step
-        if plan.status in PLAN_FINISHED:
-            raise Conflict(f"Plan {plan.pk} is {plan.status}; its steps are final.", allowed=[], status=plan.status)
-        if verb == "stop" and plan.status not in (PlanStatus.RUNNING, PlanStatus.PAUSED):
-            raise Conflict(f"Plan {plan.pk} is {plan.status}; nothing of it runs to stop.", allowed=[])
-        locked = PlanStep.objects.select_for_update().get(pk=step.pk)
-        if locked.status not in allowed_from:
-            which = "running or waiting" if verb == "stop" else "pending or waiting for a permission"
-            raise Conflict(
-                f"Step {locked.order} of plan {plan.pk} is {locked.status}; only a {which} step can be {verb}ped.",
-                allowed=["skip"] if verb == "stop" and locked.status == StepStatus.PENDING else [],
-                status=locked.status,
-            )
-        said = f"{'Stopped' if verb == 'stop' else 'Skipped'} by {actor.get_username()}" + (
-            f": {reason}" if reason else ""
-        )
-        details = {"plan_id": plan.pk, "order": locked.order, "reason": reason}
-        transition(
-            STEP_MACHINE,
-            PlanStep.objects.all(),
-            locked.pk,
-            StepStatus.SKIPPED,
-            actor=actor,
-            target_type="plan_step",
-            details=details,
-            save_fields=(),
-            on_move=lambda row, move: _note(row, said),
-            audit=lambda m: (f"plan.step_{verb}", {**m.details, "from": m.from_state}),
-            event=lambda m: plan_updated_event(plan, m.instance),
-        )
-        withdrawn = _withdraw_asks(locked, actor, said)
-        # paused on this step's ask (not by a person's pause): nothing is left to answer, so it resumes
-        if (
-            withdrawn
-            and plan.status == PlanStatus.PAUSED
-            and not plan.interactions.filter(status=InteractionStatus.OPEN).exists()
-        ):
-            plan_transition(plan=plan, to_status=PlanStatus.RUNNING, actor=actor, reason="")
-            plan.status = PlanStatus.RUNNING
-        if plan.status == PlanStatus.RUNNING:  # let a worker walk on from here
-            enqueue_execution(plan.pk)
-        if withdrawn:
-            plan_updated(plan)
-    step.refresh_from_db()
-    return step
-
-
-def _note(step: PlanStep, said: str) -> list[str]:
-    step.error = said
-    return ["error", "updated_at"]
-
-
-def _withdraw_asks(step: PlanStep, actor: AbstractBaseUser, said: str) -> int:
-    """Close the step's open asks: nobody should approve a step that no longer runs."""
-    asks = list(Interaction.objects.select_for_update().filter(step=step, status=InteractionStatus.OPEN))
-    for ask in asks:
-        ask.status, ask.answered_by, ask.answered_at = InteractionStatus.ANSWERED, actor, timezone.now()
-        ask.answer = {"decision": "withdrawn", "reason": said}
-        ask.save(update_fields=["status", "answer", "answered_by", "answered_at"])
-        audit_record(
-            actor=actor, action="interaction.withdrawn", target_type="interaction", target_id=ask.pk,
-            details={"plan_id": step.plan_id, "step_id": step.pk, "reason": said},
-        )  # fmt: skip
-    return len(asks)

@@ -80,12 +80,18 @@
     const box = el("div", "plan-result");
     box.setAttribute("data-step", String(step.order));
     const r = step.result && typeof step.result === "object" ? step.result : null;
+    if (step.status === "stopped") { // cut off: nothing built on it runs (those steps say so)
+      box.appendChild(el("p", "plan-result-stopped", step.error || "Stopped"));
+      return box;
+    }
     if (step.status === "failed" || (step.error && step.status !== "skipped")) {
       box.appendChild(el("p", "step-error", `Failed: ${step.error || "no reason given"}`));
       return box;
     }
     if (step.status === "skipped") {
-      box.appendChild(el("p", "plan-result-skipped", step.error ? `Skipped — ${step.error}` : "Skipped"));
+      const blocked = /^Not run: it depends on step \d+/.test(step.error || "");
+      const line = el("p", blocked ? "plan-result-skipped plan-result-blocked" : "plan-result-skipped", step.error ? `Skipped — ${step.error}` : "Skipped");
+      box.appendChild(line);
       return box;
     }
     if (step.status === "waiting_job" && r && r.work_order_id) {
@@ -124,6 +130,22 @@
     if (listName) box.appendChild(table(r[listName], listName));
     if (!box.children.length) box.appendChild(el("p", "plan-result-summary", fmt(r)));
     return box;
+  }
+
+  /* The steps built on step `order` (directly or through others): what a stop keeps from running. */
+  function dependents(plan, order) {
+    const found = new Set();
+    let grew = true;
+    while (grew) {
+      grew = false;
+      plan.steps.forEach((s) => {
+        if (!found.has(s.order) && (s.depends_on || []).some((d) => d === order || found.has(d))) {
+          found.add(s.order);
+          grew = true;
+        }
+      });
+    }
+    return [...found].sort((a, b) => a - b);
   }
 
   function notes(plan) {
@@ -205,5 +227,5 @@
     return box;
   }
 
-  window.AriaPlanViews = Object.freeze({ stepTitle, result, notes, guidance, card, choice, woLink });
+  window.AriaPlanViews = Object.freeze({ stepTitle, result, notes, guidance, card, choice, woLink, dependents });
 })();

@@ -89,7 +89,11 @@
     const open = !["completed", "cancelled", "failed"].includes(plan.status);
     const path = `/plans/${plan.id}/steps/${step.order}`;
     const moves = el("span", "step-moves");
-    if (live && STOPPABLE.includes(step.status)) moves.appendChild(button("Stop step", () => api("POST", `${path}/stop`)));
+    if (live && STOPPABLE.includes(step.status)) {
+      moves.appendChild(button("Stop step", () => api("POST", `${path}/stop`)));
+      const after = views.dependents(plan, step.order);  // a stop cuts them off too: say so beside the button
+      if (after.length) moves.appendChild(el("span", "step-stop-note", `stopping it also keeps step${after.length > 1 ? "s" : ""} ${after.join(", ")} from running`));
+    }
     else if (open && SKIPPABLE.includes(step.status)) moves.appendChild(button("Skip step", () => api("POST", `${path}/skip`)));
     if (moves.children.length) li.appendChild(moves);
     return li;

@@ -146,10 +146,12 @@ def test_stop_step_1_stops_only_that_step(client, operator, django_capture_on_co
     with django_capture_on_commit_callbacks(execute=True):
         turn = say(client, operator, "Stop step 1")
     assert done(turn) == [("stop_step", True)], turn.answer
-    assert f"Step 1 of plan {plan.pk} stopped" in turn.answer
+    assert "Stopping step 1; step 2 depends on it and will not run." in turn.answer
+    assert f"Step 1 of plan {plan.pk} is now stopped; step 2 depended on it and will not run" in turn.answer
     step = PlanStep.objects.get(plan=plan, order=1)
-    assert step.status == "skipped" and step.error == "Stopped by olga"
-    assert Plan.objects.get(pk=plan.pk).status == "completed"  # step 2 ran; the plan was not cancelled
+    assert step.status == "stopped" and step.error == "Stopped by olga"
+    assert PlanStep.objects.get(plan=plan, order=2).status == "skipped" and "read_value" not in testcaps.CALLS
+    assert Plan.objects.get(pk=plan.pk).status == "completed"  # the plan was not cancelled
     assert AuditRecord.objects.filter(action="plan.step_stop", actor=operator).count() == 1
 
 

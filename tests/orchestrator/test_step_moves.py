@@ -1,5 +1,7 @@
 """Stop one step or skip one (issue 11): POST /plans/{id}/steps/{order}/stop|skip, owner-scoped,
-state-checked (409 naming the step's state), audited, announced; the rest of the plan goes on."""
+state-checked (409 naming the step's state), audited, announced. A stopped step ends `stopped` and
+what depends on it never runs (tests/orchestrator/test_stopped_dependents.py); a skipped one is left
+out and the rest runs."""
 
 import pytest
 
@@ -7,7 +9,7 @@ from core.access import OPERATOR
 from core.models import AuditRecord, Event
 from orchestrator.models import Interaction, Plan, PlanStep
 from orchestrator.services.executor import settle_result
-from orchestrator.services.plans import step_stop
+from orchestrator.services.step_moves import step_stop
 from tests.orchestrator import testcaps
 from tests.orchestrator.conftest import build_plan, start
 
@@ -33,7 +35,9 @@ def post(client, plan_id, order, verb, body=None):
     return client.post(url, body, content_type="application/json")
 
 
-def test_stop_a_step_waiting_on_its_job_and_the_plan_goes_on(client, operator, django_capture_on_commit_callbacks):
+def test_stop_a_step_waiting_on_its_job_and_what_depends_on_it_does_not_run(
+    client, operator, django_capture_on_commit_callbacks
+):
     plan = start(job_then_read(operator))
     assert plan.steps.get(order=1).status == "waiting_job"
     client.force_login(operator)
@@ -41,14 +45,18 @@ def test_stop_a_step_waiting_on_its_job_and_the_plan_goes_on(client, operator, d
         res = post(client, plan.pk, 1, "stop", {"reason": "takes too long"})
     assert res.status_code == 200, res.content
     steps = {s["order"]: s for s in res.json()["steps"]}
-    assert steps[1]["status"] == "skipped" and steps[1]["error"] == "Stopped by olga: takes too long"
-    assert Plan.objects.get(pk=plan.pk).status == "completed"  # step 2 ran without it
+    assert steps[1]["status"] == "stopped" and steps[1]["error"] == "Stopped by olga: takes too long"
+    assert steps[2]["status"] == "skipped"
+    assert steps[2]["error"] == "Not run: it depends on step 1 (otest.start_job), which olga stopped."
+    assert Plan.objects.get(pk=plan.pk).status == "completed" and "read_value" not in testcaps.CALLS
     audit = AuditRecord.objects.get(action="plan.step_stop")
     assert audit.details["from"] == "waiting_job" and audit.details["reason"] == "takes too long"
-    assert Event.objects.filter(type="plan_updated", payload__step_status="skipped").exists()
+    blocked = AuditRecord.objects.get(action="plan.step_blocked")
+    assert blocked.details == {"plan_id": plan.pk, "order": 2, "stopped_step": 1, "reason": steps[2]["error"]}
+    assert Event.objects.filter(type="plan_updated", payload__step_status="stopped").exists()
     # the job finishing later changes nothing: the step is no longer parked on it
     testcaps.finish_job("slow")
-    assert PlanStep.objects.get(plan=plan, order=1).status == "skipped"
+    assert PlanStep.objects.get(plan=plan, order=1).status == "stopped"
 
 
 def test_a_stopped_running_step_discards_its_late_outcome(operator):
@@ -59,7 +67,7 @@ def test_a_stopped_running_step_discards_its_late_outcome(operator):
     step_stop(step=PlanStep.objects.get(pk=step.pk), actor=operator)
     settle_result(plan, step, {"late": True})  # the worker that still ran it reports back
     stopped = PlanStep.objects.get(pk=step.pk)
-    assert stopped.status == "skipped" and "late" not in (stopped.result or {}) and stopped.error == "Stopped by olga"
+    assert stopped.status == "stopped" and "late" not in (stopped.result or {}) and stopped.error == "Stopped by olga"
 
 
 def test_stopping_the_step_an_ask_waits_on_withdraws_it_and_resumes(
