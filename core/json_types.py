@@ -25,6 +25,11 @@ def _whole_number(value: Any) -> Any:
 
 WholeNumber = Annotated[int, BeforeValidator(_whole_number)]
 
+ROW_ID_MAX = 2**63 - 1
+# A row id a query names (`?cell_id=`): PostgreSQL's bigint / SQLite's INTEGER range, stated in the
+# schema, so 2**63 is a 422 naming the parameter rather than an overflow in the database driver.
+RowId = Annotated[int, annotated_types.Ge(1), annotated_types.Le(ROW_ID_MAX)]
+
 
 def whole_number(*, ge: int | None = None, le: int | None = None) -> Any:
     """A bounded `WholeNumber` that states its bounds in the schema also where it is optional

@@ -15,6 +15,7 @@ from pydantic import Field
 
 from core.access import APPROVER, OPERATOR, has_scopes, is_service_account, require_any_scope, require_scopes
 from core.errors import InvalidInput, InvalidJson, NotAuthenticated
+from core.json_types import RowId
 from sentinel import selectors
 from sentinel.choices import AlarmState, Severity
 from sentinel.models import Cell
@@ -185,7 +186,7 @@ def list_cells(request: HttpRequest) -> list[dict[str, Any]]:
 
 
 @router.get("/signals/latest", response=list[SignalOut])
-def latest_values(request: HttpRequest, cell_id: int | None = None) -> list[dict[str, Any]]:
+def latest_values(request: HttpRequest, cell_id: RowId | None = None) -> list[dict[str, Any]]:
     _require_operator(request)
     return [signal_out(latest.signal, latest) for latest in selectors.signals_latest(cell_id=cell_id)]
 
@@ -214,7 +215,7 @@ class AlarmFilter(Schema):
         description="A state, a comma list, or `open`.",
         json_schema_extra={"pattern": f"^(?:open|(?: *{_STATE}? *)(?:, *{_STATE}? *)*)$"},
     )
-    cell_id: int | None = None
+    cell_id: RowId | None = None
     cell: str | None = Field(None, description="Cell tag, e.g. P-02 (alternative to cell_id).")
     severity: str | None = Field(None, json_schema_extra={"enum": list(Severity.values)})
     limit: int = Field(100, ge=1, le=500)

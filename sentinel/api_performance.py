@@ -11,6 +11,7 @@ from ninja import Query, Router, Schema
 from pydantic import Field
 
 from core.access import APPROVER, OPERATOR, require_any_scope
+from core.json_types import RowId
 from sentinel.performance import MAX_WINDOW, alarm_performance, performance_window
 
 router = Router(tags=["sentinel"])
@@ -22,7 +23,7 @@ class PerformanceQuery(Schema):
     hours: float | None = Field(
         None, gt=0, le=MAX_WINDOW.total_seconds() / 3600, description="Window length when no start (default 24)."
     )
-    line_id: int | None = Field(None, ge=1, description="The operator position: one line (default: the site).")
+    line_id: RowId | None = Field(None, description="The operator position: one line (default: the site).")
 
 
 @router.get("/alarm-performance")

@@ -6,6 +6,7 @@ from django.http import HttpRequest
 from ninja import Query, Router
 
 from core.access import APPROVER, OPERATOR, require_any_scope, require_scopes
+from core.json_types import RowId
 from core.models import AgentRun
 from core.request_limits import MAX_PAGE_OFFSET
 from sentinel.models import Cell
@@ -59,7 +60,7 @@ def _detail(wo: WorkOrder) -> dict[str, Any]:
 @router.get("/failures")
 def list_failures(
     request: HttpRequest,
-    cell_id: int | None = None,
+    cell_id: RowId | None = None,
     failure_mode: str | None = None,
     limit: int = Query(50, ge=1, le=500),
 ) -> dict[str, Any]:
@@ -96,7 +97,9 @@ def patch_kb(request: HttpRequest, cell_id: int, payload: KbPatchIn) -> dict[str
 
 
 @router.get("/kpis")
-def get_kpis(request: HttpRequest, cell_id: int | None = None, days: int = Query(90, ge=1, le=3650)) -> dict[str, Any]:
+def get_kpis(
+    request: HttpRequest, cell_id: RowId | None = None, days: int = Query(90, ge=1, le=3650)
+) -> dict[str, Any]:
     require_scopes(request.user, OPERATOR)
     cells = [selectors.get_cell(cell_id)] if cell_id is not None else list(Cell.objects.order_by("tag"))
     items = [
@@ -116,7 +119,7 @@ def get_kpis(request: HttpRequest, cell_id: int | None = None, days: int = Query
 def list_work_orders(
     request: HttpRequest,
     status: StatusName | None = None,
-    cell_id: int | None = None,
+    cell_id: RowId | None = None,
     cell: str | None = Query(None, description="Cell tag, e.g. P-02."),
     priority: PriorityName | None = None,
     limit: int = Query(50, ge=1, le=200),

@@ -14,7 +14,7 @@ from ninja import Query, Router, Schema
 from pydantic import Field
 
 from core.access import APPROVER, OPERATOR, require_any_scope, require_scopes
-from core.json_types import WholeNumber
+from core.json_types import RowId, WholeNumber
 from workorders import selectors
 from workorders.choices import allowed_transitions
 from workorders.models import ShiftAssignment, WorkOrder
@@ -88,7 +88,7 @@ def execution_detail(work_order_id: int) -> dict[str, Any]:
 
 
 @router.get("/execution/failure-codes")
-def failure_codes(request: HttpRequest, cell_id: int | None = Query(None, ge=1)) -> dict[str, Any]:
+def failure_codes(request: HttpRequest, cell_id: RowId | None = None) -> dict[str, Any]:
     """The code list (class → problems, causes, remedies); with cell_id, only that cell's class."""
     require_any_scope(request.user, OPERATOR, APPROVER)
     equipment_type = selectors.get_cell(cell_id).equipment_type if cell_id is not None else None
@@ -96,7 +96,7 @@ def failure_codes(request: HttpRequest, cell_id: int | None = Query(None, ge=1))
 
 
 @router.get("/execution/rca-accuracy")
-def rca_accuracy(request: HttpRequest, cell_id: int | None = Query(None, ge=1)) -> dict[str, Any]:
+def rca_accuracy(request: HttpRequest, cell_id: RowId | None = None) -> dict[str, Any]:
     """How many RCAs technicians confirmed and corrected when completing orders."""
     require_any_scope(request.user, OPERATOR, APPROVER)
     return selectors.rca_accuracy(cell_id=cell_id)

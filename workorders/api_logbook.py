@@ -15,7 +15,7 @@ from pydantic import Field
 
 from core.access import APPROVER, OPERATOR, get_owned_or_404, require_any_scope, require_scopes
 from core.agents.engines import get_engine
-from core.json_types import WholeNumber
+from core.json_types import RowId, WholeNumber
 from core.request_limits import MAX_PAGE_OFFSET
 from core.throttling import CHAT, UserRateLimit, token_budget_check
 from workorders import selectors
@@ -89,7 +89,7 @@ def _attachment(item: AttachmentSchema) -> AttachmentIn:
 @router.get("/logbook")
 def list_logbook(
     request: HttpRequest,
-    cell_id: int | None = None,
+    cell_id: RowId | None = None,
     category: CategoryName | None = None,
     q: str = Query("", max_length=200, description="Words that must all appear (text, author, attachments)."),
     limit: int = Query(30, ge=1, le=100),

@@ -21,6 +21,7 @@ from assistant.services.publish import draft_publish
 from assistant.services.review import draft_agent_review
 from core.access import APPROVER, OPERATOR, require_scopes
 from core.errors import InvalidInput
+from core.json_types import RowId
 from core.throttling import DRAFT_TEST, UserRateLimit
 
 router = Router(tags=["assistant"])
@@ -28,7 +29,7 @@ router = Router(tags=["assistant"])
 
 @router.get("/drafts", response=list[DraftOut])
 def list_drafts(
-    request: HttpRequest, status: DraftStatus | None = None, session_id: int | None = None, review: bool = False
+    request: HttpRequest, status: DraftStatus | None = None, session_id: RowId | None = None, review: bool = False
 ) -> list:
     """`review=true` (approvers): other authors' drafts that wait for an approval or a publication."""
     if review:

@@ -23,6 +23,7 @@ from assistant.services.sessions import session_create, session_update
 from assistant.services.turns import prompt_draft, session_turn
 from core.access import OPERATOR, require_scopes
 from core.agents.engines import get_engine
+from core.json_types import RowId
 from core.throttling import CHAT, COORDINATOR, UserRateLimit, rate_limit, token_budget_check
 
 router = Router(tags=["assistant"])
@@ -43,7 +44,7 @@ def _session_out(session) -> dict:
 
 
 @router.get("/sessions", response=list[SessionOut])
-def list_sessions(request: HttpRequest, owner_id: int | None = None, archived: bool | None = None) -> list[dict]:
+def list_sessions(request: HttpRequest, owner_id: RowId | None = None, archived: bool | None = None) -> list[dict]:
     require_scopes(request.user, OPERATOR)
     return [
         _session_out(s) for s in selectors.sessions_visible(request.user, owner_id=owner_id, archived=archived)[:200]
