@@ -97,7 +97,9 @@ class CommentIn(Schema):
 class ShelveIn(Schema):
     # true or "30" is a 422; the bounds sit on the number itself, so the schema states them too
     minutes: whole_number(ge=1, le=7 * 24 * 60) | None = None  # type: ignore[valid-type]
-    until_work_order_closes: bool = False
+    until_work_order_closes: bool = Field(
+        False, description="Shelved until the alarm's work order closes, and at most 7 days (the longest shelve)."
+    )
     comment: str = Field("", max_length=500)
 
 

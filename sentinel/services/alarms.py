@@ -62,12 +62,16 @@ def alarm_shelve(
     until_work_order_closes: bool = False,
     comment: str = "",
 ) -> Alarm:
-    """Hide the alarm for `minutes`, or until its work order closes (exactly one of the two)."""
+    """Hide the alarm for `minutes`, or until its work order closes (exactly one of the two).
+
+    A shelve is always time-limited (ISA-18.2): "until the work order closes" also ends at the
+    longest shelve, MAX_SHELVE_MINUTES, whichever comes first — so a shelve tied to an order that
+    is already closed, or never comes, cannot hide the alarm for ever."""
     if (minutes is None) == (not until_work_order_closes):
         raise InvalidInput("Give either minutes or until_work_order_closes.", field="minutes")
     if minutes is not None and not (1 <= int(minutes) <= MAX_SHELVE_MINUTES):
         raise InvalidInput(f"minutes: must be between 1 and {MAX_SHELVE_MINUTES}.", field="minutes")
-    until = timezone.now() + timedelta(minutes=int(minutes)) if minutes is not None else None
+    until = timezone.now() + timedelta(minutes=int(minutes) if minutes is not None else MAX_SHELVE_MINUTES)
 
     def shelved(locked: Alarm, move: Move) -> list[str]:
         locked.state_before_shelve = move.from_state
@@ -85,7 +89,7 @@ def alarm_shelve(
             actor=actor,
             comment=comment,
             details={
-                "shelved_until": until.isoformat() if until else None,
+                "shelved_until": until.isoformat(),
                 "until_work_order_closes": bool(until_work_order_closes),
             },
             on_move=shelved,

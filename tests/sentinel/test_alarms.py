@@ -18,6 +18,7 @@ from sentinel.services import (
     alarm_unshelve_for_work_order_closed,
     sentinel_scan,
 )
+from sentinel.services.alarms import MAX_SHELVE_MINUTES, alarm_unshelve_expired
 from sentinel.signals import alarm_raised
 from sentinel.thresholds import evaluate_threshold
 from tests.sentinel.factories import set_latest
@@ -124,6 +125,19 @@ def test_shelved_until_work_order_closes_unshelves_to_cleared_when_the_value_rec
     assert alarm.events.last().comment == "work order #7 closed"
     # Not shelved for a work order: the hook is a no-op.
     assert alarm_unshelve_for_work_order_closed(alarm=alarm.pk) is None
+
+
+def test_a_shelve_until_a_work_order_closes_still_ends_at_the_longest_shelve(alarm, operator):
+    """Red team: shelved "until the work order closes" with no open order (or a closed one), the
+    alarm stayed hidden for ever. It now also runs out at MAX_SHELVE_MINUTES, like a timed shelve."""
+    alarm_acknowledge(alarm=alarm, actor=operator)
+    shelved = alarm_shelve(alarm=alarm, actor=operator, until_work_order_closes=True)
+    assert shelved.shelved_until is not None
+    assert shelved.shelved_until - timezone.now() <= timedelta(minutes=MAX_SHELVE_MINUTES)
+    assert alarm_unshelve_expired(now=shelved.shelved_until - timedelta(seconds=1)) == []
+    back = alarm_unshelve_expired(now=shelved.shelved_until + timedelta(seconds=1))
+    assert [a.pk for a in back] == [alarm.pk]
+    assert Alarm.objects.get(pk=alarm.pk).state != AlarmState.SHELVED
 
 
 def test_unshelve_restores_the_state_before_when_still_breaching(alarm, operator):
