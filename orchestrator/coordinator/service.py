@@ -8,7 +8,6 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.serializers.json import DjangoJSONEncoder
-from django.db import transaction
 from django.utils import timezone
 
 from core.agents.engines import get_engine
@@ -17,6 +16,7 @@ from core.agents.prompts import system_prompt_for
 from core.capabilities import CapabilityContext
 from core.errors import Conflict, InvalidInput, NotFound
 from core.events import current_turn_id, private_scope, turn_scope
+from core.leases import lease_hold
 from core.models import AgentStep
 from orchestrator.coordinator.context import PACKET_MARKER, build_context_packet, read_tools
 from orchestrator.coordinator.execute import execute_action, execute_delegations, outcome_text
@@ -225,17 +225,20 @@ def coordinator_proposal_confirm(
 ) -> CoordinatorTurn:
     """The user confirms an action turn `turn_id` proposed but their message did not ask for (the
     confirm card's button sends "confirm proposal <index> of turn <id>"): checked again against the
-    state now — the click backs it — and run, once, as a new turn of the same conversation."""
-    with transaction.atomic():
-        turn = CoordinatorTurn.objects.select_for_update().filter(pk=turn_id, user=user).first()  # one click at a time
-        if turn is None:  # another user's turn is indistinguishable from a missing one
-            raise NotFound(f"Coordinator turn {turn_id} not found.")
-        checks = [c for c in turn.validation if c["action_index"] == action_index and not c["ok"]]
-        if [c["check"] for c in checks] != [BACKED] or any(c["check"] == "turn" for c in turn.validation):
-            raise InvalidInput(
-                f"action {action_index} of turn {turn_id} is not a proposal to confirm.", field="action_index"
-            )
-        confirms = {"turn_id": turn.pk, "action_index": action_index}
+    state now — the click backs it — and run, once, as a new turn of the same conversation. One click
+    at a time holds a lease on the proposal (not a row lock: the action may run a planner model)."""
+    turn = CoordinatorTurn.objects.filter(pk=turn_id, user=user).first()
+    if turn is None:  # another user's turn is indistinguishable from a missing one
+        raise NotFound(f"Coordinator turn {turn_id} not found.")
+    checks = [c for c in turn.validation if c["action_index"] == action_index and not c["ok"]]
+    if [c["check"] for c in checks] != [BACKED] or any(c["check"] == "turn" for c in turn.validation):
+        raise InvalidInput(
+            f"action {action_index} of turn {turn_id} is not a proposal to confirm.", field="action_index"
+        )
+    confirms = {"turn_id": turn.pk, "action_index": action_index}
+    with lease_hold(f"coordinator.confirm:{turn.pk}:{action_index}") as lease:
+        if lease is None:
+            raise Conflict(f"Proposal {action_index} of turn {turn_id} is being confirmed.")
         if CoordinatorTurn.objects.filter(user=user, prompt_kind="confirm", action_plan__confirms=confirms).exists():
             raise Conflict(f"Proposal {action_index} of turn {turn_id} was already confirmed.")
         progress = TurnProgress(user, turn.conversation)  # no model: validated and run in code

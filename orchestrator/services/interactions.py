@@ -3,7 +3,7 @@
 Who may answer:
 - a `permission` or `confirm` ask on a non-gated step, or a planner's `choice` (which equipment
   did you mean?): the plan owner or an admin; a choice's answer must be one of its options and
-  plans the draft again with it (`plan_choices.apply_choice`);
+  plans the draft again with it (`choice_answer`: the planner runs before anything is locked);
 - a gated step's approval (`required_scope` set): a DIFFERENT human holding that scope — never
   the plan owner, never a service account; a scope name that is not mapped denies.
 An answer may carry edited step inputs; they are validated against the capability's schema.
@@ -28,13 +28,14 @@ from orchestrator.dispatch import enqueue_execution
 from orchestrator.models import Interaction, Plan, PlanStep
 from orchestrator.planning.validation import validate_inputs
 from orchestrator.services.decision_cards import decision_card
-from orchestrator.services.plan_choices import apply_choice
+from orchestrator.services.plan_choices import choice_replan, choice_replan_write, planning_basis
 from orchestrator.services.plans import plan_transition, plan_updated
 
 # The scope a gated step's approver must hold (separation of duties: never the owner).
 GATED_APPROVAL_SCOPE = APPROVER
 APPROVE_WORDS = {"approve", "accept", "yes"}
 REJECT_WORDS = {"reject", "deny", "no"}
+REPLAN_ATTEMPTS = 3  # a choice's re-plan is done again when the plan changed while it ran
 
 
 def _open(
@@ -173,28 +174,20 @@ def interaction_answer(
     choice: str | None = None,
     inputs: dict[str, Any] | None = None,
 ) -> Interaction:
-    """Answer an open ask, move its step on, and resume the plan when nothing else is open."""
+    """Answer an open ask, move its step on, and resume the plan when nothing else is open. A planner's
+    choice plans the draft again (`choice_answer`)."""
+    if interaction.kind == InteractionKind.CHOICE and interaction.step_id is None:
+        return choice_answer(interaction=interaction, actor=actor, decision=decision, choice=choice, inputs=inputs)
     with transaction.atomic():
         interaction = (
             Interaction.objects.select_for_update(of=("self",)).select_related("plan", "step").get(pk=interaction.pk)
         )
-        if interaction.status != InteractionStatus.OPEN:
-            raise Conflict(f"Interaction {interaction.pk} is already answered.", allowed=[], status=interaction.status)
-        check_may_answer(interaction, actor)
-        if interaction.plan.status in PLAN_FINISHED:
-            raise Conflict(
-                f"Plan {interaction.plan_id} is {interaction.plan.status}; its asks are closed.",
-                allowed=[],
-                status=interaction.plan.status,
-            )
+        _answerable(interaction, actor)
         approved = _decision(interaction, decision, choice)
         plan, step = interaction.plan, interaction.step
         if inputs is not None and (interaction.kind != InteractionKind.PERMISSION or step is None):
             raise InvalidInput("Only a permission answer may edit the step's inputs.", field="inputs")
         edited = _edited_inputs(step, inputs) if inputs is not None else None
-        if interaction.kind == InteractionKind.CHOICE and step is None:
-            apply_choice(interaction, str(choice), actor)  # the draft is planned again with the pick
-            plan_updated(plan)
         if step is not None and step.status == StepStatus.WAITING_INTERACTION:
             if not approved:
                 step.status = StepStatus.SKIPPED
@@ -206,31 +199,103 @@ def interaction_answer(
                     step.inputs = edited
             step.save(update_fields=["status", "gate_cleared", "inputs", "updated_at"])
             plan_updated(plan, step)
-        interaction.status = InteractionStatus.ANSWERED
-        interaction.answer = {"decision": decision, "choice": choice, "inputs": edited}
-        interaction.answered_by = actor
-        interaction.answered_at = timezone.now()
-        interaction.save(update_fields=["status", "answer", "answered_by", "answered_at"])
-        audit_record(
-            actor=actor,
-            action=f"interaction.{'approve' if approved else 'reject'}",
-            target_type="interaction",
-            target_id=interaction.pk,
-            details={
-                "plan_id": plan.pk,
-                "step_id": step.pk if step else None,
-                "kind": interaction.kind,
-                "decision": decision,
-                "choice": choice,
-                "edited_inputs": edited,
-            },
-        )
+        _answered(interaction, actor, approved=approved, decision=decision, choice=choice, edited=edited)
         plan.refresh_from_db()
         still_open = plan.interactions.filter(status=InteractionStatus.OPEN).exists()
         if plan.status == PlanStatus.PAUSED and not still_open:
             plan_transition(plan=plan, to_status=PlanStatus.RUNNING, actor=actor)
             enqueue_execution(plan.pk)
     return interaction
+
+
+def _answerable(interaction: Interaction, actor: AbstractBaseUser) -> None:
+    if interaction.status != InteractionStatus.OPEN:
+        raise Conflict(f"Interaction {interaction.pk} is already answered.", allowed=[], status=interaction.status)
+    check_may_answer(interaction, actor)
+    if interaction.plan.status in PLAN_FINISHED:
+        raise Conflict(
+            f"Plan {interaction.plan_id} is {interaction.plan.status}; its asks are closed.",
+            allowed=[],
+            status=interaction.plan.status,
+        )
+
+
+def _answered(
+    interaction: Interaction, actor: AbstractBaseUser, *, approved: bool, decision: str, choice: str | None, edited: Any
+) -> None:
+    """Close the ask with its answer and audit it (in the caller's transaction)."""
+    interaction.status = InteractionStatus.ANSWERED
+    interaction.answer = {"decision": decision, "choice": choice, "inputs": edited}
+    interaction.answered_by = actor
+    interaction.answered_at = timezone.now()
+    interaction.save(update_fields=["status", "answer", "answered_by", "answered_at"])
+    audit_record(
+        actor=actor,
+        action=f"interaction.{'approve' if approved else 'reject'}",
+        target_type="interaction",
+        target_id=interaction.pk,
+        details={
+            "plan_id": interaction.plan_id,
+            "step_id": interaction.step_id,
+            "kind": interaction.kind,
+            "decision": decision,
+            "choice": choice,
+            "edited_inputs": edited,
+        },
+    )
+
+
+def _choice_checked(interaction: Interaction, actor: AbstractBaseUser, choice: str | None, inputs: Any) -> None:
+    _answerable(interaction, actor)
+    _decision(interaction, "", choice)  # one of its options, else 422 naming `choice`
+    if inputs is not None:
+        raise InvalidInput("Only a permission answer may edit the step's inputs.", field="inputs")
+    plan = interaction.plan
+    if plan.status != PlanStatus.DRAFT:
+        raise Conflict(
+            f"Plan {plan.pk} is {plan.status}; a choice only shapes a draft. Draft a new plan instead.",
+            allowed=[],
+            status=plan.status,
+        )
+
+
+def choice_answer(
+    *,
+    interaction: Interaction,
+    actor: AbstractBaseUser,
+    choice: str | None,
+    decision: str = "",
+    inputs: dict[str, Any] | None = None,
+) -> Interaction:
+    """Answer a planner's choice: plan the draft again with the pick, then write it.
+
+    The planner (a model, with the model planner) runs with nothing locked and no transaction open;
+    then a short transaction locks the plan and the ask (plan first, the lock order), checks them
+    again and checks that the plan is still what was planned from (`planning_basis`). An ask answered
+    meanwhile, or a plan no longer a draft, is a 409 and nothing is written; a plan whose goal or
+    constraints changed is planned again (up to REPLAN_ATTEMPTS times, then a 409)."""
+    for _ in range(REPLAN_ATTEMPTS):
+        seen = Interaction.objects.select_related("plan", "plan__owner").get(pk=interaction.pk)
+        _choice_checked(seen, actor, choice, inputs)
+        replan = choice_replan(seen.plan, seen, str(choice), actor)  # outside any lock: may take a minute
+        basis = replan.basis if replan is not None else planning_basis(seen.plan)
+        with transaction.atomic():
+            plan = Plan.objects.select_for_update().get(pk=seen.plan_id)
+            locked = Interaction.objects.select_for_update().get(pk=seen.pk)
+            locked.plan = plan
+            _choice_checked(locked, actor, choice, inputs)  # the state may have moved while it planned
+            if planning_basis(plan) != basis:
+                continue  # planned from what is no longer there: plan again from what is
+            if replan is not None:
+                choice_replan_write(plan, locked, replan, actor)
+            plan_updated(plan)
+            _answered(locked, actor, approved=True, decision=decision, choice=choice, edited=None)
+            return locked
+    raise Conflict(
+        f"Plan {interaction.plan_id} kept changing while it was planned again; answer interaction "
+        f"{interaction.pk} again.",
+        allowed=[],
+    )
 
 
 def interaction_request_approval(*, interaction: Interaction, actor: AbstractBaseUser, note: str = "") -> Interaction:

@@ -3,13 +3,17 @@
 The planner proposes them (`Proposal.choices`); `open_plan_choices` stores one open `choice`
 interaction per question on the new draft (no step: it is about the whole plan), answerable by the
 owner (or an admin) through the usual answer route, where the answer must be one of the options.
-`apply_choice` records the pick in `plan.constraints["resolved"]` and plans the goal again with
-it (the draft's steps and notes are replaced; a further ambiguity opens a further choice). A draft
-with an open choice cannot be approved: the plan is not known yet.
+The answer records the pick in `plan.constraints["resolved"]` and plans the goal again with it
+(the draft's steps and notes are replaced; a further ambiguity opens a further choice): the planner
+runs first, with nothing locked (`choice_replan`: it may call a model for a minute), then a short
+transaction locks the plan, checks that nothing it was planned from changed (`planning_basis`) and
+writes (`choice_replan_write`; interactions.choice_answer). A draft with an open choice cannot be
+approved: the plan is not known yet.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -63,19 +67,31 @@ def refuse_while_choosing(plan: Plan) -> None:
         )
 
 
-def apply_choice(interaction: Interaction, choice: str, actor: AbstractBaseUser) -> list[dict[str, Any]]:
-    """Plan the draft again with the chosen option (in the caller's transaction; the plan row is
-    locked by it). Returns the new planner notes. 409 unless the plan is still a draft."""
-    plan = Plan.objects.select_for_update().get(pk=interaction.plan_id)
-    if plan.status != PlanStatus.DRAFT:
-        raise Conflict(
-            f"Plan {plan.pk} is {plan.status}; a choice only shapes a draft. Draft a new plan instead.",
-            allowed=[],
-            status=plan.status,
-        )
+@dataclass(frozen=True)
+class Replan:
+    """A draft planned again with a choice, computed before anything is locked or written."""
+
+    basis: tuple[Any, ...]  # what it was planned from (planning_basis): compared again under the lock
+    term: str
+    choice: str
+    constraints: dict[str, Any]
+    steps: list[Any]
+    notes: list[dict[str, Any]]
+    choices: list[dict[str, Any]]
+
+
+def planning_basis(plan: Plan) -> tuple[Any, ...]:
+    """What a re-plan depends on: if any of it changed while the planner ran, the proposal is stale."""
+    return (plan.status, plan.goal, plan.context_refs, plan.constraints, plan.planner)
+
+
+def choice_replan(plan: Plan, interaction: Interaction, choice: str, actor: AbstractBaseUser) -> Replan | None:
+    """Plan the draft again with the chosen option, writing nothing: call it outside any transaction
+    (the planner may be a model). None when the choice does not re-plan (not an equipment choice);
+    422 (field `choice`) when the planner finds no valid step with it."""
     evidence = interaction.evidence or {}
     if evidence.get("purpose") != RESOLVE_EQUIPMENT:
-        return plan.planner_notes
+        return None
     term = str(evidence.get("term") or "")
     constraints = {**(plan.constraints or {})}
     constraints["resolved"] = {**(constraints.get("resolved") or {}), term: choice}
@@ -88,19 +104,25 @@ def apply_choice(interaction: Interaction, choice: str, actor: AbstractBaseUser)
     notes = [chosen, *proposal.notes, *checked.notes]
     if not checked.steps:
         raise InvalidInput(f"With {term} = {choice} the planner proposed no valid step.", field="choice", notes=notes)
+    return Replan(planning_basis(plan), term, choice, constraints, checked.steps, notes, proposal.choices)
+
+
+def choice_replan_write(plan: Plan, interaction: Interaction, replan: Replan, actor: AbstractBaseUser) -> None:
+    """Write a re-plan (in the caller's short transaction, the plan row locked and its basis checked):
+    the draft's steps and notes are replaced, a further ambiguity opens a further choice."""
     plan.steps.all().delete()
-    plan_steps_save(plan, checked.steps)
-    plan.constraints, plan.planner_notes = constraints, notes
+    plan_steps_save(plan, replan.steps)
+    plan.constraints, plan.planner_notes = replan.constraints, replan.notes
     plan.save(update_fields=["constraints", "planner_notes", "updated_at"])
-    open_plan_choices(plan, proposal.choices)
+    open_plan_choices(plan, replan.choices)
     audit_record(
         actor=actor,
         action="plan.replanned",
         target_type="plan",
         target_id=plan.pk,
-        details={"interaction_id": interaction.pk, "term": term, "choice": choice, "steps": len(checked.steps)},
-    )
-    return notes
+        details={"interaction_id": interaction.pk, "term": replan.term, "choice": replan.choice,
+                 "steps": len(replan.steps)},
+    )  # fmt: skip
 
 
 def plan_steps_save(plan: Plan, steps: list[Any]) -> list[PlanStep]:
