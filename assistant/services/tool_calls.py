@@ -72,9 +72,9 @@ def tool_call_hold(
     )
 
 
-def _changes(cap: Capability, args: dict[str, Any], user: AbstractBaseUser | None) -> list[dict[str, Any]]:
-    """Before → after for the fields the call sets, read through the matching read capability
-    (`work_order_id` → get_work_order) with the user's own scopes; [] when there is none."""
+def _current_record(args: dict[str, Any], user: AbstractBaseUser | None) -> tuple[str, dict[str, Any]] | None:
+    """The record a call's `<thing>_id` argument names, read through the matching read capability
+    (`work_order_id` → get_work_order) with the user's own scopes: (id key, fields), or None."""
     for key, value in args.items():
         if not key.endswith("_id") or isinstance(value, bool) or not isinstance(value, int):
             continue
@@ -82,15 +82,41 @@ def _changes(cap: Capability, args: dict[str, Any], user: AbstractBaseUser | Non
         if reader is None or reader.tier != Tier.READ:
             continue
         current = dispatch(reader.name, {key: value}, ctx=CapabilityContext(user=user)).content
-        if not isinstance(current, dict):
-            continue
-        changes = []
-        for field, after in args.items():
-            shown = field.removeprefix("to_")  # to_status changes status
-            if field != key and shown in current and current[shown] != after:
-                changes.append({"field": shown, "before": current[shown], "after": after})
-        return changes[:PREVIEW_FIELDS]
-    return []
+        return (key, current) if isinstance(current, dict) else None
+    return None
+
+
+def _changes(cap: Capability, args: dict[str, Any], user: AbstractBaseUser | None) -> list[dict[str, Any]]:
+    """Before → after for the fields the call sets (the card shows them); [] when no read
+    capability shows the record."""
+    record = _current_record(args, user)
+    if record is None:
+        return []
+    key, current = record
+    changes = []
+    for field, after in args.items():
+        shown = field.removeprefix("to_")  # to_status changes status
+        if field != key and shown in current and current[shown] != after:
+            changes.append({"field": shown, "before": current[shown], "after": after})
+    return changes[:PREVIEW_FIELDS]
+
+
+def _no_longer_holds(call: PendingToolCall, user: AbstractBaseUser) -> str:
+    """What moved since the card was shown: each "before" the user saw that is no longer the
+    current value, or "" if all still hold. Confirming approves the change the card showed, not
+    whatever the call would now do to a record someone else changed (or closed) meanwhile."""
+    if not call.changes:
+        return ""
+    record = _current_record(call.args, user)
+    if record is None:
+        return "the record it changes can no longer be read"
+    current = record[1]
+    moved = [
+        f"{c['field']} was {c['before']!r} on the card, now {current.get(c['field'])!r}"
+        for c in call.changes
+        if current.get(c["field"]) != c["before"]
+    ]
+    return "; ".join(moved)
 
 
 def pending_call_get(user: AbstractBaseUser, call_id: int) -> PendingToolCall:
@@ -126,13 +152,23 @@ def _expired(call: PendingToolCall, user: AbstractBaseUser) -> bool:
     return True
 
 
+def _stale(call: PendingToolCall, user: AbstractBaseUser) -> bool:
+    moved = _no_longer_holds(call, user)
+    if not moved:
+        return False
+    call.status, call.decided_by, call.decided_at = P.EXPIRED, user, timezone.now()
+    call.error = f"no longer what the card showed: {moved}. Nothing was run; ask again."[:500]
+    call.save(update_fields=["status", "decided_by", "decided_at", "error"])
+    return True
+
+
 def tool_call_confirm(*, user: AbstractBaseUser, call_id: int) -> PendingToolCall:
     """pending → running → done | failed: dispatch the stored call with the owner's scopes, once."""
     with transaction.atomic():
         call = _lock(user, call_id)
         if (seen := _decided(call, (P.RUNNING, P.DONE, P.FAILED))) is not None:
             return seen
-        expired = _expired(call, user)  # recorded, then refused once committed
+        expired = _expired(call, user) or _stale(call, user)  # recorded, then refused once committed
         if not expired:
             call.status, call.decided_by, call.decided_at = P.RUNNING, user, timezone.now()
             call.save(update_fields=["status", "decided_by", "decided_at"])

@@ -10,8 +10,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.audit import audit_record
-from core.errors import InvalidInput
-from workorders.choices import Priority
+from core.errors import Conflict, InvalidInput
+from workorders.choices import CLOSED_STATUSES, Priority
 from workorders.models import WorkOrder
 from workorders.services.lifecycle import lock_work_order, transition_with_rca_locked
 
@@ -91,6 +91,12 @@ def work_order_update(
     _check_changes(changes)
     with transaction.atomic():
         locked = lock_work_order(work_order)
+        if changes and locked.status in CLOSED_STATUSES:
+            raise Conflict(
+                f"Work order {locked.pk} is {locked.status}: a closed order's record is not edited.",
+                status=locked.status,
+                allowed=[],
+            )
         if changes:
             for name, value in changes.items():
                 setattr(locked, name, coerce_field(name, value))
