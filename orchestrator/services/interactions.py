@@ -6,7 +6,9 @@ Who may answer:
   plans the draft again with it (`choice_answer`: the planner runs before anything is locked);
 - a gated step's approval (`required_scope` set): a DIFFERENT human holding that scope — never
   the plan owner, never a service account; a scope name that is not mapped denies.
-An answer may carry edited step inputs; they are validated against the capability's schema.
+An answer may carry edited step inputs, validated against the capability's schema — but not a
+gated step's approval: the approver decides on what the requester asked and the card showed
+(four eyes). To change it, they reject with a reason and the requester proposes it again.
 """
 
 from __future__ import annotations
@@ -187,6 +189,12 @@ def interaction_answer(
         plan, step = interaction.plan, interaction.step
         if inputs is not None and (interaction.kind != InteractionKind.PERMISSION or step is None):
             raise InvalidInput("Only a permission answer may edit the step's inputs.", field="inputs")
+        if inputs is not None and interaction.required_scope:
+            raise InvalidInput(
+                "inputs: a gated step is approved as asked; to change it, reject it with a reason and "
+                "the requester proposes the change again.",
+                field="inputs",
+            )
         edited = _edited_inputs(step, inputs) if inputs is not None else None
         if step is not None and step.status == StepStatus.WAITING_INTERACTION:
             if not approved:

@@ -206,3 +206,33 @@ def test_a_goal_that_is_not_a_limit_change_plans_as_before(make_user, p02):
     )
     assert CHANGE not in [s["capability"] for s in proposal.steps]
     assert not [n for n in proposal.notes if n["capability"] == CHANGE]
+
+
+def test_the_approver_approves_what_was_asked_and_cannot_rewrite_it(
+    client, make_user, p02, django_capture_on_commit_callbacks
+):
+    """Red team: an approver answered "approve" with inputs setting the trip to 1e300; the change
+    ran attributed to the requester, who never saw it. A gated ask takes no edited inputs."""
+    owner, approver = make_user("owen", OPERATOR), make_user("ava", APPROVER)
+    plan = plan_create(owner=owner, goal=GOAL, autonomy="auto")
+    plan_approve(plan=plan, actor=owner)
+    with django_capture_on_commit_callbacks(execute=True):
+        from orchestrator.services.executor import plan_start
+
+        plan_start(plan=plan, actor=owner)
+    ask = Interaction.objects.get(plan=plan, status="open")
+    edited = {**ask.step.inputs, "trip": 1e300}
+
+    client.force_login(approver)
+    response = client.post(
+        f"{API}/interactions/{ask.pk}/answer",
+        {"decision": "approve", "inputs": edited},
+        content_type="application/json",
+    )
+    assert response.status_code == 422 and response.json()["field"] == "inputs"
+    assert "reject it with a reason" in response.json()["detail"]
+    ask.refresh_from_db()
+    assert ask.status == "open" and ask.step.inputs.get("trip") is None
+    signal = SignalDefinition.objects.get(pk=p02.pk)
+    assert (signal.alert, signal.trip) == (4.5, 7.1)
+    assert not AuditRecord.objects.filter(action__in=["interaction.approve", "signal.limits_change"]).exists()
