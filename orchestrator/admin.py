@@ -9,7 +9,7 @@ from django.template.response import TemplateResponse
 from django.utils.html import format_html_join
 from django.utils.safestring import mark_safe
 
-from core.access import APPROVER, has_scopes
+from core.access import APPROVER, has_scopes, is_admin
 from core.errors import DomainError
 from orchestrator.choices import InteractionKind
 from orchestrator.models import Interaction, Plan, PlanStep
@@ -112,7 +112,12 @@ class PlanAdmin(ApproverConsole, admin.ModelAdmin):
     def notes(self, plan: Plan) -> str:
         return _lines([f"{n.get('action')} {n.get('capability') or ''}: {n.get('reason')}" for n in plan.planner_notes])
 
-    @admin.action(description="Cancel the selected plans")
+    def has_cancel_permission(self, request: HttpRequest) -> bool:
+        """Cancelling someone's plan is an admin's act, as over the API (where plans are the owner's):
+        the approver scope answers asks, it does not stop other people's work."""
+        return is_admin(request.user)
+
+    @admin.action(description="Cancel the selected plans", permissions=["cancel"])
     def cancel_plans(self, request: HttpRequest, queryset: QuerySet[Plan]) -> None:
         for plan in queryset:
             try:

@@ -1,7 +1,8 @@
 import pytest
 from django.contrib.auth.models import User
 
-from orchestrator.models import Interaction
+from core.access import APPROVER
+from orchestrator.models import Interaction, Plan
 from tests.orchestrator import testcaps
 from tests.orchestrator.conftest import build_plan, start
 
@@ -42,8 +43,23 @@ def test_admin_approve_action_keeps_separation_of_duties(client, make_user, djan
 
 
 def test_a_staff_approver_without_model_permissions_sees_plans_and_interactions(client, make_user):
-    from core.access import APPROVER
-
     client.force_login(make_user("ann", APPROVER, is_staff=True))
     for path in ("/admin/orchestrator/plan/", "/admin/orchestrator/interaction/"):
         assert client.get(path).status_code == 200, path
+
+
+def test_only_an_admin_cancels_another_users_plan_from_the_console(client, make_user, operator):
+    """Red team: a staff approver cancelled an operator's plan with the admin action, which the API
+    refuses them. The action is an admin's (like the API, where plans are their owner's)."""
+    plan = build_plan(operator, [{"capability": "otest.release", "inputs": {"label": "c"}}])
+    url = "/admin/orchestrator/plan/"
+
+    client.force_login(make_user("ann", APPROVER, is_staff=True))
+    assert b"cancel_plans" not in client.get(url).content  # not offered
+    client.post(url, {"action": "cancel_plans", "_selected_action": [plan.pk]}, follow=True)
+    assert Plan.objects.get(pk=plan.pk).status == plan.status
+
+    client.force_login(staff(make_user("root")))
+    assert b"cancel_plans" in client.get(url).content
+    client.post(url, {"action": "cancel_plans", "_selected_action": [plan.pk]}, follow=True)
+    assert Plan.objects.get(pk=plan.pk).status == "cancelled"
