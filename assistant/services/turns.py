@@ -254,7 +254,10 @@ def prompt_draft(*, user: AbstractBaseUser, content: str, mode: str = Mode.BUILD
         drafts=[],
         attachments=[],
     )
-    result = run_agent(spec, messages=content, ctx=CapabilityContext(user=user), engine=engine or author_engine(config))
+    with private_scope(user.pk):  # like a session turn: its run's events reach only this user's sockets
+        result = run_agent(
+            spec, messages=content, ctx=CapabilityContext(user=user), engine=engine or author_engine(config)
+        )
     output = SubmitTurn.model_validate(result.output) if result.output else SubmitTurn(reply=result.text)
     return {
         "reply": output.reply,

@@ -8,7 +8,7 @@ from pydantic import BaseModel
 from assistant.models import Attachment, Draft, Run, Session
 from core.access import OPERATOR
 from core.capabilities import Capability, Tier, capability, registry
-from core.models import AuditRecord
+from core.models import AuditRecord, Event
 
 from .factories import SKILL_SPEC, TOOL_SPEC, make_tested_draft, set_config
 
@@ -159,10 +159,14 @@ def test_plan_mode_creates_a_plan_through_the_orchestrator_capability(api, opera
     assert "1 step(s)" in body["reply"]
 
 
-def test_prompt_draft_is_stateless(api):
+def test_prompt_draft_is_stateless(api, operator):
     body = post(api, f"{API}/prompt-draft", {"content": "Make a skill called tidy"}).json()
     assert body["draft_deltas"][0]["type"] == "skill"
     assert Draft.objects.count() == 0 and Session.objects.count() == 0
+    # its run's events are the user's own, like a session turn's (red team: they went to every socket)
+    events = Event.objects.filter(type__in=["agent_start", "agent_end"])
+    assert events.count() >= 2
+    assert {e.payload.get("owner_id") for e in events} == {operator.pk}
 
 
 def test_attachments_caps_and_extraction(api, operator):
