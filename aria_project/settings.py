@@ -194,7 +194,7 @@ ARIA_HISTORY_HOUR_ROLLUP_RETENTION_DAYS = env.int("ARIA_HISTORY_HOUR_ROLLUP_RETE
 ARIA_HISTORY_ROLLUP_INTERVAL = env.float("ARIA_HISTORY_ROLLUP_INTERVAL", default=30.0)
 ARIA_HISTORY_ROLLUP_BATCH_MINUTES = env.int("ARIA_HISTORY_ROLLUP_BATCH_MINUTES", default=240)
 ARIA_HISTORY_UPKEEP_INTERVAL = env.float("ARIA_HISTORY_UPKEEP_INTERVAL", default=3600.0)
-# Each scan round fans out into this many cell groups (cell id mod N), one task each: set it to the
+# Each scan round fans out into this many cell groups (scan-bucket ranges), one task each: set it to the
 # number of worker processes that should scan side by side (1 = one task scans everything).
 ARIA_SCAN_GROUPS = env.int("ARIA_SCAN_GROUPS", default=1)
 # Samples a connector keeps to retry while the database refuses them; beyond, the oldest are dropped.

@@ -25,7 +25,11 @@ rounds run on real Celery worker processes (`celery worker -P solo`, one task at
 each round is the --groups cell-group tasks `sentinel.scan` fans out (`sentinel.scan_group`),
 enqueued together, the round over when every group has answered. The same rounds run on one
 worker, then on N; throughput = signals scanned per second. Goal: N=2 ≥ 1.6 × one worker, and
-no alarm raised twice (the alarm count stays the breaching count).
+no alarm raised twice (the alarm count stays the breaching count). Also reported, stricter: N
+workers against one worker scanning the whole plant in one task per round (`sentinel.scan` with
+ARIA_SCAN_GROUPS=1, no split at all), which also charges whatever the split itself costs. The
+plant's latest-value rows are stamped with their scan bucket before the rounds (what the first
+group scans do on a live plant) and vacuumed, so the rounds are steady state.
 """
 
 from __future__ import annotations
@@ -62,6 +66,7 @@ from django.utils import timezone  # noqa: E402
 
 from sentinel.models import Alarm, Cell, Line, SignalDefinition, SignalLatest, SignalSample, Site  # noqa: E402
 from sentinel.services import sentinel_scan  # noqa: E402
+from sentinel.services.scan import CellGroup, latest_buckets_stamp  # noqa: E402
 
 GOAL_RATIO = 1.5
 GOAL_SCALING = 1.6
@@ -230,6 +235,7 @@ def _start_workers(count: int, queue: str, settings_dir: str) -> list[subprocess
         **os.environ,
         "DATABASE_URL": _database_url(connection.settings_dict["NAME"]),
         "DJANGO_SETTINGS_MODULE": "bench_scan_settings",
+        "ARIA_SCAN_GROUPS": "1",  # `sentinel.scan` scans the whole plant itself (the full-scan baseline)
         "PYTHONPATH": os.pathsep.join([settings_dir, str(ROOT)]),
     }
     workers, names = [], []
@@ -263,15 +269,17 @@ def _database_url(name: str) -> str:
 
 
 def _rounds(groups: int, rounds: int, queue: str) -> tuple[float, int]:
-    """Seconds for `rounds` scan rounds of `groups` group tasks each, and the alarms they raised."""
+    """Seconds for `rounds` scan rounds of `groups` group tasks each (groups=0: one whole-plant
+    `sentinel.scan` task per round), and the alarms they raised."""
     from celery import group as celery_group
 
-    from sentinel.tasks import scan_group_task
+    from sentinel.tasks import scan_group_task, scan_task
 
     raised = 0
     started = time.perf_counter()
     for _ in range(rounds):
-        result = celery_group(scan_group_task.s(i, groups) for i in range(groups)).apply_async(queue=queue)
+        tasks = [scan_group_task.s(i, groups) for i in range(groups)] if groups else [scan_task.s()]
+        result = celery_group(tasks).apply_async(queue=queue)
         raised += sum(len(summary["raised"]) for summary in result.get(timeout=600, interval=0.01))
     return time.perf_counter() - started, raised
 
@@ -295,21 +303,25 @@ def run_scaling(args: argparse.Namespace) -> None:
     runs = {}
     try:
         hot = build_plant(n, min(args.history, n), args.breaching)
+        latest_buckets_stamp(group=CellGroup(0, 1))  # every row's bucket, as the first group scans stamp it
+        with connection.cursor() as cursor:
+            cursor.execute(f"VACUUM ANALYZE {SignalLatest._meta.db_table}")
         sentinel_scan()  # raise the breaching 1 %: the rounds below are steady-state scans
         connection.close()  # the workers use their own connections
-        for count in (1, args.workers):
+        for key, count, groups in (("full", 1, 0), (1, 1, args.groups), (args.workers, args.workers, args.groups)):
             workers = _start_workers(count, queue, settings_dir)
             try:
-                _rounds(args.groups, 1, queue)  # warm-up: imports, connections, plans
-                seconds, raised = _rounds(args.groups, args.rounds, queue)
+                _rounds(groups, 1, queue)  # warm-up: imports, connections, plans
+                seconds, raised = _rounds(groups, args.rounds, queue)
             finally:
                 _stop_workers(workers)
-            runs[count] = {"workers": count, "seconds": round(seconds, 3), "raised": raised,
-                           "signals_per_s": round(n * args.rounds / seconds)}  # fmt: skip
+            runs[key] = {"workers": count, "groups": groups or 1, "seconds": round(seconds, 3), "raised": raised,
+                         "signals_per_s": round(n * args.rounds / seconds)}  # fmt: skip
         alarms = Alarm.objects.count()
     finally:
         teardown_database(old_name)
     scaling = runs[args.workers]["signals_per_s"] / runs[1]["signals_per_s"]
+    scaling_full = runs[args.workers]["signals_per_s"] / runs["full"]["signals_per_s"]
     goal = GOAL_SCALING if args.workers == 2 else GOAL_SCALING * args.workers / 2
     print(
         json.dumps(
@@ -324,6 +336,9 @@ def run_scaling(args: argparse.Namespace) -> None:
                 "one_worker": runs[1],
                 "n_workers": runs[args.workers],
                 "scaling": round(scaling, 3),
+                "one_worker_whole_plant": runs["full"],
+                "scaling_vs_whole_plant_scan": round(scaling_full, 3),
+                "split_cost": round(runs["full"]["signals_per_s"] / runs[1]["signals_per_s"], 3),
                 "alarms": alarms,
                 "no_alarm_twice": alarms == len(hot) and all(r["raised"] == 0 for r in runs.values()),
                 "goal_met": scaling >= goal and alarms == len(hot),

@@ -2,7 +2,7 @@
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 
 from sentinel.choices import OPEN_ALARM_STATES, AlarmState, Direction, Severity
 
@@ -41,6 +41,13 @@ class Cell(models.Model):
         return f"{self.tag} {self.name}"
 
 
+# A cell's scan bucket spreads cell ids over SCAN_BUCKETS (an odd multiplier is a bijection mod 1024,
+# so consecutive cells land far apart); scan group i of N is the i-th of N equal bucket ranges, so
+# changing ARIA_SCAN_GROUPS never rewrites a row (sentinel/services/scan.py).
+SCAN_BUCKETS = 1024
+SCAN_BUCKET_SPREAD = 633
+
+
 class SignalDefinition(models.Model):
     cell = models.ForeignKey(Cell, on_delete=models.CASCADE, related_name="signals")
     key = models.CharField(max_length=64, help_text="Machine name, e.g. vibration_mm_s.")
@@ -53,6 +60,13 @@ class SignalDefinition(models.Model):
     trip = models.FloatField(null=True, blank=True)
     deadband = models.FloatField(default=0.0)
     on_delay_seconds = models.PositiveIntegerField(default=0)
+    scan_bucket = models.GeneratedField(
+        expression=F("cell_id") % SCAN_BUCKETS * SCAN_BUCKET_SPREAD % SCAN_BUCKETS,
+        output_field=models.PositiveSmallIntegerField(),
+        db_persist=True,
+        db_index=True,
+        help_text="The cell's scan bucket (from its cell id), kept by the database.",
+    )
 
     class Meta:
         ordering = ["cell_id", "key"]
@@ -82,6 +96,10 @@ class SignalLatest(models.Model):
     # When the current breach began (for on-delay), and whether the signal is stale.
     breach_since = models.DateTimeField(null=True, blank=True)
     stale = models.BooleanField(default=False)
+    # A copy of the signal's scan bucket, so a scan group reads only its rows of this table: NULL
+    # until a group scan stamps it (ingest does not write it), followed by a trigger when a signal
+    # moves to another cell (migration 0007).
+    scan_bucket = models.PositiveSmallIntegerField(null=True, blank=True, editable=False, db_index=True)
 
 
 class Alarm(models.Model):

@@ -15,8 +15,9 @@ def scan_task() -> dict:
     """Beat entry `sentinel.scan`. With one cell group (ARIA_SCAN_GROUPS=1) it scans everything
     itself; with more it expires timed shelves and fans out one `sentinel.scan_group` task per
     group, so the workers share the round. Idempotent: overlapping runs cannot duplicate alarms.
-    The groups go straight to the broker (`.delay()`, not the dispatch outbox): a lost one only
-    skips its cells for one round, and the next beat, seconds later, scans them again."""
+    The groups go straight to the broker (`.delay()`, not the dispatch outbox): each round fans
+    out every group again, so a group lost with its worker (or with a failed send) is scanned by
+    the next round, one interval later, and a late redelivered copy only rescans (harmless)."""
     count = scan_group_count()
     if count == 1:
         return sentinel_scan().as_dict()

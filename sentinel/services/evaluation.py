@@ -74,6 +74,15 @@ class EvaluationSummary:
         }
 
 
+@dataclass(frozen=True)
+class EvaluationScope:
+    """A part of the plant to evaluate (e.g. a scan's cell group): a filter on the latest-value
+    rows and one on the open alarms (both on indexed columns, so the part is all that is read)."""
+
+    latest: Q
+    alarms: Q
+
+
 def _in_scope():
     return SignalLatest.objects.filter(signal__enabled=True, signal__cell__onboarding_complete=True)
 
@@ -164,11 +173,11 @@ def signals_evaluate(
     now: datetime | None = None,
     signal_ids: Collection[int] | None = None,
     stale_after: timedelta | None = None,
-    scope: Q | None = None,
+    scope: EvaluationScope | None = None,
 ) -> EvaluationSummary:
     """Evaluate `signal_ids` (ingest) or every signal needing attention (scan, with `stale_after`
-    set: signals silent that long become stale), within `scope` if given (a filter on `signal__…`,
-    e.g. a scan's cell group). Raises, escalates and clears alarms."""
+    set: signals silent that long become stale), within `scope` if given (e.g. a scan's cell
+    group). Raises, escalates and clears alarms."""
     now = now or timezone.now()
     summary = EvaluationSummary()
     with transaction.atomic():
@@ -183,7 +192,7 @@ def signals_evaluate(
             rows_qs = rows_qs.filter(signal_id__in=id_list(ids))
             alarms_qs = alarms_qs.filter(signal_id__in=id_list(ids))
         if scope is not None:
-            rows_qs, alarms_qs = rows_qs.filter(scope), alarms_qs.filter(scope)
+            rows_qs, alarms_qs = rows_qs.filter(scope.latest), alarms_qs.filter(scope.alarms)
         rows_qs = rows_qs.filter(_needs_attention(now - stale_after if stale_after is not None else None))
         rows = list(rows_qs.values_list(*_ROW))
         summary.examined = len(rows)

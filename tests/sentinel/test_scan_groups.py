@@ -1,50 +1,74 @@
-"""A scan split into cell groups (ARIA_SCAN_GROUPS): the groups partition the plant by cell,
-scanning every group finds what one full scan finds, and workers scanning at once never raise an
-alarm twice (PostgreSQL: real row locks, threads and a real Celery worker)."""
+"""A scan split into cell groups (ARIA_SCAN_GROUPS): the groups partition the plant by cell
+through the indexed scan-bucket columns, a group's scan reads and touches only its own signals,
+and scanning every group finds what one full scan finds."""
 
-import threading
+from datetime import timedelta
 
 import pytest
 from django.db import connection
 from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
-from sentinel.models import Alarm, AlarmEvent, SignalDefinition, SignalLatest
-from sentinel.services import evaluation, sentinel_scan
-from sentinel.services.scan import CellGroup, scan_group_count
+from sentinel.models import SCAN_BUCKETS, Alarm, SignalDefinition, SignalLatest, StaleCondition
+from sentinel.services import samples_ingest, sentinel_scan
+from sentinel.services.scan import CellGroup, latest_buckets_stamp, scan_group_count
 from sentinel.tasks import scan_task
-from tests.conftest import wait_until
 from tests.sentinel.factories import make_cell, make_signal, set_latest
-from workorders.models import WorkOrder
 
 
-def _plant(cells=6, breaching_per_cell=2, normal_per_cell=2):
+def plant(cells=6, breaching_per_cell=2, normal_per_cell=2, *, prefix="G"):
     """Cells with breaching and normal signals; returns the breaching signal ids."""
     hot = []
     for c in range(cells):
-        cell = make_cell(f"G-{c:02d}")
+        cell = make_cell(f"{prefix}-{c:02d}")
         for k in range(breaching_per_cell + normal_per_cell):
             signal = make_signal(cell, f"s{k}")
             set_latest(signal, 5.3 if k < breaching_per_cell else 2.0)
             if k < breaching_per_cell:
                 hot.append(signal.pk)
-    make_signal(make_cell("G-OFF", onboarded=False), "s0")  # not onboarded: in no group
+    make_signal(make_cell(f"{prefix}-OFF", onboarded=False), "s0")  # not onboarded: scanned by no group
     return sorted(hot)
+
+
+def group_of(signal_id: int, count: int) -> int:
+    """The group of `count` that scans a signal: its bucket's range."""
+    return SignalDefinition.objects.get(pk=signal_id).scan_bucket * count // SCAN_BUCKETS
+
+
+def cell_group(cell, count: int) -> CellGroup:
+    return CellGroup(group_of(cell.signals.first().pk, count), count)
+
+
+def _group_rows(group: CellGroup) -> list[int]:
+    return list(SignalLatest.objects.filter(group.scope().latest).values_list("signal_id", flat=True))
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 7, SCAN_BUCKETS])
+def test_the_groups_of_any_count_partition_the_buckets(count):
+    buckets = [b for index in range(count) for b in CellGroup(index, count).buckets()]
+    assert sorted(buckets) == list(range(SCAN_BUCKETS))  # every bucket once: none skipped, none twice
 
 
 @pytest.mark.django_db
 def test_groups_partition_the_scanned_signals_by_cell():
-    _plant()
+    plant()
     groups = [CellGroup(i, 4) for i in range(4)]
-    ids = [list(SignalLatest.objects.filter(g.scope()).values_list("signal_id", flat=True)) for g in groups]
+    for group in groups:
+        latest_buckets_stamp(group=group)
+    ids = [_group_rows(g) for g in groups]
     flat = [s for part in ids for s in part]
     assert len(flat) == len(set(flat))  # disjoint
     assert sorted(flat) == sorted(SignalLatest.objects.values_list("signal_id", flat=True))
     cells_of = dict(SignalDefinition.objects.values_list("pk", "cell_id"))
     for group, part in zip(groups, ids, strict=True):
-        assert {cells_of[s] % 4 for s in part} <= {group.index}  # a cell's signals stay together
+        assert {group_of(s, 4) for s in part} <= {group.index}
+    for cell in {cells_of[s] for s in flat}:  # a cell's signals stay together
+        assert len({i for i, part in enumerate(ids) for s in part if cells_of[s] == cell}) == 1
+    assert all(ids)  # consecutive cells spread over the groups, none left empty
 
 
-@pytest.mark.parametrize(("index", "count"), [(0, 0), (2, 2), (-1, 3)])
+@pytest.mark.parametrize(("index", "count"), [(0, 0), (2, 2), (-1, 3), (0, SCAN_BUCKETS + 1)])
 def test_a_group_outside_the_count_is_refused(index, count):
     with pytest.raises(ValueError, match="no cell group"):
         CellGroup(index, count)
@@ -57,11 +81,13 @@ def test_the_group_count_comes_from_the_setting():
         assert scan_group_count() == 3
     with override_settings(ARIA_SCAN_GROUPS=0):
         assert scan_group_count() == 1
+    with override_settings(ARIA_SCAN_GROUPS=SCAN_BUCKETS * 2):
+        assert scan_group_count() == SCAN_BUCKETS  # a group is at least one bucket
 
 
 @pytest.mark.django_db
 def test_scanning_every_group_raises_what_a_full_scan_raises_once():
-    hot = _plant()
+    hot = plant()
     raised = []
     for index in range(3):
         raised += sentinel_scan(group=CellGroup(index, 3)).evaluation.raised
@@ -73,68 +99,68 @@ def test_scanning_every_group_raises_what_a_full_scan_raises_once():
 
 @pytest.mark.django_db
 def test_the_beat_task_fans_out_one_task_per_group():
-    hot = _plant()
+    hot = plant()
     with override_settings(ARIA_SCAN_GROUPS=4):
         summary = scan_task()  # tests run Celery eagerly: the group tasks run here
     assert summary["groups"] == 4
     assert sorted(Alarm.objects.values_list("signal_id", flat=True)) == hot
 
 
-def _in_threads(targets):
-    errors = []
+@pytest.mark.django_db
+def test_a_group_scan_filters_both_tables_on_the_indexed_bucket_columns():
+    plant()
+    with CaptureQueriesContext(connection) as queries:
+        sentinel_scan(group=CellGroup(1, 2))
+    [read] = [q["sql"] for q in queries.captured_queries if "breach_since" in q["sql"] and "SELECT" in q["sql"][:7]]
+    lo, hi = CellGroup(1, 2).buckets()[0], CellGroup(1, 2).buckets()[-1]
+    assert f'"sentinel_signallatest"."scan_bucket" BETWEEN {lo} AND {hi}' in read
+    assert f'"sentinel_signaldefinition"."scan_bucket" BETWEEN {lo} AND {hi}' in read
+    assert "cell_id" not in read.split("WHERE", 1)[1].split("EXISTS", 1)[0]  # no per-row arithmetic on the cell
 
-    def run(target):
-        try:
-            target()
-        except Exception as exc:  # surfaced below
-            errors.append(exc)
-        finally:
-            connection.close()
 
-    threads = [threading.Thread(target=run, args=(t,)) for t in targets]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=60)
-    assert not errors, errors
+@pytest.mark.django_db
+def test_a_group_scan_touches_only_its_own_signals():
+    # Given every signal silent for an hour (all of them need attention: they are stale).
+    plant(breaching_per_cell=0)
+    old = timezone.now() - timedelta(hours=1)
+    SignalLatest.objects.update(time=old)
+    # When group 0 of 2 scans.
+    summary = sentinel_scan(group=CellGroup(0, 2)).evaluation
+    # Then it read and marked stale exactly its own cells' signals, and stamped only its rows.
+    mine = {s for s in SignalLatest.objects.values_list("signal_id", flat=True) if group_of(s, 2) == 0}
+    onboarded = set(
+        SignalLatest.objects.filter(signal__cell__onboarding_complete=True).values_list("signal_id", flat=True)
+    )
+    assert summary.examined == len(mine & onboarded) == summary.stale_raised > 0
+    assert set(StaleCondition.objects.values_list("signal_id", flat=True)) == mine & onboarded
+    assert set(SignalLatest.objects.filter(scan_bucket__isnull=False).values_list("signal_id", flat=True)) == mine
+
+
+@pytest.mark.django_db
+def test_a_row_ingest_created_is_stamped_and_scanned_by_its_own_group():
+    # Given a new signal whose first sample arrives through ingest (which leaves the bucket unset).
+    cell = make_cell("G-NEW")
+    signal = make_signal(cell, "temperature", alert=80.0, trip=95.0)
+    samples_ingest(samples=[(signal.pk, timezone.now() - timedelta(hours=1), 20.0)])
+    assert SignalLatest.objects.get(signal=signal).scan_bucket is None
+    mine = cell_group(cell, 2)
+    other = CellGroup(1 - mine.index, 2)
+    # When the other group scans, then its own: only its own group stamps and scans it.
+    assert sentinel_scan(group=other).evaluation.stale_raised == 0
+    assert SignalLatest.objects.get(signal=signal).scan_bucket is None
+    assert sentinel_scan(group=mine).evaluation.stale_raised == 1
+    assert SignalLatest.objects.get(signal=signal).scan_bucket == SignalDefinition.objects.get(pk=signal.pk).scan_bucket
 
 
 @pytest.mark.integration
-@pytest.mark.django_db(transaction=True)
-def test_two_workers_scanning_the_same_group_at_once_raise_each_alarm_once(monkeypatch):
-    # Given breaching signals, and two workers that both read "no open alarm" before either
-    # writes (an overrunning round and the next one on the same group).
-    hot = _plant(cells=4)
-    barrier = threading.Barrier(2)
-    original = evaluation._decide_and_apply
-
-    def both_read_before_writing(*args, **kwargs):
-        barrier.wait(timeout=20)
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(evaluation, "_decide_and_apply", both_read_before_writing)
-    group = CellGroup(0, 1)
-    _in_threads([lambda: sentinel_scan(group=group), lambda: sentinel_scan(group=group)])
-    # Then one alarm per breaching signal, one raise event each, one work order per cell.
-    assert sorted(Alarm.objects.values_list("signal_id", flat=True)) == hot
-    assert AlarmEvent.objects.filter(from_state="").count() == len(hot)
-    assert WorkOrder.objects.count() == 4
-
-
-@pytest.mark.integration
-@pytest.mark.django_db(transaction=True)
-def test_rounds_fanned_out_to_a_real_worker_raise_each_alarm_once(celery_worker):
-    from aria_project.celery import app as celery_app
-
-    hot = _plant(cells=8)
-    for _ in range(3):  # three overlapping rounds of 4 groups, on a worker running 4 at a time
-        for index in range(4):
-            celery_app.send_task("sentinel.scan_group", args=[index, 4], queue=celery_worker.queue)
-
-    def all_raised():
-        return Alarm.objects.count() >= len(hot)
-
-    assert wait_until(all_raised, timeout=60), celery_worker.log_tail()
-    wait_until(lambda: False, timeout=2)  # let any later round finish
-    assert sorted(Alarm.objects.values_list("signal_id", flat=True)) == hot
-    assert WorkOrder.objects.count() == 8
+@pytest.mark.django_db
+def test_postgresql_answers_each_table_s_group_predicate_from_its_bucket_index():
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL plan")
+    plant()
+    first, last = CellGroup(0, 2).buckets()[0], CellGroup(0, 2).buckets()[-1]
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")  # the plan shows whether an index CAN answer it
+    for model in (SignalLatest, SignalDefinition):
+        plan = model.objects.filter(scan_bucket__range=(first, last)).explain()
+        assert f"{model._meta.db_table}_scan_bucket" in plan, plan
