@@ -97,6 +97,7 @@ def list_pending_interactions(ctx: CapabilityContext, params: ListPlansInput) ->
             "plan_id": i.plan_id,
             "kind": i.kind,
             "question": i.question,
+            "options": i.options,
             "required_scope": i.required_scope,
             "coordinator_approvable": i.coordinator_approvable,
         }

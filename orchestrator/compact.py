@@ -36,6 +36,7 @@ def compact_plan(plan: Plan) -> dict[str, Any]:
                 "id": i.pk,
                 "kind": i.kind,
                 "question": i.question,
+                "options": i.options,
                 "required_scope": i.required_scope,
                 "coordinator_approvable": i.coordinator_approvable,
             }

@@ -77,6 +77,7 @@ def build_context_packet(user: AbstractBaseUser, conversation: str, message: str
                 "plan_id": i.plan_id,
                 "kind": i.kind,
                 "question": i.question,
+                "options": i.options,
                 "required_scope": i.required_scope,
                 "coordinator_approvable": i.coordinator_approvable,
             }

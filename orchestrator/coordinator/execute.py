@@ -140,11 +140,22 @@ def _execute(action: Action, user: AbstractBaseUser) -> dict[str, Any]:
                 "ok": True,
                 "interaction_id": ask.pk,
                 "plan_id": ask.plan_id,
+                "kind": ask.kind,
                 "question": ask.question,
+                "options": ask.options if ask.kind == "choice" else [],
                 "required_scope": ask.required_scope,
             }
         ask = interaction_answer(interaction=ask, actor=user, decision=action.decision)
         return {"ok": True, "interaction_id": ask.pk, "plan_id": ask.plan_id, "decision": action.decision}
+    if kind == "answer_choice":  # the Plans page's answer path: one of the options, then the draft re-planned
+        ask = Interaction.objects.select_related("plan").get(pk=action.interaction_id)
+        ask = interaction_answer(interaction=ask, actor=user, choice=action.choice)
+        plan = Plan.objects.get(pk=ask.plan_id)
+        still = list(plan.interactions.filter(kind="choice", status="open").values_list("question", flat=True))
+        return {
+            "ok": True, "interaction_id": ask.pk, "plan_id": plan.pk, "choice": action.choice,
+            "status": plan.status, "steps": plan.steps.count(), "open_choices": still,
+        }  # fmt: skip
     if kind == "request_approval":
         ask = interaction_request_approval(
             interaction=Interaction.objects.select_related("plan").get(pk=action.interaction_id),
@@ -196,6 +207,20 @@ def outcome_text(action: Action, result: dict[str, Any]) -> str:
         return f"Plan {plan_id} is now {result['status']}."
     if kind == "decide_approval":
         return f"Ask {result['interaction_id']} on plan {plan_id}: {result['decision']}d."
+    if kind == "answer_choice":
+        then = f" It asks next: {result['open_choices'][0]}" if result["open_choices"] else ""
+        return (
+            f"Ask {result['interaction_id']} answered with {result['choice']}: plan {plan_id} was planned again "
+            f"({result['steps']} step(s), {result['status']}); it waits for your approval on the Plans page.{then}"
+        )
+    if kind == "present_approval" and result.get("kind") == "choice":
+        options = "; ".join(f"{n}. {o}" for n, o in enumerate(result["options"], start=1))
+        example = result["options"][min(1, len(result["options"]) - 1)] if result["options"] else ""
+        return (
+            f"Plan {plan_id} waits for your choice (ask {result['interaction_id']}): {result['question']} "
+            f"Options: {options}. Say which, e.g. 'the {'second' if len(result['options']) > 1 else 'first'} one' "
+            f"or '{example}'."
+        )
     if kind == "present_approval":
         who = (
             f"only someone else with the {result['required_scope']} scope can decide it"

@@ -39,7 +39,8 @@ an ask you cannot decide), decide_approval (only on asks marked coordinator_appr
 gated), delegate (to a specialist profile of the packet; several with depends_on in one plan; a
 profile with writes=true writes as the user, so its step waits for the user's permission — say so,
 and put the work order it writes in context_refs), stop_step / skip_step (one step: plan_id and its
-order), derive_plan (a copy of plan_id without remove_steps), attach_guidance with constraints
+order), derive_plan (a copy of plan_id without remove_steps), answer_choice (an open choice ask:
+interaction_id and the option the user picked, exactly as listed; present_approval shows its options), attach_guidance with constraints
 (cells, lines) to limit the steps still to run. Authoring drafts: read list_draft_reviews or
 get_draft_review; present_approval / decide_approval with draft_id, deciding only a move in the
 draft's your_moves. With nothing in focus and several workstreams, ask which; never pick the newest.

@@ -36,7 +36,7 @@ from orchestrator.services.interactions import check_may_answer
 
 VERBS = (
     r"(applied|approved|cancell?ed|stopped|paused|resumed|created|requested|delegated|drafted|rejected|started"
-    r"|skipped|published|derived)"
+    r"|skipped|published|derived|chose|picked|selected)"
 )
 # "I cancelled", "I've approved", "we have now created", or a sentence opening on the verb ("Cancelled plan 6.")
 CLAIM = re.compile(
@@ -54,6 +54,9 @@ CLAIM_BACKING = {
     "skipped": {"skip_step"},
     "published": {"decide_approval"},
     "derived": {"derive_plan"},
+    "chose": {"answer_choice"},
+    "picked": {"answer_choice"},
+    "selected": {"answer_choice"},
     "paused": {"pause_plan"},
     "resumed": {"resume_plan"},
     "started": {"resume_plan"},
@@ -64,7 +67,9 @@ CLAIM_BACKING = {
 }
 BACKED = "backed_by_message"
 # Decisions on work already there: their backing is read strictly (not put off, hedged or passed on).
-DECISIONS = frozenset({"decide_approval", "cancel_plan", "pause_plan", "resume_plan", "stop_step", "skip_step"})
+DECISIONS = frozenset(
+    {"decide_approval", "cancel_plan", "pause_plan", "resume_plan", "stop_step", "skip_step", "answer_choice"}
+)
 
 
 @dataclass
@@ -124,6 +129,8 @@ def _state(action: Action, user: AbstractBaseUser, superseded: set[int]) -> tupl
         return _step_movable(action, user)
     if kind == "derive_plan":
         return _derivable(action, user)
+    if kind == "answer_choice":
+        return _choice_answerable(action, user)
     if action.draft_id is not None and kind in ("present_approval", "decide_approval"):
         return _draft_decidable(action, user)
     if kind in ("present_approval", "decide_approval", "request_approval"):
@@ -183,6 +190,25 @@ def _step_movable(action: Action, user: AbstractBaseUser) -> tuple[bool, str]:
         )
     if stop and plan.status not in (PlanStatus.RUNNING, PlanStatus.PAUSED):
         return False, f"plan {plan.pk} is {plan.status}; nothing of it runs to stop"
+    return True, ""
+
+
+def _choice_answerable(action: Action, user: AbstractBaseUser) -> tuple[bool, str]:
+    """An open choice on a draft the user may answer (as on the Plans page), with one of its options."""
+    ask = _interaction(user, action.interaction_id)
+    if ask is None:
+        return False, f"interaction {action.interaction_id} does not exist or is not visible to you"
+    if ask.kind != "choice" or ask.status != InteractionStatus.OPEN:
+        return False, f"interaction {ask.pk} is not an open choice ({ask.kind}, {ask.status})"
+    try:
+        check_may_answer(ask, user)
+    except DomainError as exc:
+        return False, f"policy: {exc.message}"
+    if ask.plan.status != PlanStatus.DRAFT:
+        return False, f"plan {ask.plan_id} is {ask.plan.status}; a choice only shapes a draft"
+    if action.choice not in ask.options:
+        listed = ", ".join(f"{n}. {o}" for n, o in enumerate(ask.options, start=1))
+        return False, f"'{action.choice}' is not one of the options of ask {ask.pk} ({listed})"
     return True, ""
 
 
@@ -273,6 +299,7 @@ def describe(action: Action) -> str:
         "stop_step": f"stop step {action.step} of plan {action.plan_id}",
         "skip_step": f"skip step {action.step} of plan {action.plan_id}",
         "derive_plan": f"draft a copy of plan {action.plan_id} without step(s) {removed}",
+        "answer_choice": f"answer ask {action.interaction_id} with {action.choice!r}",
         "request_approval": f"ask the approvers to decide ask {action.interaction_id}",
         "create_plan": f"draft a plan: {action.goal[:120]}",
         "delegate": f"delegate to {action.profile}: {(action.text or action.goal)[:120]}",
@@ -344,7 +371,7 @@ def validate_action_plan(plan: ActionPlan, user: AbstractBaseUser, *, message: s
             continue
         key = (
             action.type, action.plan_id, action.interaction_id, action.draft_id, action.step,
-            tuple(action.remove_steps), action.decision, action.profile, action.goal, action.text,
+            tuple(action.remove_steps), action.decision, action.profile, action.goal, action.text, action.choice,
         )  # fmt: skip
         if action.type not in ("answer", "ask_clarification"):
             if not verdict.check(index, "no_repeat", key not in seen, "the same action twice in one plan"):

@@ -52,6 +52,8 @@ def explain(state: FakeState, focus: dict | None, refs: dict, pending: list[dict
     asks = [a for a in plan.get("open_interactions", [])] or [a for a in pending if a["plan_id"] == plan["id"]]
     if asks:
         text += f" Waiting on: {asks[0]['question']}"
+        if asks[0].get("kind") == "choice" and asks[0].get("options"):  # "which one?": say the options
+            text += " Options: " + "; ".join(f"{n}. {o}" for n, o in enumerate(asks[0]["options"], start=1)) + "."
     if wo_ids:
         refs = {**refs, "work_order_ids": wo_ids[:1]}
     return submit(f"Plan {plan['id']} is {plan['status']}.", [{"type": "answer", "text": text}], refs, "get_plan")

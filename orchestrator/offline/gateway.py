@@ -23,6 +23,7 @@ import re
 from core.agents.engines.fake import FakeEngine, FakeReply, FakeState, fake_policy
 from orchestrator.coordinator.schema import MUTATING
 from orchestrator.offline.answers import MARKER, cell, explain, packet, submit
+from orchestrator.offline.asks import choose_turn, needs_me_turn, not_yours, plan_moves, with_moves
 from orchestrator.offline.reading import Reading, keyword_reading
 from orchestrator.offline.workstreams import ask_which, derive_turn, draft_turn, focus_of, step_turn
 from orchestrator.planning.cells import exact_cell
@@ -80,22 +81,34 @@ def _next(reading: Reading, state: FakeState) -> FakeReply:
         return ask_which(plans, _open_asks(plans, pending), investigations, refs, why)
 
     visible = [p for p in plans if p["status"] != "cancelled"]
+    named = None  # the plan the user named by number ("plan 4"), if it is theirs: that is the focus
+    if reading.plan_id and act not in ("plan", "delegate") and reading.draft_id is None:
+        named = next((p for p in plans if p["id"] == reading.plan_id), None)
+        if named is None:  # older than the plans listed: read it (another user's is not found)
+            if not state.called("get_plan"):
+                return FakeReply(tool_calls=[("get_plan", {"plan_id": reading.plan_id})])
+            named = state.result("get_plan")
+        if not named:
+            return not_yours(reading.plan_id, refs)
+        focus, refs = named, {**refs, "plan_ids": [named["id"]]}
+    asks = _open_asks(plans, pending)
     if (reading.draft_id is not None or reading.drafts) and act in ("question", "explain", "proceed") and not tags:
         return draft_turn(state, reading, refs)
+    if reading.waiting and act in ("question", "explain"):  # "what do you need from me?"
+        return needs_me_turn(asks, refs)
+    if act == "choose":  # "the second one": the open choice's option, else as any other words
+        if turn := choose_turn(reading, focus, asks, refs):
+            return turn
+        return cell(state, tags[0], plans, refs) if tags else _clarify(focus, refs, plans, pending)
     if act in ("question", "explain") and not tags:
         if focus is None and visible and not (reading.investigation and investigations):
             return which("Nothing is in focus in this conversation and you have several plans.")
-        return explain(state, focus, refs, pending)
+        reply = explain(state, focus, refs, pending)
+        return with_moves(reply, named) if named else reply
     if act == "question":
         return cell(state, tags[0], plans, refs)
     if act == "unclear":
         return _clarify(focus, refs, plans, pending)
-    if reading.plan_id and act in ("stop", "skip", "proceed", "revise"):  # the user named the plan, if it is theirs
-        focus = next((p for p in plans if p["id"] == reading.plan_id), None)
-        if focus is None:
-            text = f"Plan {reading.plan_id} is not among your plans, so I changed nothing."
-            return submit("No such plan.", [{"type": "answer", "text": text}], refs, "list_plans")
-        refs = {**refs, "plan_ids": [focus["id"]]}
     if act in ("stop", "skip") and reading.step:
         return step_turn(reading, focus, refs) if focus else which(f"Step {reading.step} of which plan?")
     if act == "skip":
@@ -123,8 +136,7 @@ def _next(reading: Reading, state: FakeState) -> FakeReply:
                 f"Guidance for plan {focus['id']}.", [action], refs, f"plan {focus['id']} is {focus['status']}"
             )
         text = (
-            f"Nothing is in flight to continue: plan {focus['id']} is {focus['status']}. "
-            "Say if you want a new plan with that constraint."
+            f"Nothing is in flight to continue: plan {focus['id']} is {focus['status']}. {plan_moves(focus)}"
             if focus
             else "You have no plans to continue."
         )
@@ -224,7 +236,11 @@ def _decide(ask: dict, approvals: list[dict], refs: dict) -> FakeReply:
 
 def _halt(state: FakeState, focus: dict | None, refs: dict, reading: Reading, specialists: dict) -> FakeReply:
     if focus is None or focus["status"] not in ACTIVE:
-        text = f"Nothing is running to stop; plan {focus['id']} is {focus['status']}." if focus else "No plans."
+        text = (
+            f"Nothing is running to stop; plan {focus['id']} is {focus['status']}. {plan_moves(focus)}"
+            if focus
+            else "No plans."
+        )
         return submit("Nothing to stop.", [{"type": "answer", "text": text}], refs, "no active plan")
     actions = [{"type": "cancel_plan", "plan_id": focus["id"]}]
     summary = f"Stopping plan {focus['id']}."

@@ -30,7 +30,9 @@ from orchestrator.coordinator.wording import SENTENCE, Sentence, follows_label, 
 from orchestrator.offline.planner_phrases import LINE, LINE_NUMBER_WORDS
 from orchestrator.planning.cells import equipment_tags
 
-Act = Literal["question", "explain", "unclear", "stop", "skip", "proceed", "guide", "revise", "delegate", "plan"]
+Act = Literal[
+    "question", "explain", "unclear", "stop", "skip", "proceed", "guide", "revise", "delegate", "plan", "choose"
+]
 ACTS: tuple[str, ...] = Act.__args__
 
 
@@ -52,7 +54,11 @@ class Reading:
       revise   — a new plan like the one in focus (or `plan_id`), changed by `text`; `without`:
                  the step orders to leave out ("same as plan 4 but without step 2");
       delegate — hand work to the named specialist `profiles` (`text` is the instruction);
-      plan     — new work: draft a goal-plan for the goal in `text`.
+      plan     — new work: draft a goal-plan for the goal in `text`;
+      choose   — the answer to an open choice ("which one did you mean?"): `option` (1-based; -1 the
+                 last) for "the second one" / "option 2", else `pick`, the words naming it ("P-02A").
+    plan_id: the plan the message names ("plan 4"), whatever the act.
+    waiting: the message asks what waits for the user ("what do you need from me?").
     draft_id / drafts: the message names authoring draft N / is about drafts, reviews or publishing.
     lines: the production lines the message names ("line 2" → "line 2"), as guidance limits.
     investigation: the message is about an investigation (RCA, root cause): the agent runs answer it.
@@ -75,6 +81,9 @@ class Reading:
     decision: str = ""
     without: tuple[int, ...] = ()
     lines: tuple[str, ...] = ()
+    option: int | None = None
+    pick: str = ""
+    waiting: bool = False
     quote: str = ""
 
     def __post_init__(self) -> None:
@@ -127,6 +136,37 @@ WORK_ORDER = re.compile(r"\b(?:work[ -]?order|wo)[\s#-]*(\d+)\b", re.I)
 STEP = re.compile(r"\bstep\s*#?\s*(\d+)\b", re.I)
 ASK = re.compile(r"\b(?:ask|interaction|checkpoint)\s*#?\s*(\d+)\b", re.I)
 PLAN_ID = re.compile(r"\bplan\s*#?\s*(\d+)\b", re.I)
+WAITING = re.compile(
+    r"\b(?:need\w*\s+(?:from|of)\s+me|waiting\s+(?:on|for)\s+me|for\s+me\s+to\s+(?:decide|answer|choose|pick)"
+    r"|(?:anything|something)\s+for\s+me|what\s+do\s+you\s+need)\b",
+    re.I,
+)
+ORDINALS = {
+    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
+    "ninth": 9, "tenth": 10, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4, "5th": 5, "last": -1,
+}  # fmt: skip
+# A whole clause that names one option: "the second one", "option 2", "I meant P-02A", "P-02 please".
+CHOOSE = re.compile(
+    r"^(?:(?:i\s+meant?|take|use|pick|choose|select|go\s+with|let'?s\s+(?:go\s+with|take|use)|make\s+it"
+    r"|it'?s|it\s+is)\s+)?(?:the\s+)?(?:(?:option|number|no\.?|choice)\s*#?\s*|#\s*)?(?P<what>[\w./-]+)"
+    r"(?:\s+(?:one|option|cell|pump|please))*$",
+    re.I,
+)
+
+
+def chosen(clause: str) -> tuple[int | None, str] | None:
+    """(option number, words) when `clause` names one option of a choice; None when it does not."""
+    found = CHOOSE.match(clause.strip())
+    if not found:
+        return None
+    what = found.group("what")
+    if what.lower() in ORDINALS:
+        return ORDINALS[what.lower()], ""
+    if what.isdigit() and len(what) <= 2:
+        return int(what), ""
+    if re.search(r"\d", what) and re.search(r"[a-z]", what, re.I):  # a tag-like option: P-02, P-02A
+        return None, what
+    return None
 
 
 def _number(pattern: re.Pattern[str], text: str) -> int | None:
@@ -164,6 +204,8 @@ def keyword_reading(message: str, specialists: dict[str, Any]) -> Reading:
         "drafts": bool(DRAFT.search(PLAN.sub("", text, count=1))),  # not "draft a plan …"
         "investigation": bool(INVESTIGATION.search(text)),
         "lines": tuple(dict.fromkeys(f"line {LINE_NUMBER_WORDS.get(n.lower(), n)}" for n in LINE.findall(text))),
+        "plan_id": _number(PLAN_ID, text),
+        "waiting": bool(WAITING.search(text)),
     }
     parts = sentences(own)
     if not parts:
@@ -179,7 +221,7 @@ def keyword_reading(message: str, specialists: dict[str, Any]) -> Reading:
         if not goal:
             return Reading("unclear", **common)
         return Reading("plan", text=goal[:1].upper() + goal[1:], quote=message.strip(), **common)
-    targets = {"step": _number(STEP, text), "plan_id": _number(PLAN_ID, text)}
+    targets = {"step": _number(STEP, text)}
     if halt := next((w for bare, w in decisions if HALT.match(bare)), None):
         return Reading("stop", smaller=bool(SMALLER.search(text)), quote=halt, **targets, **common)
     if skip := next((w for bare, w in decisions if SKIP.match(bare)), None):
@@ -206,7 +248,9 @@ def keyword_reading(message: str, specialists: dict[str, Any]) -> Reading:
     without = WITHOUT.search(text)
     if REVISE.search(change[0]) and (len(change) > 1 or without):
         left_out = tuple(int(n) for n in re.findall(r"\d+", without.group(1))) if without else ()
-        plan_id = _number(PLAN_ID, change[0])
         what = change[1].strip() if len(change) > 1 else text[without.start() :].strip()
-        return Reading("revise", text=what, without=left_out, plan_id=plan_id, quote=message.strip(), **common)
+        source = {**common, "plan_id": _number(PLAN_ID, change[0])}  # the plan before "but" is the one copied
+        return Reading("revise", text=what, without=left_out, quote=message.strip(), **source)
+    if len(decisions) == 1 and (pick := chosen(decisions[0][0])):  # "the second one", "P-02A"
+        return Reading("choose", option=pick[0], pick=pick[1], quote=decisions[0][1], **common)
     return Reading("unclear", **common)

@@ -116,7 +116,8 @@ def test_gated_answer_routes_separation_of_duties(client, operator, approver, dj
         {"decision": "approve", "inputs": {"label": 5}},
         content_type="application/json",
     )
-    assert bad.status_code == 422 and bad.json()["field"] == "inputs.label"
+    # a gated step is approved as asked: edited inputs are refused (37089de), the step unchanged
+    assert bad.status_code == 422 and bad.json()["field"] == "inputs" and "approved as asked" in bad.json()["detail"]
     with django_capture_on_commit_callbacks(execute=True):
         ok = client.post(
             f"{API}/interactions/{ask.pk}/answer", {"decision": "approve"}, content_type="application/json"
