@@ -16,7 +16,8 @@ phases, the server's CPU per delivered frame (a figure the machine's other load 
 the way it inflates latencies) and the machine's load average, and the goals beside the figures
 (p95(N) <= 3 x p95(1 client); 100 % delivered after replay). Handshakes a busy server refuses are
 retried with backoff, as the browser's events.js does. `--server uvicorn --workers N` runs N
-server processes (each fans out to its own sockets).
+server processes (each fans out to its own sockets). Clients connect with `?batch=1` as events.js
+does (a message may carry several events); `--no-batch` measures one event per message.
 """
 
 from __future__ import annotations
@@ -26,20 +27,18 @@ import asyncio
 import contextlib
 import json
 import os
-import random
-import resource
 import secrets
 import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+import event_bus_clients as clients_mod  # noqa: E402  (beside this script)
+
 AGENT = "bench"
-RETRIES = {"connect": 0}  # handshakes retried (per phase, reset by run_phase)
 
 
 def _setup_django() -> None:
@@ -72,112 +71,7 @@ def run_publisher(events: int, rate: float, tag: str) -> None:
     print(json.dumps({"ids": ids, "seconds": round(time.perf_counter() - started, 2)}))
 
 
-# --- clients -------------------------------------------------------------------------------
-
-
-class Client:
-    def __init__(self, index: int) -> None:
-        self.index = index
-        self.latency: dict[int, float] = {}  # event id -> seconds, frames that arrived live
-        self.recovered: set[int] = set()  # frames published while away, delivered by ?after= replay
-        self.last_id = 0
-        self.resumed_at = 0.0  # wall-clock time of the last reconnect
-        self.ws: Any = None
-        self.task: asyncio.Task | None = None
-
-    def has_all(self, expected: set[int]) -> bool:
-        return expected <= (self.latency.keys() | self.recovered)
-
-
-async def _client_loop(client: Client, ws: Any, tag: str) -> None:
-    async for raw in ws:
-        frame = json.loads(raw)
-        if frame.get("type") != "thinking_delta" or frame.get("turn_id") != tag:
-            continue
-        client.last_id = max(client.last_id, frame["id"])
-        published_at = float(frame["content"])
-        if published_at < client.resumed_at:
-            client.recovered.add(frame["id"])
-        else:
-            client.latency.setdefault(frame["id"], time.time() - published_at)
-
-
-async def _stop(client: Client) -> None:
-    client.task.cancel()
-    with contextlib.suppress(asyncio.CancelledError, Exception):
-        await client.task
-    await client.ws.close()
-
-
-async def _resume(client: Client, ws_url: str, headers: dict[str, str], tag: str, after: int) -> None:
-    """Reconnect the way static/aria/events.js does: ?after=<last id seen>."""
-    client.resumed_at = time.time()
-    client.ws = await _connect(f"{ws_url}?after={after}", headers)
-    client.task = asyncio.create_task(_client_loop(client, client.ws, tag))
-
-
-async def _churn(
-    clients: list[Client], ws_url: str, headers: dict[str, str], tag: str, at: float, offline: float
-) -> None:
-    """Drop some clients mid-run and bring them back after `offline` seconds."""
-    await asyncio.sleep(at)
-    await asyncio.gather(*(_stop(c) for c in clients))
-    await asyncio.sleep(offline)
-    await asyncio.gather(*(_resume(c, ws_url, headers, tag, c.last_id) for c in clients))
-
-
-async def _connect(url: str, headers: dict[str, str], attempts: int = 8) -> Any:
-    """Open a socket; a refused or timed-out handshake (a busy server answers 403 once its
-    handshake timeout runs out) is retried with exponential backoff and jitter, as
-    static/aria/events.js does (500 ms doubling, half of it random)."""
-    from websockets.asyncio.client import connect
-    from websockets.exceptions import InvalidHandshake
-
-    delay = 0.5
-    for attempt in range(attempts):
-        try:
-            return await connect(url, additional_headers=headers, open_timeout=30, max_queue=None, ping_interval=None)
-        except (InvalidHandshake, OSError, TimeoutError):
-            if attempt == attempts - 1:
-                raise
-            RETRIES["connect"] += 1
-            await asyncio.sleep(delay / 2 + random.random() * delay / 2)
-            delay = min(delay * 2, 15.0)
-    raise AssertionError("unreachable")
-
-
-def _cpu_seconds(pids: list[int]) -> float:
-    """User + system CPU seconds so far of these processes (Linux /proc), for CPU per frame: a
-    figure the machine's other load does not inflate the way it does latencies."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    total = 0.0
-    for pid in pids:
-        with contextlib.suppress(OSError):
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / ticks
-    return total
-
-
-def _server_pids(server_pid: int) -> list[int]:
-    """The server and its worker processes (uvicorn --workers forks children)."""
-    children = Path(f"/proc/{server_pid}/task/{server_pid}/children")
-    with contextlib.suppress(OSError):
-        return [server_pid, *(int(p) for p in children.read_text().split())]
-    return [server_pid]
-
-
-def _own_cpu_seconds() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
-def _percentile(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    k = (len(ordered) - 1) * q
-    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+# --- phases ------------------------------------------------------------------------------------
 
 
 async def run_phase(
@@ -192,22 +86,22 @@ async def run_phase(
     server_pid: int,
 ) -> dict:
     tag = f"bench-{clients}-{secrets.token_hex(4)}"
-    RETRIES["connect"] = 0
+    clients_mod.RETRIES["connect"] = 0
     ws_url = base.replace("http://", "ws://") + "/ws/events"
-    pool = [Client(i) for i in range(clients)]
+    pool = [clients_mod.Client(i) for i in range(clients)]
     for batch in range(0, clients, 25):  # connect in small waves: the server is one process
         group = pool[batch : batch + 25]
-        sockets = await asyncio.gather(*(_connect(ws_url, headers) for _ in group))
+        sockets = await asyncio.gather(*(clients_mod.connect(clients_mod.with_batch(ws_url), headers) for _ in group))
         for client, ws in zip(group, sockets, strict=True):
             client.ws = ws
-            client.task = asyncio.create_task(_client_loop(client, ws, tag))
+            client.task = asyncio.create_task(clients_mod.client_loop(client, ws, tag))
     await asyncio.sleep(1.0)  # every consumer has joined the group
     churned = pool[:: max(1, round(1 / churn))] if churn > 0 and clients > 1 else []
-    churner = asyncio.create_task(_churn(churned, ws_url, headers, tag, at=events / rate / 2, offline=1.0))
+    churner = asyncio.create_task(clients_mod.churn(churned, ws_url, headers, tag, at=events / rate / 2, offline=1.0))
 
-    server_pids = _server_pids(server_pid)
+    server_pids = clients_mod.server_pids(server_pid)
     load_before = os.getloadavg()[0]
-    server_cpu, client_cpu = _cpu_seconds(server_pids), _own_cpu_seconds()
+    server_cpu, client_cpu = clients_mod.cpu_seconds(server_pids), clients_mod.own_cpu_seconds()
     publisher = await asyncio.create_subprocess_exec(
         sys.executable,
         __file__,
@@ -231,20 +125,20 @@ async def run_phase(
     deadline = time.monotonic() + drain
     while time.monotonic() < deadline and not all(c.has_all(expected_set) for c in pool):
         await asyncio.sleep(0.1)
-    server_cpu = _cpu_seconds(server_pids) - server_cpu
-    client_cpu = _own_cpu_seconds() - client_cpu
-    await asyncio.gather(*(_stop(c) for c in pool))
+    server_cpu = clients_mod.cpu_seconds(server_pids) - server_cpu
+    client_cpu = clients_mod.own_cpu_seconds() - client_cpu
+    await asyncio.gather(*(clients_mod.stop(c) for c in pool))
 
     live = sum(len(expected_set & c.latency.keys()) for c in pool)
     # Clients still missing events reconnect from just before their first gap (outbox replay).
     missing_clients = [c for c in pool if not c.has_all(expected_set)]
     for client in missing_clients:
         first_gap = min(expected_set - client.latency.keys() - client.recovered)
-        await _resume(client, ws_url, headers, tag, first_gap - 1)
+        await clients_mod.resume(client, ws_url, headers, tag, first_gap - 1)
         until = time.monotonic() + 30
         while time.monotonic() < until and not client.has_all(expected_set):
             await asyncio.sleep(0.05)
-        await _stop(client)
+        await clients_mod.stop(client)
     after_replay = sum(len(expected_set & (c.latency.keys() | c.recovered)) for c in pool)
 
     latencies = [v for c in pool for k, v in c.latency.items() if k in expected_set]
@@ -275,22 +169,22 @@ async def run_phase(
         "delivered_ratio": round(after_replay / total, 6),
         "clients_dropped_mid_run": len(churned),
         "clients_caught_up_after_run": len(missing_clients),
-        "connect_retries": RETRIES["connect"],
+        "connect_retries": clients_mod.RETRIES["connect"],
         "load_average_1min_at_start": round(load_before, 2),
         "server_cpu_seconds": round(server_cpu, 2),
         "server_cpu_us_per_frame_delivered": round(server_cpu * 1e6 / max(live, 1), 1),
         "bench_clients_cpu_seconds": round(client_cpu, 2),
         "frames_delivered_by_replay": sum(len(expected_set & (c.recovered - c.latency.keys())) for c in pool),
         "latency_ms": {
-            "p50": ms(_percentile(latencies, 0.50)),
-            "p95": ms(_percentile(latencies, 0.95)),
-            "p99": ms(_percentile(latencies, 0.99)),
+            "p50": ms(clients_mod.percentile(latencies, 0.50)),
+            "p95": ms(clients_mod.percentile(latencies, 0.95)),
+            "p99": ms(clients_mod.percentile(latencies, 0.99)),
             "max": ms(max(latencies)) if latencies else None,
-            "p50_by_tenth_of_run": [ms(_percentile(t, 0.5)) for t in by_tenth],
-            "first_client_p50": ms(_percentile(firsts, 0.5)),
-            "first_client_p95": ms(_percentile(firsts, 0.95)),
-            "first_to_last_spread_p50": ms(_percentile(spreads, 0.5)),
-            "first_to_last_spread_p95": ms(_percentile(spreads, 0.95)),
+            "p50_by_tenth_of_run": [ms(clients_mod.percentile(t, 0.5)) for t in by_tenth],
+            "first_client_p50": ms(clients_mod.percentile(firsts, 0.5)),
+            "first_client_p95": ms(clients_mod.percentile(firsts, 0.95)),
+            "first_to_last_spread_p50": ms(clients_mod.percentile(spreads, 0.5)),
+            "first_to_last_spread_p95": ms(clients_mod.percentile(spreads, 0.95)),
         },
     }
 
@@ -367,12 +261,18 @@ def main() -> int:
         default=0.1,
         help="fraction of the N clients dropped for 1 s mid-run (reconnect with ?after=)",
     )
+    parser.add_argument(
+        "--no-batch",
+        action="store_true",
+        help="clients connect without ?batch=1 (one event per WebSocket message, the pre-batch protocol)",
+    )
     parser.add_argument("--publish", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--tag", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.publish is not None:
         run_publisher(args.publish, args.rate, args.tag)
         return 0
+    clients_mod.BATCH["on"] = not args.no_batch
 
     if not os.environ.get("DATABASE_URL", "").startswith("postgres") or not os.environ.get("REDIS_URL"):
         print("Set DATABASE_URL (PostgreSQL) and REDIS_URL: this measures channels-redis.", file=sys.stderr)
@@ -417,6 +317,7 @@ def main() -> int:
         "benchmark": "event_bus",
         "server": args.server,
         "channel_layer": "channels_redis",
+        "client_protocol": "?batch=1 (as events.js)" if clients_mod.BATCH["on"] else "one event per message",
         "database": "postgresql",
         "cpus": os.cpu_count(),
         "rate_per_second": args.rate,

@@ -7,13 +7,22 @@ greater id are replayed from the outbox in id order before live ones, with no ga
 duplicate at the seam: the consumer subscribes to the live stream first (through the process's
 EventFanout), queues live frames while it replays, then flushes the queue, and never sends an id
 twice. Live frames come from the channel layer and from the fan-out's outbox tail.
+
+With `batch=1` a client accepts several events in one WebSocket message (a JSON array, in
+delivery order): the frames queued for a socket when it is written, and the replay's batches.
+One message per socket instead of one per event is what lets one process serve hundreds of
+sockets (bench/event_bus.py). Every event is filtered per socket before it joins a message, so a
+private event never rides in another user's array.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+import logging
+import weakref
+from collections import deque
+from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -23,7 +32,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connections
 
-from core.events.fanout import EventFanout, encode_frame, events_after, latest_event_id
+from core.events.fanout import EncodedFrame, EventFanout, encode_frame, events_after, latest_event_id
 from core.events.transport import bind_server_loop
 from core.metrics import websocket_clients
 from core.sockets import (
@@ -35,13 +44,36 @@ from core.sockets import (
     user_group,
 )
 
+logger = logging.getLogger(__name__)
+
 REPLAY_BATCH = 500
+# One WebSocket message carries events up to about this many characters (a larger event goes alone).
+MESSAGE_CHARS = 128 * 1024
+# Group joins and leaves in flight per process: each holds a Redis connection, and 500 sockets
+# closing at once asked channels-redis for 500 ("Too many connections").
+GROUP_OPS_IN_FLIGHT = 32
 # Ids remembered for de-duplication; a frame older than the newest sent id minus this is dropped.
 DEDUPE_WINDOW = 10_000
 # Live frames queued per socket; beyond it they are dropped and re-read from the outbox.
 QUEUE_LIMIT = 10_000
 CLOSE_BAD_REQUEST = 4400
-__all__ = ["CLOSE_FORBIDDEN", "CLOSE_UNAUTHENTICATED", "EventsConsumer", "SessionBoundConsumer", "parse_after"]
+__all__ = [
+    "CLOSE_FORBIDDEN",
+    "CLOSE_UNAUTHENTICATED",
+    "EventsConsumer",
+    "SessionBoundConsumer",
+    "parse_after",
+    "parse_batch",
+]
+_group_ops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
+
+
+def _group_op_slot() -> asyncio.Semaphore:
+    loop = asyncio.get_running_loop()
+    slot = _group_ops.get(loop)
+    if slot is None:
+        slot = _group_ops[loop] = asyncio.Semaphore(GROUP_OPS_IN_FLIGHT)
+    return slot
 
 
 def _closing_connections(check: Callable[..., Any]) -> Callable[..., Any]:
@@ -59,6 +91,17 @@ def _closing_connections(check: Callable[..., Any]) -> Callable[..., Any]:
 # Socket checks run off the one thread-sensitive thread, where a long chat turn may be running.
 _authenticate = _closing_connections(socket_authenticate)
 _refusal = _closing_connections(socket_refusal)
+
+
+def parse_batch(query_string: bytes) -> bool:
+    """`batch` from the query string: absent or 0 → one event per message, 1 → arrays allowed."""
+    values = parse_qs(query_string.decode("latin-1"), keep_blank_values=True).get("batch")
+    if not values:
+        return False
+    raw = values[-1].strip()
+    if raw not in ("0", "1"):
+        raise ValueError(f"batch must be 0 or 1, got {raw[:20]!r}")
+    return raw == "1"
 
 
 def parse_after(query_string: bytes) -> int | None:
@@ -97,10 +140,11 @@ class SessionBoundConsumer(AsyncJsonWebsocketConsumer):
             return CLOSE_UNAUTHENTICATED
         # Join first, then validate: a logout that lands between the two is either seen by the
         # check or delivered to the group, never lost.
-        await self.channel_layer.group_add(user_group(auth.user_id), self.channel_name)
+        async with _group_op_slot():
+            await self.channel_layer.group_add(user_group(auth.user_id), self.channel_name)
         refusal = await _refusal(self.scope, auth, self.required_scopes)
         if refusal is not None:
-            await self.channel_layer.group_discard(user_group(auth.user_id), self.channel_name)
+            await self._leave_user_group(auth)
             return refusal
         self.user, self.socket_auth = user, auth
         websocket_clients(type(self).__name__).inc()
@@ -132,10 +176,21 @@ class SessionBoundConsumer(AsyncJsonWebsocketConsumer):
         task, self._recheck_task = self._recheck_task, None
         if task is not None and task is not asyncio.current_task():
             task.cancel()
-        if auth is not None:
-            websocket_clients(type(self).__name__).dec()
-            await self.channel_layer.group_discard(user_group(auth.user_id), self.channel_name)
-        await self.stop_streams()
+        try:
+            if auth is not None:
+                websocket_clients(type(self).__name__).dec()
+                await self._leave_user_group(auth)
+        finally:
+            await self.stop_streams()  # even when Redis fails: a dead socket must not stay subscribed
+
+    async def _leave_user_group(self, auth: SocketAuth) -> None:
+        """Leave the control group; a failure is logged (the membership expires with the layer's
+        group_expiry, and a control message to a closed channel is dropped)."""
+        try:
+            async with _group_op_slot():
+                await self.channel_layer.group_discard(user_group(auth.user_id), self.channel_name)
+        except Exception as exc:
+            logger.warning("Leaving %s failed (%r)", user_group(auth.user_id), exc)
 
     async def stop_streams(self) -> None:
         """Hook: stop whatever the socket streams (called once it closes)."""
@@ -168,6 +223,7 @@ class SessionBoundConsumer(AsyncJsonWebsocketConsumer):
 class EventsConsumer(SessionBoundConsumer):
     _fanout: EventFanout | None = None
     _pump: asyncio.Task | None = None
+    batch = False  # the client takes arrays of events (?batch=1)
 
     async def connect(self) -> None:
         bind_server_loop(asyncio.get_running_loop())
@@ -176,15 +232,19 @@ class EventsConsumer(SessionBoundConsumer):
             await self.accept()
             await self.close(code=refusal)
             return
-        try:
-            after = parse_after(self.scope.get("query_string", b""))
-        except ValueError as exc:
-            await self.accept()
-            await self.send_json({"type": "error", "code": "invalid_after", "detail": str(exc)})
-            await self.end_socket(CLOSE_BAD_REQUEST)
-            return
+        query = self.scope.get("query_string", b"")
+        for code, parse in (("invalid_after", parse_after), ("invalid_batch", parse_batch)):
+            try:
+                parse(query)
+            except ValueError as exc:
+                await self.accept()
+                await self.send_json({"type": "error", "code": code, "detail": str(exc)})
+                await self.end_socket(CLOSE_BAD_REQUEST)
+                return
+        after, self.batch = parse_after(query), parse_batch(query)
         self._sent: set[int] = set()
-        self._queue: asyncio.Queue[tuple[dict[str, Any], str]] = asyncio.Queue()
+        self._queue: deque[EncodedFrame] = deque()
+        self._queued = asyncio.Event()
         self._overflowed = False
         # Subscribe before reading the table: anything committed from here on is either in the
         # replay or in the queue (or both; the id set removes the duplicate).
@@ -212,27 +272,30 @@ class EventsConsumer(SessionBoundConsumer):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await pump
 
-    def offer(self, frame: dict[str, Any], text: str) -> None:
-        """A live frame from the fan-out (channel layer or outbox tail); queued, never awaited."""
-        if self._queue.qsize() >= QUEUE_LIMIT:
+    def offer_many(self, frames: list[EncodedFrame]) -> None:
+        """Live frames from the fan-out (one round); queued, never awaited."""
+        if len(self._queue) + len(frames) > QUEUE_LIMIT:
             self._overflowed = True  # the pump re-reads the outbox instead
-            return
-        self._queue.put_nowait((frame, text))
+        else:
+            self._queue.extend(frames)
+        self._queued.set()
+
+    def _take_queue(self) -> list[EncodedFrame]:
+        frames = list(self._queue)
+        self._queue.clear()
+        self._queued.clear()
+        return frames
 
     async def _run(self) -> None:
         try:
             await self._catch_up()
             # Flush what arrived during the replay, in id order.
-            pending = []
-            while not self._queue.empty():
-                pending.append(self._queue.get_nowait())
-            for frame, text in sorted(pending, key=lambda item: item[0]["id"]):
-                await self._deliver(frame, text)
+            await self._deliver(sorted(self._take_queue(), key=lambda item: item[0]["id"]))
             while True:
-                frame, text = await self._queue.get()
-                await self._deliver(frame, text)
-                if self._overflowed:
-                    self._overflowed = False
+                await self._queued.wait()
+                overflowed, self._overflowed = self._overflowed, False
+                await self._deliver(self._take_queue())
+                if overflowed:
                     await self._catch_up()
         except asyncio.CancelledError:
             raise
@@ -243,15 +306,15 @@ class EventsConsumer(SessionBoundConsumer):
         """Send every stored event newer than the newest sent id, in bounded batches."""
         while True:
             frames = await events_after(self._high, REPLAY_BATCH)
-            for frame in frames:
-                await self._deliver(frame, None)
+            await self._deliver([(frame, None) for frame in frames])
             if len(frames) < REPLAY_BATCH:
                 return
 
-    async def _deliver(self, frame: dict[str, Any], text: str | None) -> None:
+    def _for_this_socket(self, frame: dict[str, Any]) -> bool:
+        """Not sent yet (then remembered as sent), and public or this user's own."""
         event_id = frame["id"]
         if event_id <= self._floor or event_id in self._sent:
-            return
+            return False
         self._sent.add(event_id)
         if event_id > self._high:
             self._high = event_id
@@ -259,6 +322,26 @@ class EventsConsumer(SessionBoundConsumer):
             self._floor = max(self._floor, self._high - DEDUPE_WINDOW)
             self._sent = {i for i in self._sent if i > self._floor}
         owner = frame.get("owner_id")
-        if owner is not None and (self.user is None or owner != self.user.pk):
-            return  # a private event (payload field owner_id): its owner's sockets only, live and replayed
-        await self.send(text_data=text if text is not None else encode_frame(frame))
+        # A private event (payload field owner_id): its owner's sockets only, live and replayed.
+        return owner is None or (self.user is not None and owner == self.user.pk)
+
+    async def _deliver(self, frames: Sequence[tuple[dict[str, Any], str | None]]) -> None:
+        texts = [text or encode_frame(frame) for frame, text in frames if self._for_this_socket(frame)]
+        if not self.batch:
+            for text in texts:
+                await self.send(text_data=text)
+            return
+        message: list[str] = []
+        size = 0
+        for text in texts:
+            if message and size + len(text) > MESSAGE_CHARS:
+                await self._send_texts(message)
+                message, size = [], 0
+            message.append(text)
+            size += len(text) + 1
+        if message:
+            await self._send_texts(message)
+
+    async def _send_texts(self, texts: list[str]) -> None:
+        """One event as its object, several as a JSON array of them."""
+        await self.send(text_data=texts[0] if len(texts) == 1 else "[" + ",".join(texts) + "]")

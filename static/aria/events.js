@@ -15,6 +15,7 @@
  *
  * Pass `after` (e.g. the newest event id in the server-rendered page) so that a drop before the
  * first frame loses nothing; without it the first connection starts at the live end.
+ * It asks for ?batch=1: a message is one event or an array of events (each passed to onFrame).
  * On a drop it reconnects with exponential backoff (with jitter) and asks for ?after=<last id>,
  * so the server replays what was missed before live frames. Frames are de-duplicated by id, so
  * onFrame never sees an id twice. Close code 4401 (not signed in) stops reconnecting and reports
@@ -35,6 +36,7 @@
       url = new URL(path, (loc.protocol === "https:" ? "wss://" : "ws://") + loc.host);
     }
     if (after !== null && after !== undefined) url.searchParams.set("after", String(after));
+    url.searchParams.set("batch", "1");  // the server may send several events as one JSON array
     return url.toString();
   }
 
@@ -69,8 +71,14 @@
     }
 
     function handle(message) {
-      let frame;
-      try { frame = JSON.parse(message.data); } catch (err) { return; }
+      let data;
+      try { data = JSON.parse(message.data); } catch (err) { return; }
+      // One event, or (?batch=1) an array of events in delivery order.
+      if (Array.isArray(data)) data.forEach(handleFrame);
+      else handleFrame(data);
+    }
+
+    function handleFrame(frame) {
       if (!frame || typeof frame !== "object") return;
       if (frame.type === "error" && typeof frame.id !== "number") {
         try { onError(frame); } catch (err) { console.error(err); }

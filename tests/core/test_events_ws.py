@@ -213,8 +213,8 @@ async def test_the_fanout_offers_each_event_once_though_fast_path_and_tail_both_
     offered: list[int] = []
 
     class Sink:
-        def offer(self, frame: dict, text: str) -> None:
-            offered.append(frame["id"])
+        def offer_many(self, frames: list[tuple[dict, str]]) -> None:
+            offered.extend(frame["id"] for frame, _ in frames)
 
     fanout, sink = EventFanout.current(), Sink()
     await fanout.subscribe(sink)
