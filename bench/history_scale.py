@@ -3,8 +3,8 @@ to real time with end-to-end lag, trend reads at each range against the flat raw
 per day with rollups and retention.
 
     DATABASE_URL=postgres://… .venv/bin/python bench/history_scale.py [--signals 50000] [--minutes 1]
-        [--burst-seconds 20] [--per-message 100] [--api-seconds 20] [--days 30] [--history-signals 20]
-        [--interval 10] [--repeat 40] [--legs history,api,mqtt]
+        [--burst-seconds 20] [--burst-rate 1.5] [--per-message 100] [--api-seconds 20] [--days 30]
+        [--history-signals 20] [--interval 10] [--repeat 40] [--legs history,api,mqtt]
     CI (small): … bench/history_scale.py --short
 
 1. history (bench/history_scale_history.py): --days of samples for --history-signals signals, one
@@ -20,8 +20,8 @@ per day with rollups and retention.
 3. mqtt (bench/history_scale_mqtt.py): --signals on Sparkplug B edge nodes (--per-message metrics
    per DDATA) in their own process → Mosquitto at 127.0.0.1:1883 → a connector configured through
    Connector/ConnectorTag → `manage.py run_connectors` in its own process: a burst of
-   --burst-seconds of data (rows/s ÷ real time, goal ≥ 1.2), then --minutes at 1 Hz (end-to-end lag
-   p50/p95, stored ÷ published).
+   --burst-seconds of data offered at --burst-rate × real time (rows/s ÷ real time, goal ≥ 1.2),
+   then --minutes at 1 Hz (end-to-end lag p50/p95, stored ÷ published).
 Every figure is measured at the counts printed beside it (nothing extrapolated but the disk per
 day at 50k signals, labelled as such). Uses a throwaway database `<name>_bench_history`.
 """
@@ -65,6 +65,7 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--signals", type=int, default=50_000, help="signals at 1 Hz for the api and mqtt legs")
     parser.add_argument("--minutes", type=float, default=1.0, help="mqtt leg: minutes at 1 Hz in real time")
     parser.add_argument("--burst-seconds", type=int, default=20, help="mqtt leg: seconds of data sent at once")
+    parser.add_argument("--burst-rate", type=float, default=1.5, help="mqtt leg: burst offered at × real time")
     parser.add_argument("--per-message", type=int, default=100, help="mqtt leg: metrics per DDATA message")
     parser.add_argument("--api-seconds", type=int, default=20)
     parser.add_argument("--days", type=int, default=30)
@@ -111,7 +112,11 @@ def main() -> None:
         if "mqtt" in args.legs:
             signals = make_signals(args.signals, "M")
             report["mqtt_ingest"] = mqtt_leg(
-                signals, minutes=args.minutes, burst_seconds=args.burst_seconds, per_device=args.per_message
+                signals,
+                minutes=args.minutes,
+                burst_seconds=args.burst_seconds,
+                burst_rate=args.burst_rate,
+                per_device=args.per_message,
             )
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)

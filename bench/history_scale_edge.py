@@ -9,7 +9,7 @@ Signal k is metric m{k % per_device} of device d{k // per_device % devices} of n
 n{k // (per_device * devices)}; its source is `G/nNNN/dNN/mNNN`.
 - paced: S seconds at 1 Hz, in real time (what a running plant sends).
 - burst: S seconds of data stamped MS, MS+1000, … (a store-and-forward backlog after an outage),
-  serialized first, then published as fast as the client can.
+  serialized first, then published at --rate × real time (0: as fast as the client can).
 Prints one JSON line: messages, metrics, publish seconds, ticks that started late.
 """
 
@@ -115,13 +115,18 @@ class EdgeNodes:
                 messages += 1
         return {"messages": messages, "late_ticks": late, "first_tick": first}
 
-    def burst(self, seconds: int, start_ms: int) -> dict[str, object]:
+    def burst(self, seconds: int, start_ms: int, rate: float) -> dict[str, object]:
+        """`rate` × real time (0 = as fast as the client can; the broker drops QoS 0 messages a
+        subscriber cannot take fast enough, so a capacity figure needs a rate it keeps up with)."""
         births = self.births(start_ms - 1000)
         prepared = [
             self.ddata(i, tick, start_ms + tick * 1000) for tick in range(seconds) for i in range(len(self.devices))
         ]
         started = time.time()
-        for topic, body in prepared:
+        per_s = rate * len(self.devices)
+        for i, (topic, body) in enumerate(prepared):
+            if per_s and i % 50 == 0:
+                time.sleep(max(0.0, started + i / per_s - time.time()))
             self.client.publish(topic, body, qos=0)
         return {
             "messages": len(prepared),
@@ -147,10 +152,11 @@ def main() -> None:
     parser.add_argument("--phase", choices=("paced", "burst"), required=True)
     parser.add_argument("--seconds", type=int, required=True)
     parser.add_argument("--start-ms", type=int, default=0)
+    parser.add_argument("--rate", type=float, default=0.0, help="burst: × real time (0 = flat out)")
     args = parser.parse_args()
     nodes = EdgeNodes(args)
     cpu = time.process_time()
-    report = nodes.paced(args.seconds) if args.phase == "paced" else nodes.burst(args.seconds, args.start_ms)
+    report = nodes.paced(args.seconds) if args.phase == "paced" else nodes.burst(args.seconds, args.start_ms, args.rate)
     nodes.close()
     print(json.dumps({**report, "cpu_s": round(time.process_time() - cpu, 2)}), flush=True)
 
