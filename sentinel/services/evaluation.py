@@ -74,15 +74,6 @@ class EvaluationSummary:
         }
 
 
-@dataclass(frozen=True)
-class EvaluationScope:
-    """A part of the plant to evaluate (e.g. a scan's cell group): a filter on the latest-value
-    rows and one on the open alarms (both on indexed columns, so the part is all that is read)."""
-
-    latest: Q
-    alarms: Q
-
-
 def _in_scope():
     return SignalLatest.objects.filter(signal__enabled=True, signal__cell__onboarding_complete=True)
 
@@ -168,42 +159,48 @@ def _returned_since_marked(candidates: list[tuple[int, datetime]]) -> list[int]:
     return [s for s, time in candidates if s not in marked or time > marked[s]]
 
 
+def _open_alarms(signal_ids: list[int]) -> dict[int, tuple]:
+    """The open alarm of each of these signals (the rows just read, already in scope): only
+    their alarms are read, not every open alarm of the plant, so a cell group reads its own."""
+    found: dict[int, tuple] = {}
+    batches = [signal_ids] if connection.vendor == "postgresql" else list(_chunks(signal_ids))
+    for batch in batches:
+        found.update(
+            (a[1], a)
+            for a in Alarm.objects.filter(state__in=OPEN_ALARM_STATES, signal_id__in=id_list(batch))
+            .order_by()
+            .values_list("pk", "signal_id", "state", "severity", "direction", "peak_value", "chattering", "clear_since")
+        )
+    return found
+
+
 def signals_evaluate(
     *,
     now: datetime | None = None,
     signal_ids: Collection[int] | None = None,
     stale_after: timedelta | None = None,
-    scope: EvaluationScope | None = None,
+    scope: Q | None = None,
 ) -> EvaluationSummary:
     """Evaluate `signal_ids` (ingest) or every signal needing attention (scan, with `stale_after`
-    set: signals silent that long become stale), within `scope` if given (e.g. a scan's cell
-    group). Raises, escalates and clears alarms."""
+    set: signals silent that long become stale), within `scope` if given (a filter on the
+    latest-value rows, e.g. a scan's cell group). Raises, escalates and clears alarms."""
     now = now or timezone.now()
     summary = EvaluationSummary()
     with transaction.atomic():
         rows_qs = _in_scope()
-        alarms_qs = Alarm.objects.filter(
-            state__in=OPEN_ALARM_STATES, signal__enabled=True, signal__cell__onboarding_complete=True
-        )
         if signal_ids is not None:
             ids = list(signal_ids)
             if not ids:
                 return summary
             rows_qs = rows_qs.filter(signal_id__in=id_list(ids))
-            alarms_qs = alarms_qs.filter(signal_id__in=id_list(ids))
         if scope is not None:
-            rows_qs, alarms_qs = rows_qs.filter(scope.latest), alarms_qs.filter(scope.alarms)
+            rows_qs = rows_qs.filter(scope)
         rows_qs = rows_qs.filter(_needs_attention(now - stale_after if stale_after is not None else None))
         rows = list(rows_qs.values_list(*_ROW))
         summary.examined = len(rows)
         if not rows:
             return summary
-        open_alarms = {
-            a[1]: a
-            for a in alarms_qs.values_list(
-                "pk", "signal_id", "state", "severity", "direction", "peak_value", "chattering", "clear_since"
-            )
-        }
+        open_alarms = _open_alarms([row[0] for row in rows])
 
         if stale_after is not None:
             stale = _mark_stale(rows, now - stale_after, now, summary)

@@ -25,7 +25,7 @@ from django.utils import timezone
 from sentinel.metrics import SCAN_SECONDS
 from sentinel.models import SCAN_BUCKETS, SignalDefinition, SignalLatest
 from sentinel.services.alarms import alarm_unshelve_expired
-from sentinel.services.evaluation import EvaluationScope, EvaluationSummary, id_list, signals_evaluate
+from sentinel.services.evaluation import EvaluationSummary, id_list, signals_evaluate
 from sentinel.services.ingest import stale_window
 
 DEFAULT_SCAN_GROUPS = 1
@@ -46,14 +46,12 @@ class CellGroup:
     def buckets(self) -> range:
         return range(-(-self.index * SCAN_BUCKETS // self.count), -(-(self.index + 1) * SCAN_BUCKETS // self.count))
 
-    def scope(self) -> EvaluationScope:
-        """The group as filters on the indexed bucket columns: the latest-value rows and the
-        signal definitions both, so the database reads only this group's rows of either."""
+    def scope(self) -> Q:
+        """The group as a filter on the latest-value rows through both indexed bucket columns
+        (theirs and their signal definitions'), so the database reads only this group's rows of
+        either table."""
         first, last = self.buckets()[0], self.buckets()[-1]
-        return EvaluationScope(
-            latest=Q(scan_bucket__range=(first, last), signal__scan_bucket__range=(first, last)),
-            alarms=Q(signal__scan_bucket__range=(first, last)),
-        )
+        return Q(scan_bucket__range=(first, last), signal__scan_bucket__range=(first, last))
 
 
 def scan_group_count() -> int:

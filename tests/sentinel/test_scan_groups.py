@@ -41,7 +41,7 @@ def cell_group(cell, count: int) -> CellGroup:
 
 
 def _group_rows(group: CellGroup) -> list[int]:
-    return list(SignalLatest.objects.filter(group.scope().latest).values_list("signal_id", flat=True))
+    return list(SignalLatest.objects.filter(group.scope()).values_list("signal_id", flat=True))
 
 
 @pytest.mark.parametrize("count", [1, 2, 3, 7, SCAN_BUCKETS])
