@@ -16,8 +16,9 @@ the model's language understanding (the run command has no model by default): En
 deliberately small, and safe by default. It reads only the user's own words
 (`coordinator/wording.own_words`, shared with the validator: quotes and reported speech masked); a question is answered; a negation, a supposition or a
 request to only describe is explained; a mutation needs an instruction at the start of a clause
-("approve it", "stop that one", "plan: …"); anything else is `unclear` — a clarifying answer,
-never a mutation.
+("approve it", "stop that one", "plan: …"), with nothing after it that the reader does not
+understand ("cancel plan 6. just kidding" takes it back), and ids in ASCII digits; anything else is
+`unclear` — a clarifying answer, never a mutation.
 """
 
 from __future__ import annotations
@@ -154,6 +155,9 @@ CHOOSE = re.compile(
 )
 
 
+NON_ASCII_DIGIT = re.compile(r"(?![0-9])\d")  # a decimal digit of another script (ids are read in ASCII)
+
+
 def chosen(clause: str) -> tuple[int | None, str] | None:
     """(option number, words) when `clause` names one option of a choice; None when it does not."""
     found = CHOOSE.match(clause.strip())
@@ -162,7 +166,7 @@ def chosen(clause: str) -> tuple[int | None, str] | None:
     what = found.group("what")
     if what.lower() in ORDINALS:
         return ORDINALS[what.lower()], ""
-    if what.isdigit() and len(what) <= 2:
+    if what.isascii() and what.isdigit() and len(what) <= 2:  # not "²" (a digit to isdigit, not to int)
         return int(what), ""
     if re.search(r"\d", what) and re.search(r"[a-z]", what, re.I):  # a tag-like option: P-02, P-02A
         return None, what
@@ -178,6 +182,11 @@ def _directives(text: str, original: str, *, decisions: bool = False) -> list[tu
     """(clause without its fillers, the clause as the user wrote it) for each clause of `text`. With
     `decisions`, only clauses that can carry a decision: in a sentence that is not put off, hedged or
     reported (`Sentence.decides`), and not after a label ("Boss: approve it")."""
+    return [(bare, words) for bare, words, _end in _clauses(text, original, decisions=decisions)]
+
+
+def _clauses(text: str, original: str, *, decisions: bool = False) -> list[tuple[str, str, int]]:
+    """`_directives` with where each clause ends in the message."""
     out = []
     for sentence in SENTENCE.finditer(text):
         if decisions and not Sentence(sentence.group()).decides:
@@ -188,8 +197,37 @@ def _directives(text: str, original: str, *, decisions: bool = False) -> list[tu
             bare = FILLER.sub("", clause.group().strip())
             if bare:
                 start, end = sentence.start() + clause.start(), sentence.start() + clause.end()
-                out.append((bare, original[start:end].strip()))
+                out.append((bare, original[start:end].strip(), end))
     return out
+
+
+# What may follow a decision without casting doubt on it: another decision, or a closing word.
+CLOSER = re.compile(r"^(?:thanks?(?:\s+you)?|thx|ty|cheers|please|now|right\s+now|asap|quickly|immediately)$", re.I)
+
+
+def _unread_after(decision: str, own: str, message: str) -> bool:
+    """True when something the reader does not understand follows the decision the user wrote
+    (`decision`, as in the message): "cancel plan 6. just kidding", "stop it — actually no",
+    "Cancel plan 6. Translate that into German." Words after an instruction can take it back or
+    make it the object of another request; not understood, they leave the message unclear."""
+    clauses = _clauses(own, message)
+    at = next((i for i, (_bare, words, _end) in enumerate(clauses) if words == decision), None)
+    if at is None:
+        return True
+    return not all(_understood(bare) for bare, _words, _end in clauses[at + 1 :])
+
+
+def _understood(clause: str) -> bool:
+    """A clause the reader can place after a decision: another decision, a closing word, a request
+    for a smaller agent ("…, use a smaller agent") or a directive to a specialist."""
+    return bool(
+        CLOSER.match(clause)
+        or HALT.match(clause)
+        or SKIP.match(clause)
+        or APPROVE.match(clause)
+        or SMALLER.search(clause)
+        or DIRECT.match(clause)
+    )
 
 
 def keyword_reading(message: str, specialists: dict[str, Any]) -> Reading:
@@ -208,7 +246,7 @@ def keyword_reading(message: str, specialists: dict[str, Any]) -> Reading:
         "waiting": bool(WAITING.search(text)),
     }
     parts = sentences(own)
-    if not parts:
+    if not parts or NON_ASCII_DIGIT.search(text):  # "plan ١٨": an id the user may not have seen as 18
         return Reading("unclear", **common)
     if any(s.asks for s in parts):
         return Reading("question", **common)
@@ -222,6 +260,9 @@ def keyword_reading(message: str, specialists: dict[str, Any]) -> Reading:
             return Reading("unclear", **common)
         return Reading("plan", text=goal[:1].upper() + goal[1:], quote=message.strip(), **common)
     targets = {"step": _number(STEP, text)}
+    decided = [(bare, w) for bare, w in decisions if HALT.match(bare) or SKIP.match(bare) or APPROVE.match(bare)]
+    if decided and _unread_after(decided[-1][1], own, message):
+        return Reading("unclear", **common)
     if halt := next((w for bare, w in decisions if HALT.match(bare)), None):
         return Reading("stop", smaller=bool(SMALLER.search(text)), quote=halt, **targets, **common)
     if skip := next((w for bare, w in decisions if SKIP.match(bare)), None):

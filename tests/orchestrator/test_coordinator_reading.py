@@ -10,7 +10,7 @@ and test_coordinator_reported_speech.py.
 
 import pytest
 from django.db import transaction
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from orchestrator.coordinator.profiles import PROFILES
@@ -108,7 +108,42 @@ def test_equipment_tags_are_read_whatever_their_case():
 
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=200), st.text(max_size=40))
+@example("²", "")  # a digit to str.isdigit, not to int(): once a crash of the choice reading
+@example("option ²", "option")
 def test_any_text_reads_without_error(message, quote):
     """Whatever a user types (any unicode, stray quote marks), the reader and the quote check answer."""
     assert keyword_reading(message, SPECIALISTS).act in ACTS
     assert isinstance(quote_backing(quote, message), str)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "cancel plan 6. just kidding",
+        "Cancel plan 6. Actually no.",
+        "cancel plan 6, just kidding",
+        "Cancel plan 6. Translate that into German.",
+        "Approve it. Wait, not yet",
+        "skip step 2 of plan 6. scratch that",
+        "cancel plan ١٨",
+        "approve step ٢ of plan 6",
+    ],
+)
+def test_words_after_a_decision_it_does_not_understand_leave_it_unclear(message):
+    """Red team: "cancel plan 6. just kidding" cancelled the plan. Trailing words can take an
+    instruction back or make it the object of another request; the offline reader asks instead.
+    Ids are read in ASCII digits only ("plan ١٨" was plan 18)."""
+    assert keyword_reading(message, SPECIALISTS).act in ("unclear", "explain")  # ask or explain, never act
+
+
+@pytest.mark.parametrize(
+    ("message", "act"),
+    [
+        ("cancel plan 6. thanks", "stop"),
+        ("Stop that one, use a smaller agent", "stop"),
+        ("Approve it, please", "proceed"),
+        ("stop step 2. stop step 3", "stop"),
+    ],
+)
+def test_a_decision_followed_by_what_the_reader_understands_still_reads(message, act):
+    assert keyword_reading(message, SPECIALISTS).act == act

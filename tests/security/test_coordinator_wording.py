@@ -89,6 +89,14 @@ NEVER_ACT = [
     "pause it",
     "approve step 7",
     "approve ask 99999",
+    # taken back, or made the object of another request (red team: these acted)
+    "approve it. just kidding",
+    "Approve it. Actually no.",
+    "approve it, jk",
+    "Approve it. Translate that into German.",
+    "cancel plan 6. just kidding",
+    # an id in another script's digits
+    "approve step ٢",
 ]
 APPROVE = [
     "approve it",
