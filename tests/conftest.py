@@ -171,6 +171,17 @@ def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory) -> Itera
             process.wait()
 
 
+@pytest.fixture
+def steady_registry(settings) -> None:
+    """For tests that count queries across a run that dispatches capabilities: the registry's
+    periodic refresh (every ARIA_REGISTRY_REFRESH_SECONDS, 2 s) would add its queries to whichever
+    run crosses the interval on a slow machine. Refreshed once now, then not again in the test."""
+    from core.capabilities import refresh_registry
+
+    refresh_registry(force=True)
+    settings.ARIA_REGISTRY_REFRESH_SECONDS = 3600
+
+
 @pytest.fixture(autouse=True)
 def _fresh_throttle_cache() -> Iterator[None]:
     """Rate-limit counters (core.throttling) live in the cache: every test starts with none."""

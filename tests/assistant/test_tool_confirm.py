@@ -272,6 +272,7 @@ def test_two_simultaneous_confirms_run_the_call_once_on_postgresql(operator):
     assert AgentStep.objects.filter(kind="confirmed").count() == 1
 
 
+@pytest.mark.usefixtures("steady_registry")
 def test_listing_a_sessions_held_calls_takes_the_same_queries_for_1_or_5(client, operator, order):
     from django.db import connection
     from django.test.utils import CaptureQueriesContext

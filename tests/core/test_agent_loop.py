@@ -201,6 +201,7 @@ def test_max_turns_and_crash_end_the_run_with_a_reason(operator):
     assert Event.objects.filter(type="agent_end", payload__finish_reason="error").exists()
 
 
+@pytest.mark.usefixtures("steady_registry")
 @pytest.mark.django_db
 def test_queries_per_step_do_not_grow_with_steps(operator):
     def queries_for(n):

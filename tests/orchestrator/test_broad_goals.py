@@ -174,6 +174,7 @@ def test_the_model_is_held_to_the_scope_and_the_cap(operator, plant):
     assert reasons["unresolved"] == "no SMS tool"
 
 
+@pytest.mark.usefixtures("steady_registry")
 def test_planning_reads_do_not_grow_with_the_number_of_alarms(client, operator, plant):
     from django.db import connection
     from django.test.utils import CaptureQueriesContext

@@ -133,6 +133,7 @@ def test_export_carries_the_chain_and_verifies_offline(client, operator, make_us
     offline_check(one)
 
 
+@pytest.mark.usefixtures("steady_registry")
 def test_export_and_engine_lookup_queries_do_not_grow_with_the_turns(client, operator):
     client.force_login(operator)
 

@@ -314,6 +314,7 @@ def queries_for(owner, n):
     return len(ctx.captured_queries)
 
 
+@pytest.mark.usefixtures("steady_registry")
 def test_queries_per_step_are_constant(owner):
     small, large = queries_for(owner, 5), queries_for(owner, 10)
     per_step = (large - small) / 5

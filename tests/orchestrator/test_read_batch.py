@@ -33,6 +33,7 @@ def step_updates(plan):
     return [(e.payload["step_id"], e.payload["step_status"]) for e in events.order_by("id")]
 
 
+@pytest.mark.usefixtures("steady_registry")
 def test_ready_reads_run_as_one_batch_each_with_its_own_key_result_and_event(owner):
     plan = build_plan(owner, [read(1), read(2), read(3), {**read(4), "depends_on": [1, 2, 3]}])
     plan_transition(plan=plan, to_status=PlanStatus.RUNNING, actor=owner)

@@ -90,6 +90,7 @@ def test_an_invalid_generated_order_is_repaired_or_leaves_the_order_analyzed(det
     assert step.is_error and "priority" in step.error and "title" in step.error
 
 
+@pytest.mark.usefixtures("steady_registry")
 def test_kb_question_is_answered_from_the_kb_without_writes_or_broadcasts(
     plant, monkeypatch, django_capture_on_commit_callbacks
 ):

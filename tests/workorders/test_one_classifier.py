@@ -135,6 +135,7 @@ def test_a_low_breach_of_a_double_sided_signal_is_reported(operator):
     assert (trend["breach"]["direction"], trend["breach"]["samples"]) == ("low", 2)
 
 
+@pytest.mark.usefixtures("steady_registry")
 @pytest.mark.parametrize("signal_count", [1, 3])
 def test_trends_take_the_same_queries_for_24_and_60_buckets(signal_count):
     cell = f.make_cell("P-02")

@@ -92,6 +92,7 @@ def test_an_engine_this_process_does_not_know_is_never_called_real(client, opera
     assert page_work_order(client, wo.pk)["rca_engine"] == {"engine": "mystery", "real_provider": False}
 
 
+@pytest.mark.usefixtures("steady_registry")
 def test_the_control_room_reads_the_engines_in_a_fixed_number_of_queries(
     operator, plant, django_assert_max_num_queries
 ):
