@@ -2,18 +2,19 @@
 batch told about order and duplicates. Ingest (`sentinel.services.ingest`) calls `samples_store`
 inside its transaction; nothing else writes samples.
 
-PostgreSQL, in a fixed handful of statements whatever the batch size, with no value sent twice
-and no timestamp read back into Python:
-1. one binary COPY of the batch into a temporary staging table (`ON COMMIT DROP`);
-2. one read: the first item whose signal does not exist (a 422, nothing written), the signals
-   without a latest value yet, and the samples older than their signal's latest (out of order);
-3. `INSERT … SELECT … ORDER BY s, t, i ON CONFLICT (signal_id, time) DO NOTHING` into the samples
-   (the first value for an instant wins; the rest are counted as duplicates; rows go in index
-   order, so two batches sharing instants wait on each other in one order, never in a cycle);
-4. one upsert of each signal's newest staged value (`ON CONFLICT … WHERE latest.time <
-   excluded.time`, rows in signal order — the lock order of docs/KERNEL.md) returning the signals
-   whose new value can change something (a limit crossed, a breach in progress, an open alarm);
-5. one UPDATE clearing the open stale conditions of signals with a fresh sample.
+PostgreSQL, in two statements whatever the batch size (the per-signal figures — newest value,
+oldest time — are summed up in Python from the batch already in memory):
+1. one binary COPY of the batch, in (signal, time) order, straight into the samples table under a
+   savepoint. A (signal, time) already stored — or twice in the batch — fails it: back to the
+   savepoint, and the batch goes in by `INSERT … ON CONFLICT (signal_id, time) DO NOTHING` in the
+   same order (the first value for an instant wins; the rest are counted as duplicates). One key
+   order on both paths, so two batches sharing instants wait on each other, never in a cycle;
+2. one statement over the per-signal arrays that reads, before it writes, the signals without a
+   latest value (new, or unknown: a 422, the transaction rolls back) and those whose oldest sample
+   is older than their latest (out of order); upserts each signal's newest value (`ON CONFLICT …
+   WHERE latest.time < excluded.time`, rows in signal order — the lock order of docs/KERNEL.md)
+   returning those whose new value can change something (a limit crossed, a breach in progress,
+   an open alarm); and clears the open stale conditions of signals with a fresh sample.
 Elsewhere (SQLite): the same rules in portable chunked statements.
 """
 
@@ -99,77 +100,153 @@ def _table(model: Any) -> str:
     return connection.ops.quote_name(model._meta.db_table)
 
 
-STAGE = "aria_ingest_stage"
+@dataclass
+class _Signals:
+    """Per signal of a batch, in signal order: its newest sample (the first value of a repeated
+    instant) and its oldest time."""
+
+    ids: list[int]
+    newest_times: list[datetime]
+    newest_values: list[float]
+    oldest_times: list[datetime]
+
+
+def _per_signal(samples: list[Sample]) -> _Signals:
+    newest: dict[int, tuple[datetime, float]] = {}
+    oldest: dict[int, datetime] = {}
+    for signal_id, time, value in samples:
+        current = newest.get(signal_id)
+        if current is None:
+            newest[signal_id] = (time, value)
+            oldest[signal_id] = time
+        elif time > current[0]:
+            newest[signal_id] = (time, value)
+        elif time < oldest[signal_id]:
+            oldest[signal_id] = time
+    ids = sorted(newest)
+    pairs = [newest[s] for s in ids]
+    return _Signals(ids, [p[0] for p in pairs], [p[1] for p in pairs], [oldest[s] for s in ids])
 
 
 def _store_postgresql(samples: list[Sample], *, now: datetime, fresh_after: datetime) -> Stored:
-    # Raw psycopg on Django's connection: one binary COPY of the batch, then set-based statements
-    # over the staging table, so no value travels twice and no timestamp comes back to Python.
+    # Raw psycopg on Django's connection: binary COPY and array parameters, no temporary table.
     import psycopg
 
+    signals = _per_signal(samples)
     connection.ensure_connection()
     with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
-        cursor.execute(f"CREATE TEMP TABLE {STAGE} (i int4, s int8, t timestamptz, v float8) ON COMMIT DROP")
-        with cursor.copy(f"COPY {STAGE} (i, s, t, v) FROM STDIN (FORMAT BINARY)") as copy:
-            copy.set_types(["int4", "int8", "timestamptz", "float8"])
-            for index, (signal_id, time, value) in enumerate(samples):
-                copy.write_row((index, signal_id, time, value))
-        first_unknown, new, late = _inspect(cursor)
-        if first_unknown is not None:
-            raise unknown_signal(first_unknown, samples[first_unknown][0])
-        cursor.execute(
-            f"INSERT INTO {_table(SignalSample)} (signal_id, time, value) SELECT s, t, v FROM {STAGE} ORDER BY s, t, i "
-            "ON CONFLICT (signal_id, time) DO NOTHING"
-        )
-        stored = cursor.rowcount
-        watch = _upsert_latest_postgresql(cursor)
-        cursor.execute(
-            f"UPDATE {_table(StaleCondition)} SET cleared_at = %s WHERE cleared_at IS NULL "
-            f"AND signal_id IN (SELECT s FROM {STAGE} WHERE t >= %s)",
-            (now, fresh_after),
-        )
-        cursor.execute(f"DROP TABLE {STAGE}")  # a second batch in the same transaction stages its own
-    out_of_order = OutOfOrder(count=late[0], indices=late[1])
-    signal_ids = {s[0] for s in samples}
-    return Stored(stored=stored, out_of_order=out_of_order, signal_ids=signal_ids, watch=watch | set(new))
+        stored = samples_write(cursor, samples)
+        found = _latest_upsert(cursor, signals, now=now, fresh_after=fresh_after)
+    if found.unknown:
+        first = next(i for i, sample in enumerate(samples) if sample[0] in found.unknown)
+        raise unknown_signal(first, samples[first][0])  # the caller's transaction rolls back
+    out_of_order = OutOfOrder()
+    if found.latest_before:
+        before = found.latest_before
+        for index, (signal_id, time, _) in enumerate(samples):
+            previous = before.get(signal_id)
+            if previous is not None and time < previous:
+                out_of_order.add(index)
+    return Stored(stored=stored, out_of_order=out_of_order, signal_ids=set(signals.ids), watch=found.watch)
 
 
-def _inspect(cursor: Any) -> tuple[int | None, list[int], tuple[int, list[int]]]:
-    """One read before writing: the first item whose signal does not exist, the signals without a
-    latest value yet, and the samples older than their signal's latest (count, first indices)."""
-    latest, signals = _table(SignalLatest), _table(SignalDefinition)
+SAVEPOINT = "aria_ingest_copy"
+
+
+def samples_write(cursor: Any, samples: list[Sample]) -> int:
+    """Store the samples in (signal, time) order; the number written (the rest were duplicates)."""
+    from psycopg.errors import UniqueViolation
+
+    ordered = sorted(samples)  # (signal, time) order; a repeated instant fails the COPY anyway
+    cursor.execute(f"SAVEPOINT {SAVEPOINT}")
+    try:
+        with cursor.copy(f"COPY {_table(SignalSample)} (signal_id, time, value) FROM STDIN (FORMAT BINARY)") as copy:
+            copy.set_types(["int8", "timestamptz", "float8"])
+            write = copy.write_row
+            for row in ordered:
+                write(row)
+    except UniqueViolation:
+        cursor.execute(f"ROLLBACK TO SAVEPOINT {SAVEPOINT}")
+        cursor.execute(f"RELEASE SAVEPOINT {SAVEPOINT}")
+        return _insert_skipping_duplicates(cursor, samples)
+    cursor.execute(f"RELEASE SAVEPOINT {SAVEPOINT}")
+    return len(samples)
+
+
+def _insert_skipping_duplicates(cursor: Any, samples: list[Sample]) -> int:
+    """The batch in (signal, time, index) order, skipping stored instants and repeats in the batch."""
+    ids, times, values = zip(*samples, strict=True)
     cursor.execute(
-        f"WITH new AS (SELECT DISTINCT s FROM {STAGE} st WHERE NOT EXISTS "
-        f"(SELECT 1 FROM {latest} l WHERE l.signal_id = st.s)), "
-        f"late AS (SELECT st.i FROM {STAGE} st JOIN {latest} l ON l.signal_id = st.s WHERE st.t < l.time) "
-        f"SELECT (SELECT min(st.i) FROM {STAGE} st JOIN new ON new.s = st.s "
-        f"WHERE NOT EXISTS (SELECT 1 FROM {signals} d WHERE d.id = st.s)), "
-        "ARRAY(SELECT s FROM new), (SELECT count(*) FROM late), "
-        f"ARRAY(SELECT i FROM late ORDER BY i LIMIT {MAX_OUT_OF_ORDER_INDICES})"
+        f"INSERT INTO {_table(SignalSample)} (signal_id, time, value) SELECT s, t, v FROM "
+        "unnest(%b::int8[], %b::timestamptz[], %b::float8[]) WITH ORDINALITY AS b(s, t, v, i) "
+        "ORDER BY s, t, i ON CONFLICT (signal_id, time) DO NOTHING",
+        (list(ids), list(times), list(values)),
     )
-    first_unknown, new, late_count, late_first = cursor.fetchone()
-    return first_unknown, new, (late_count, late_first)
+    return int(cursor.rowcount)
 
 
-def _upsert_latest_postgresql(cursor: Any) -> set[int]:
-    """Upsert each signal's newest staged sample (the first value of a repeated instant; never over
-    a newer one; fresh data ends staleness), rows taken in signal order — the lock order of
-    docs/KERNEL.md. Returns the updated signals whose new value can change something: it crosses
-    a limit, or a breach is in progress (on-delay), or the signal has an open alarm."""
-    latest, signals, alarms = _table(SignalLatest), _table(SignalDefinition), _table(Alarm)
+@dataclass
+class _Found:
+    watch: set[int]  # upserted signals whose new value may change something, and new signals
+    unknown: set[int]  # signals that do not exist
+    latest_before: dict[int, datetime]  # signals with samples older than their latest: that latest
+
+
+def _latest_upsert(cursor: Any, signals: _Signals, *, now: datetime, fresh_after: datetime) -> _Found:
+    """One statement (every part reads the data as it was before it):
+    - the upsert of each signal's newest value (the first value of a repeated instant; never over a
+      newer one; fresh data ends staleness), in signal order, returning those whose new value can
+      change something — it crosses a limit, or a breach is in progress (on-delay), or the signal has
+      an open alarm — and those it inserted (new signals, or unknown ones: the caller's 422);
+    - the signals with a sample older than their latest: those with several instants in the batch
+      whose oldest is older; those with one instant that did not become the latest, unless equal
+      to it (a signal's latest is read only there, so an in-order batch costs no extra read);
+    - the clearing of the open stale conditions of the signals with a sample at or after `fresh_after`."""
+    latest, definitions, alarms, stale = (
+        _table(SignalLatest),
+        _table(SignalDefinition),
+        _table(Alarm),
+        _table(StaleCondition),
+    )
     cursor.execute(
-        f"WITH upd AS (INSERT INTO {latest} AS l (signal_id, time, value, stale) "
-        f"SELECT s, t, v, false FROM (SELECT DISTINCT ON (s) s, t, v FROM {STAGE} ORDER BY s, t DESC, i) AS n "
-        "ORDER BY s "
-        "ON CONFLICT (signal_id) DO UPDATE SET time = excluded.time, value = excluded.value, stale = false "
-        "WHERE l.time < excluded.time RETURNING l.signal_id, l.value, l.breach_since) "
-        f"SELECT upd.signal_id FROM upd JOIN {signals} AS d ON d.id = upd.signal_id "
-        "WHERE upd.value > d.alert OR upd.value > d.high_alert OR upd.value > d.trip OR upd.value < d.low_alert "
-        "OR upd.breach_since IS NOT NULL OR EXISTS "
-        f"(SELECT 1 FROM {alarms} AS a WHERE a.signal_id = upd.signal_id AND a.state = ANY(%b::text[]))",
-        (list(OPEN_ALARM_STATES),),
+        "WITH batch AS MATERIALIZED (SELECT * FROM "
+        "unnest(%b::int8[], %b::timestamptz[], %b::float8[], %b::timestamptz[]) AS b(s, t, v, m)), "
+        f"spread AS MATERIALIZED (SELECT b.s, l.time FROM batch b JOIN {latest} l ON l.signal_id = b.s "
+        "WHERE b.m < b.t AND b.m < l.time), "
+        f"upd AS (INSERT INTO {latest} AS l (signal_id, time, value, stale) SELECT s, t, v, false FROM batch "
+        "ORDER BY s ON CONFLICT (signal_id) DO UPDATE SET time = excluded.time, value = excluded.value, "
+        "stale = false WHERE l.time < excluded.time "
+        "RETURNING l.signal_id, l.value, l.breach_since, l.xmax = 0 AS inserted), "
+        f"fresh AS (UPDATE {stale} SET cleared_at = %b WHERE cleared_at IS NULL "
+        "AND signal_id IN (SELECT s FROM batch WHERE t >= %b)) "
+        "SELECT upd.signal_id, NULL, CASE WHEN d.id IS NULL THEN 'u' WHEN upd.inserted THEN 'n' ELSE 'w' END "
+        f"FROM upd LEFT JOIN {definitions} AS d ON d.id = upd.signal_id "
+        "WHERE d.id IS NULL OR upd.inserted OR upd.value > d.alert OR upd.value > d.high_alert "
+        "OR upd.value > d.trip OR upd.value < d.low_alert OR upd.breach_since IS NOT NULL OR upd.signal_id IN "
+        f"(SELECT a.signal_id FROM {alarms} AS a WHERE a.state = ANY(%b::text[])) "
+        "UNION ALL SELECT spread.s, spread.time, 'o' FROM spread "
+        "UNION ALL SELECT one.s, one.time, 'o' FROM (SELECT b.s, b.t, "
+        f"(SELECT l.time FROM {latest} l WHERE l.signal_id = b.s) AS time FROM batch b "
+        "WHERE b.m = b.t AND b.s NOT IN (SELECT signal_id FROM upd)) AS one WHERE one.t < one.time",
+        (
+            signals.ids,
+            signals.newest_times,
+            signals.newest_values,
+            signals.oldest_times,
+            now,
+            fresh_after,
+            list(OPEN_ALARM_STATES),
+        ),
     )
-    return {row[0] for row in cursor.fetchall()}
+    found = _Found(watch=set(), unknown=set(), latest_before={})
+    for signal_id, time, kind in cursor.fetchall():
+        if kind == "o":
+            found.latest_before[signal_id] = time
+        elif kind == "u":
+            found.unknown.add(signal_id)
+        else:  # upserted and worth evaluating, or new (its first value is always evaluated)
+            found.watch.add(signal_id)
+    return found
 
 
 # Portable (SQLite) -----------------------------------------------------------------------------

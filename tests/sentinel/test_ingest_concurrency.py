@@ -1,5 +1,6 @@
 """PostgreSQL: batches that share instants, posted at once in opposite orders, store each instant
-once and never deadlock (the samples go in index order, the latest values in signal order)."""
+once and never deadlock (the samples go in (signal, time) order — by COPY, or after a duplicate by
+INSERT … ON CONFLICT — and the latest values in signal order)."""
 
 import threading
 from datetime import timedelta
@@ -22,14 +23,13 @@ def test_overlapping_batches_in_opposite_orders_store_each_instant_once(monkeypa
     rows = [(s.pk, now - timedelta(seconds=300 - i), 2.0) for i in range(300) for s in signals]
     batches = [rows, list(reversed(rows))]
     barrier = threading.Barrier(2)
-    inspect = sample_store._inspect
+    write = sample_store.samples_write
 
-    def both_staged_before_inserting(cursor):  # the read right before the samples INSERT
-        found = inspect(cursor)
+    def both_ready_before_writing(cursor, samples):  # both transactions open, nothing written yet
         barrier.wait(timeout=20)
-        return found
+        return write(cursor, samples)
 
-    monkeypatch.setattr(sample_store, "_inspect", both_staged_before_inserting)
+    monkeypatch.setattr(sample_store, "samples_write", both_ready_before_writing)
     results, errors = [], []
 
     def ingest(batch):

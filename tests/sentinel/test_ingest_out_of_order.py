@@ -49,3 +49,20 @@ def test_a_batch_of_ordered_history_for_a_new_signal_is_not_out_of_order(vibrati
     # Same time as the latest is not older: it replaces the value and is evaluated.
     again = samples_ingest(samples=[rows[-1], (vibration.pk, rows[0][1], 2.0)], now=now)
     assert (again.out_of_order.count, again.out_of_order.indices) == (1, [1])
+
+
+def test_order_is_judged_against_the_latest_before_the_batch_on_every_write_path(vibration, pressure):
+    now = timezone.now()
+    t = [now - timedelta(seconds=60 - i) for i in range(10)]
+    samples_ingest(samples=[(vibration.pk, t[5], 2.0), (pressure.pk, t[5], 6.0)], now=now)
+    # Several instants for one signal (one older than its latest), and the pressure's latest sent
+    # again (neither newer nor late; a duplicate, so the batch goes in by INSERT … ON CONFLICT).
+    result = samples_ingest(samples=[(vibration.pk, t[4], 2.1), (vibration.pk, t[7], 2.2), (pressure.pk, t[5], 6.0)])
+    assert (result.out_of_order.count, result.out_of_order.indices) == (1, [0])
+    assert result.duplicates == 1  # the pressure instant was stored already
+    # A repeated instant inside the batch: the first value wins, a late single instant is named.
+    again = samples_ingest(samples=[(pressure.pk, t[3], 5.0), (vibration.pk, t[8], 2.3), (vibration.pk, t[8], 9.9)])
+    assert (again.out_of_order.count, again.out_of_order.indices, again.duplicates) == (1, [0], 1)
+    assert SignalLatest.objects.get(signal=vibration).value == 2.3
+    assert SignalLatest.objects.get(signal=pressure).value == 6.0
+    assert SignalSample.objects.count() == 6
