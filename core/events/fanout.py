@@ -18,8 +18,9 @@ Frames are offered in rounds: what arrived since the last round goes to every co
 `offer_many` call, and a consumer that opted in (`?batch=1`) writes a round as one WebSocket
 message. Writing is what a socket costs (≈ 30–50 µs per message through channels, daphne and
 autobahn), so a round that took long is followed by a pause as long as it (at most ROUND_GAP_MAX)
-in which the fan-out only receives: events that pile up while the sockets are written go out
-together in the next round instead of one round each.
+in which the fan-out only receives, and then reads the outbox past its cursor: the channel layer
+hands over one message per loop turn, but everything committed meanwhile is already in the
+outbox, so the next round carries all of it instead of one event per round.
 """
 
 from __future__ import annotations
@@ -86,6 +87,7 @@ class EventFanout:
         self._offered_order: deque[int] = deque()
         self._round: list[EncodedFrame] = []  # frames for the next round, in arrival order
         self._round_ready = asyncio.Event()
+        self._cursor = 0  # the outbox is read past this id (by the tail, and after a heavy round)
 
     @classmethod
     def current(cls) -> EventFanout:
@@ -103,11 +105,11 @@ class EventFanout:
                 layer = get_channel_layer()
                 self.channel = await layer.new_channel()
                 await layer.group_add(EVENTS_GROUP, self.channel)
-                cursor = await latest_event_id()
+                self._cursor = await latest_event_id()
                 self._round, self._round_ready = [], asyncio.Event()
                 self._tasks = [
                     asyncio.create_task(self._receive(layer)),
-                    asyncio.create_task(self._tail(layer, cursor)),
+                    asyncio.create_task(self._tail(layer)),
                     asyncio.create_task(self._rounds()),
                 ]
 
@@ -162,6 +164,24 @@ class EventFanout:
             spent = loop.time() - started
             if spent > ROUND_QUIET:
                 await asyncio.sleep(min(spent, ROUND_GAP_MAX))  # receive only: the next round gathers
+                # The fast path pops one message per loop turn; what piled up behind it is in the
+                # outbox already: one query brings it, so the next round carries all of it.
+                await self._read_outbox()
+
+    async def _read_outbox(self) -> None:
+        """Offer every stored event past the cursor (bounded batches); failures are logged."""
+        try:
+            while True:
+                frames = await events_after(self._cursor, TAIL_BATCH)
+                for frame in frames:
+                    self._offer(frame)
+                    self._cursor = max(self._cursor, frame["id"])
+                if len(frames) < TAIL_BATCH:
+                    return
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            logger.warning("Events outbox read failed (%r)", exc)
 
     async def _receive(self, layer: Any) -> None:
         channel = self.channel
@@ -180,7 +200,7 @@ class EventFanout:
             if isinstance(frame, dict) and isinstance(frame.get("id"), int):
                 self._offer(frame)
 
-    async def _tail(self, layer: Any, cursor: int) -> None:
+    async def _tail(self, layer: Any) -> None:
         interval = float(getattr(settings, "ARIA_EVENTS_TAIL_SECONDS", 2.0))
         refreshed = time.monotonic()
         while True:
@@ -189,17 +209,5 @@ class EventFanout:
                 with contextlib.suppress(Exception):
                     await layer.group_add(EVENTS_GROUP, self.channel)
                 refreshed = time.monotonic()
-            if interval <= 0:
-                continue
-            try:
-                while True:
-                    frames = await events_after(cursor, TAIL_BATCH)
-                    for frame in frames:
-                        self._offer(frame)
-                        cursor = frame["id"]
-                    if len(frames) < TAIL_BATCH:
-                        break
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                logger.warning("Events outbox tail failed (%r)", exc)
+            if interval > 0:
+                await self._read_outbox()

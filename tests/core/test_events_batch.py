@@ -177,3 +177,40 @@ async def test_group_joins_and_leaves_in_flight_are_bounded(operator, monkeypatc
     await asyncio.gather(*(s.disconnect() for s in socks))
     assert 1 <= most <= 3
     assert EventFanout.current().sinks == set()
+
+
+async def test_after_a_heavy_round_the_fanout_reads_what_piled_up_in_the_outbox(operator, settings, monkeypatch):
+    """Behind the fast path (one message per loop turn) events wait in the outbox already: after
+    a round that took long the fan-out reads them in one query, without waiting for the tail."""
+    from core.events import fanout as fanout_module
+
+    settings.ARIA_EVENTS_TAIL_SECONDS = 0  # no tail: only the fast path and the post-round read
+    monkeypatch.setattr(fanout_module, "ROUND_QUIET", -1.0)  # every round counts as heavy
+    comm = await _open(operator, "?batch=1")
+    await asyncio.sleep(0.1)
+    from core.models import Event
+
+    # Written without a broadcast (as by a process whose fast path is lost), then one broadcast.
+    quiet = await sync_to_async(Event.objects.create)(type="work_order_ready", payload={"work_order_id": 1})
+    (loud,) = await sync_to_async(_publish)([None])
+    frames = _flat(await _messages(comm, 2))
+    assert sorted(f["id"] for f in frames) == [quiet.pk, loud]
+    assert await comm.receive_nothing(timeout=0.3)
+    await comm.disconnect()
+
+
+async def test_without_a_heavy_round_or_tail_an_unbroadcast_event_waits_for_replay(operator, settings, monkeypatch):
+    """The control for the test above: the same quiet row is not delivered live by a cheap round."""
+    from core.events import fanout as fanout_module
+
+    settings.ARIA_EVENTS_TAIL_SECONDS = 0
+    monkeypatch.setattr(fanout_module, "ROUND_QUIET", 60.0)  # no round counts as heavy
+    comm = await _open(operator, "?batch=1")
+    await asyncio.sleep(0.1)
+    from core.models import Event
+
+    await sync_to_async(Event.objects.create)(type="work_order_ready", payload={"work_order_id": 1})
+    (loud,) = await sync_to_async(_publish)([None])
+    assert [f["id"] for f in _flat(await _messages(comm, 1))] == [loud]
+    assert await comm.receive_nothing(timeout=0.3)
+    await comm.disconnect()
