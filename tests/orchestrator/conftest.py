@@ -6,7 +6,8 @@ import pytest
 
 from core.access import OPERATOR
 from orchestrator.choices import PlanStatus
-from orchestrator.models import Plan, PlanStep
+from orchestrator.coordinator.service import transcript_verify
+from orchestrator.models import CoordinatorTurn, Plan, PlanStep
 from orchestrator.services.executor import plan_execute
 from orchestrator.services.plans import plan_transition
 from tests.orchestrator import testcaps
@@ -47,3 +48,21 @@ def start(plan: Plan) -> Plan:
 @pytest.fixture
 def owner(make_user):
     return make_user("oscar", OPERATOR)
+
+
+COORDINATOR_TURNS = "/api/v1/aria/coordinator/turns"
+
+
+def say(client, user, message) -> CoordinatorTurn:
+    """One coordinator turn as `user`, through the API; the stored turn (the transcript must still verify)."""
+    client.force_login(user)
+    res = client.post(COORDINATOR_TURNS, {"message": message}, content_type="application/json")
+    assert res.status_code == 201, res.content
+    turn = CoordinatorTurn.objects.get(pk=res.json()["id"])
+    assert turn.answer == res.json()["answer"] and transcript_verify() is None
+    return turn
+
+
+def done(turn: CoordinatorTurn) -> list[tuple[str, Any]]:
+    """(action type, ok) of each action the turn executed."""
+    return [(e["type"], e["result"].get("ok")) for e in turn.executed]

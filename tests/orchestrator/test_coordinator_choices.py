@@ -11,30 +11,15 @@ import pytest
 
 from core.access import OPERATOR
 from core.models import AuditRecord
-from orchestrator.coordinator.service import transcript_verify
 from orchestrator.models import CoordinatorTurn, Interaction, Plan, PlanStep
 from tests.fakes.agent_kit import engine_settings
 from tests.fakes.anthropic_server import AnthropicFakeServer, anthropic_stream, tool_use
-from tests.orchestrator.conftest import build_plan
+from tests.orchestrator.conftest import build_plan, done, say
 from tests.workorders import factories as f
 
 pytestmark = pytest.mark.django_db
 API = "/api/v1/aria"
-TURNS = f"{API}/coordinator/turns"
 SIGNALS = "workorders.get_current_signals"
-
-
-def say(client, user, message):
-    client.force_login(user)
-    res = client.post(TURNS, {"message": message}, content_type="application/json")
-    assert res.status_code == 201, res.content
-    turn = CoordinatorTurn.objects.get(pk=res.json()["id"])
-    assert turn.answer == res.json()["answer"] and transcript_verify() is None
-    return turn
-
-
-def done(turn):
-    return [(e["type"], e["result"].get("ok")) for e in turn.executed]
 
 
 def draft_choosing(client, user, *tags):

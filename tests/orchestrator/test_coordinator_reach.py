@@ -18,8 +18,8 @@ from core.agents.engines import get_engine
 from core.agents.engines.fake import FakeEngine, FakeReply
 from core.capabilities import CapabilityContext, dispatch
 from core.models import AgentRun, AuditRecord
-from orchestrator.coordinator.service import confirm_command, coordinator_turn, transcript_verify
-from orchestrator.models import CoordinatorTurn, Plan, PlanStep
+from orchestrator.coordinator.service import confirm_command, coordinator_turn
+from orchestrator.models import Plan, PlanStep
 from orchestrator.offline.reading import keyword_reading
 from orchestrator.services.jobs import plan_poll
 from orchestrator.services.plans import step_changes
@@ -28,30 +28,15 @@ from tests.assistant.factories import SKILL_SPEC, make_tested_draft
 from tests.fakes.agent_kit import engine_settings
 from tests.fakes.anthropic_server import AnthropicFakeServer
 from tests.orchestrator import testcaps
-from tests.orchestrator.conftest import build_plan, start
+from tests.orchestrator.conftest import build_plan, done, say, start
 from tests.orchestrator.test_coordinator_wire import gateway_responder
 from tests.workorders import factories as f
 
 pytestmark = pytest.mark.django_db
-TURNS = "/api/v1/aria/coordinator/turns"
-
-
-def say(client, user, message):
-    """One turn as `user`, through the API; the stored turn (the transcript must still verify)."""
-    client.force_login(user)
-    res = client.post(TURNS, {"message": message}, content_type="application/json")
-    assert res.status_code == 201, res.content
-    turn = CoordinatorTurn.objects.get(pk=res.json()["id"])
-    assert turn.answer == res.json()["answer"] and transcript_verify() is None
-    return turn
 
 
 def tools(turn):
     return [c["tool"] for c in turn.tool_calls]
-
-
-def done(turn):
-    return [(e["type"], e["result"].get("ok")) for e in turn.executed]
 
 
 @pytest.fixture
