@@ -11,8 +11,12 @@ from assistant.models import Message, PendingToolCall
 from assistant.services.sessions import session_create, session_history
 from assistant.services.turns import session_turn
 from core.agents.engines.fake import FakeEngine, FakeReply
+from core.errors import Conflict
 from core.models import AgentRun, AgentStep, AuditRecord, Event
 from tests.workorders import factories as f
+from workorders.models import WorkOrder
+from workorders.services.edits import work_order_update
+from workorders.services.lifecycle import work_order_transition
 
 pytestmark = pytest.mark.django_db
 API = "/api/v1/assistant"
@@ -290,3 +294,55 @@ def test_listing_a_sessions_held_calls_takes_the_same_queries_for_1_or_5(client,
     assert PendingToolCall.objects.filter(session=five).count() == 5
     count(one)  # the first request after sign-in also touches the login session
     assert count(one) == count(five)
+
+
+# --- a card approves the change it showed (red team) ---------------------------------------------------
+# A card proposed before its work order was cancelled, or before someone else changed the field it
+# shows, is not run on confirm: it expires with what moved. A closed order's record is not edited.
+
+
+def test_a_card_whose_before_no_longer_holds_expires_on_confirm_and_runs_nothing(client, operator, order):
+    call_id = held_turn(operator, order)[1].pending_calls[0]["id"]
+    WorkOrder.objects.filter(pk=order.pk).update(priority="low")  # someone else changed it meanwhile
+
+    client.force_login(operator)
+    response = client.post(f"{API}/tool-calls/{call_id}/confirm", {}, content_type="application/json")
+    assert response.status_code == 409, response.content
+    assert "priority was 'medium' on the card, now 'low'" in response.json()["detail"]
+    order.refresh_from_db()
+    assert order.priority == "low"
+    call = PendingToolCall.objects.get(pk=call_id)
+    assert call.status == "expired" and "Nothing was run" in call.error
+    assert not AuditRecord.objects.filter(action="work_order.update").exists()
+
+
+def test_a_card_confirmed_after_its_order_was_cancelled_changes_nothing(client, operator, order):
+    call_id = held_turn(operator, order)[1].pending_calls[0]["id"]
+    work_order_transition(work_order=order, to_status="cancelled", actor=operator, note="not needed")
+
+    client.force_login(operator)
+    response = client.post(f"{API}/tool-calls/{call_id}/confirm", {}, content_type="application/json")
+    body = response.json()
+    assert response.status_code == 200 and body["status"] == "failed", body
+    assert "cancelled" in body["error"]
+    order.refresh_from_db()
+    assert (order.status, order.priority) == ("cancelled", "medium")
+
+
+@pytest.mark.parametrize("closed", ["cancelled", "completed"])
+def test_a_closed_orders_record_is_not_edited(operator, closed):
+    order = f.make_work_order(f.make_cell("P-03"), status=closed, priority="medium", title="done")
+    with pytest.raises(Conflict) as refused:
+        work_order_update(work_order=order, actor=operator, changes={"priority": "high"})
+    assert refused.value.status_code == 409 and refused.value.as_body()["allowed"] == []
+    order.refresh_from_db()
+    assert order.priority == "medium"
+
+
+def test_the_card_still_runs_when_nothing_moved(client, operator, order):
+    call_id = held_turn(operator, order)[1].pending_calls[0]["id"]
+    client.force_login(operator)
+    response = client.post(f"{API}/tool-calls/{call_id}/confirm", {}, content_type="application/json")
+    assert response.status_code == 200 and response.json()["status"] == "done"
+    order.refresh_from_db()
+    assert order.priority == "high"
