@@ -9,7 +9,7 @@
   const API = drawer.dataset.assistantApi;
   const $ = (id) => document.getElementById(id);
   const log = $("aria-log");
-  const state = { sessionId: null, mode: "chat", socket: null, pending: null, busy: false, queue: [] };
+  const state = { sessionId: null, mode: "chat", socket: null, pending: null, busy: false, queue: [], opening: 0 };
 
   // Paths are under the assistant API unless already absolute (/api/…); uploads go as FormData.
   const api = (method, path, body, isForm) =>
@@ -225,6 +225,7 @@
     if (state.mode === "build") { refreshDrafts(); refreshSession(); }
   });
   $("aria-new").addEventListener("click", () => {
+    state.opening += 1;  // a session still loading is not shown in the new chat
     state.sessionId = null;
     if (state.socket) { state.socket.close(); state.socket = null; }
     log.replaceChildren();
@@ -266,6 +267,7 @@
   }
 
   async function openSession(s) {
+    const opening = ++state.opening;
     state.sessionId = s.id;
     state.mode = s.mode;
     $("aria-mode").value = s.mode;
@@ -273,8 +275,15 @@
     $("aria-build-settings").hidden = s.mode !== "build";
     if (state.socket) { state.socket.close(); state.socket = null; }
     log.replaceChildren();
-    const messages = await api("GET", `/sessions/${s.id}/messages`);
-    const calls = window.AriaSession ? await window.AriaSession.sessionCalls(s.id) : [];
+    let messages, calls;
+    try {
+      messages = await api("GET", `/sessions/${s.id}/messages`);
+      calls = window.AriaSession ? await window.AriaSession.sessionCalls(s.id) : [];
+    } catch (err) {
+      if (opening === state.opening) notice(`Could not open "${s.title || `Session ${s.id}`}": ${err.message}`);
+      return;
+    }
+    if (opening !== state.opening) return;  // another session (or a new chat) was opened meanwhile
     messages.forEach((m) => {
       if (m.role === "system") { notice(m.content); return; }  // e.g. the decision on a held change
       const li = say(m.role === "user" ? "user" : "assistant", m.content);
