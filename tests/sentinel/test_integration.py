@@ -3,33 +3,14 @@
 import threading
 
 import pytest
-from django.db import connection
 
 from sentinel.models import Alarm, AlarmEvent
 from sentinel.services import evaluation, samples_ingest, sentinel_scan
 from sentinel.signals import alarm_raised
 from tests.sentinel.factories import make_cell, make_signal, set_latest
+from tests.threads import in_threads
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
-
-
-def _in_threads(target, n=2):
-    errors = []
-
-    def run():
-        try:
-            target()
-        except Exception as exc:  # surfaced below
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run) for _ in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=30)
-    assert not errors, errors
 
 
 def test_two_concurrent_scans_create_exactly_one_alarm(monkeypatch):
@@ -48,7 +29,7 @@ def test_two_concurrent_scans_create_exactly_one_alarm(monkeypatch):
     alarm_raised.connect(lambda sender, alarm, **kw: sent.append(alarm.pk), dispatch_uid="it-raise", weak=False)
     results = []
     try:
-        _in_threads(lambda: results.append(sentinel_scan()))
+        in_threads(*[lambda: results.append(sentinel_scan())] * 2, timeout=30)
     finally:
         alarm_raised.disconnect(dispatch_uid="it-raise")
     # Then exactly one alarm, one raise event, one announcement.
@@ -76,7 +57,7 @@ def test_concurrent_ingest_batches_keep_one_alarm_and_the_newest_latest_value():
             batch = next(it)
         samples_ingest(samples=batch)
 
-    _in_threads(ingest)
+    in_threads(ingest, ingest, timeout=30)
     assert SignalSample.objects.count() == 60  # written with COPY on PostgreSQL
     assert SignalLatest.objects.get(signal=signal).value == 6.0
     assert Alarm.objects.filter(signal=signal).count() == 1

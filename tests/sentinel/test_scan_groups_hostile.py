@@ -5,7 +5,6 @@ twice nor leave a signal unscanned (PostgreSQL: real row locks, threads and a re
 import threading
 
 import pytest
-from django.db import connection
 
 from sentinel.models import SCAN_BUCKET_SPREAD, SCAN_BUCKETS, Alarm, AlarmEvent, SignalDefinition, SignalLatest
 from sentinel.services import evaluation, sentinel_scan
@@ -13,6 +12,7 @@ from sentinel.services.scan import CellGroup
 from tests.conftest import wait_until
 from tests.sentinel.factories import make_cell, make_signal, set_latest
 from tests.sentinel.test_scan_groups import group_of, plant
+from tests.threads import in_threads
 from workorders.models import WorkOrder
 
 
@@ -65,25 +65,6 @@ def test_a_group_count_changed_between_rounds_skips_no_signal_and_raises_none_tw
     assert len(raised) == len(set(raised)) == total == Alarm.objects.count()
 
 
-def _in_threads(targets):
-    errors = []
-
-    def run(target):
-        try:
-            target()
-        except Exception as exc:  # surfaced below
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(t,)) for t in targets]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=60)
-    assert not errors, errors
-
-
 def _both_read_before_writing(monkeypatch):
     barrier = threading.Barrier(2)
     original = evaluation._decide_and_apply
@@ -103,7 +84,7 @@ def test_two_workers_scanning_overlapping_groups_at_once_raise_each_alarm_once(m
     # an overrunning round and the next one on the same group, or on a group of a new count.
     hot = plant(cells=16)
     _both_read_before_writing(monkeypatch)
-    _in_threads([lambda: sentinel_scan(group=CellGroup(*first)), lambda: sentinel_scan(group=CellGroup(*second))])
+    in_threads(lambda: sentinel_scan(group=CellGroup(*first)), lambda: sentinel_scan(group=CellGroup(*second)))
     # Then one alarm per breaching signal both read, one raise event each, one work order per cell.
     both = [s for s in hot if group_in(s, first) and group_in(s, second)]
     assert both and set(both) <= set(Alarm.objects.values_list("signal_id", flat=True))
