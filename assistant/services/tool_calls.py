@@ -143,23 +143,23 @@ def _decided(call: PendingToolCall, wanted: tuple[str, ...]) -> PendingToolCall 
     raise Conflict(f"This call was already decided ({call.status}).", status=call.status, allowed=[])
 
 
+def _expire(call: PendingToolCall, user: AbstractBaseUser, reason: str) -> bool:
+    """Record the card as expired with why (refused once committed). Always True."""
+    call.status, call.decided_by, call.decided_at = P.EXPIRED, user, timezone.now()
+    call.error = reason[:500]
+    call.save(update_fields=["status", "decided_by", "decided_at", "error"])
+    return True
+
+
 def _expired(call: PendingToolCall, user: AbstractBaseUser) -> bool:
     if call.created > timezone.now() - PENDING_TTL:
         return False
-    call.status, call.decided_by, call.decided_at = P.EXPIRED, user, timezone.now()
-    call.error = "expired: proposed more than two hours ago; ask again."
-    call.save(update_fields=["status", "decided_by", "decided_at", "error"])
-    return True
+    return _expire(call, user, "expired: proposed more than two hours ago; ask again.")
 
 
 def _stale(call: PendingToolCall, user: AbstractBaseUser) -> bool:
     moved = _no_longer_holds(call, user)
-    if not moved:
-        return False
-    call.status, call.decided_by, call.decided_at = P.EXPIRED, user, timezone.now()
-    call.error = f"no longer what the card showed: {moved}. Nothing was run; ask again."[:500]
-    call.save(update_fields=["status", "decided_by", "decided_at", "error"])
-    return True
+    return bool(moved) and _expire(call, user, f"no longer what the card showed: {moved}. Nothing was run; ask again.")
 
 
 def tool_call_confirm(*, user: AbstractBaseUser, call_id: int) -> PendingToolCall:
