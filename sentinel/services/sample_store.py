@@ -3,7 +3,8 @@ batch told about order and duplicates. Ingest (`sentinel.services.ingest`) calls
 inside its transaction; nothing else writes samples.
 
 PostgreSQL, in two statements whatever the batch size (the per-signal figures — newest value,
-oldest time — are summed up in Python from the batch already in memory):
+oldest time — are summed up in Python from the batch already in memory; the COPY stream and the
+arrays are packed in PostgreSQL's binary formats by `sentinel.services.pg_binary`):
 1. one binary COPY of the batch, in (signal, time) order, straight into the samples table under a
    savepoint. A (signal, time) already stored — or twice in the batch — fails it: back to the
    savepoint, and the batch goes in by `INSERT … ON CONFLICT (signal_id, time) DO NOTHING` in the
@@ -30,6 +31,14 @@ from core.errors import InvalidInput
 from sentinel.choices import OPEN_ALARM_STATES
 from sentinel.models import Alarm, SignalDefinition, SignalLatest, SignalSample, StaleCondition
 from sentinel.services.evaluation import id_list
+from sentinel.services.pg_binary import (
+    Float8Array,
+    Int8Array,
+    TimestamptzArray,
+    binary_arrays,
+    copy_samples,
+    pg_microseconds,
+)
 
 MAX_OUT_OF_ORDER_INDICES = 100  # the response names at most this many; the count is always exact
 
@@ -134,7 +143,7 @@ def _store_postgresql(samples: list[Sample], *, now: datetime, fresh_after: date
 
     signals = _per_signal(samples)
     connection.ensure_connection()
-    with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
+    with connection.wrap_database_errors, binary_arrays(psycopg.Cursor(connection.connection)) as cursor:
         stored = samples_write(cursor, samples)
         found = _latest_upsert(cursor, signals, now=now, fresh_after=fresh_after)
     if found.unknown:
@@ -154,17 +163,17 @@ SAVEPOINT = "aria_ingest_copy"
 
 
 def samples_write(cursor: Any, samples: list[Sample]) -> int:
-    """Store the samples in (signal, time) order; the number written (the rest were duplicates)."""
+    """Store the samples in (signal, time) order; the number written (the rest were duplicates).
+    `cursor` passes prepared binary arrays (`pg_binary.binary_arrays`)."""
     from psycopg.errors import UniqueViolation
 
     ordered = sorted(samples)  # (signal, time) order; a repeated instant fails the COPY anyway
+    ids, times, values = zip(*ordered, strict=True)
+    stream = copy_samples(ids, pg_microseconds(times), values)
     cursor.execute(f"SAVEPOINT {SAVEPOINT}")
     try:
         with cursor.copy(f"COPY {_table(SignalSample)} (signal_id, time, value) FROM STDIN (FORMAT BINARY)") as copy:
-            copy.set_types(["int8", "timestamptz", "float8"])
-            write = copy.write_row
-            for row in ordered:
-                write(row)
+            copy.write(stream)
     except UniqueViolation:
         cursor.execute(f"ROLLBACK TO SAVEPOINT {SAVEPOINT}")
         cursor.execute(f"RELEASE SAVEPOINT {SAVEPOINT}")
@@ -180,7 +189,7 @@ def _insert_skipping_duplicates(cursor: Any, samples: list[Sample]) -> int:
         f"INSERT INTO {_table(SignalSample)} (signal_id, time, value) SELECT s, t, v FROM "
         "unnest(%b::int8[], %b::timestamptz[], %b::float8[]) WITH ORDINALITY AS b(s, t, v, i) "
         "ORDER BY s, t, i ON CONFLICT (signal_id, time) DO NOTHING",
-        (list(ids), list(times), list(values)),
+        (Int8Array.of(ids), TimestamptzArray.of(pg_microseconds(times)), Float8Array.of(values)),
     )
     return int(cursor.rowcount)
 
@@ -229,10 +238,10 @@ def _latest_upsert(cursor: Any, signals: _Signals, *, now: datetime, fresh_after
         f"(SELECT l.time FROM {latest} l WHERE l.signal_id = b.s) AS time FROM batch b "
         "WHERE b.m = b.t AND b.s NOT IN (SELECT signal_id FROM upd)) AS one WHERE one.t < one.time",
         (
-            signals.ids,
-            signals.newest_times,
-            signals.newest_values,
-            signals.oldest_times,
+            Int8Array.of(signals.ids),
+            TimestamptzArray.of(pg_microseconds(signals.newest_times)),
+            Float8Array.of(signals.newest_values),
+            TimestamptzArray.of(pg_microseconds(signals.oldest_times)),
             now,
             fresh_after,
             list(OPEN_ALARM_STATES),
