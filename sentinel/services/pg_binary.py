@@ -83,8 +83,11 @@ def _dumper(array_oid: int) -> type[Dumper]:
     return _ArrayDumper
 
 
-_DUMPERS = ((Int8Array, _dumper(_INT8_ARRAY)), (Float8Array, _dumper(_FLOAT8_ARRAY)))
-_DUMPERS += ((TimestamptzArray, _dumper(_TIMESTAMPTZ_ARRAY)),)
+_DUMPERS: tuple[tuple[type[_BinaryArray], type[Dumper]], ...] = (
+    (Int8Array, _dumper(_INT8_ARRAY)),
+    (Float8Array, _dumper(_FLOAT8_ARRAY)),
+    (TimestamptzArray, _dumper(_TIMESTAMPTZ_ARRAY)),
+)
 
 
 def binary_arrays(cursor: Any) -> Any:
