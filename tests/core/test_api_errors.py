@@ -1,8 +1,12 @@
 """The one NinjaAPI's error shape for what no route decides: bad JSON bodies, unknown paths, body limits."""
 
+import json
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
+from hypothesis import given
+from hypothesis import strategies as st
 
 from core.request_limits import json_nesting_depth
 
@@ -62,10 +66,34 @@ def test_known_paths_still_answer(client: Client, operator) -> None:
         (b'["\\"[[["]', 1),  # an escaped quote keeps the brackets inside the string
         (b"[" * 100_000 + b"]" * 100_000, 100_000),
         (b"]]][", 0),  # malformed: a best-effort figure, never negative
+        (b'[{"k": "[[", "v": "]]"}, [[1]]]', 3),  # no backslash at all: the fast split
+        (b'[["[[[[[[', 2),  # an unterminated string: its brackets are inside it, for the parser too
     ],
 )
 def test_json_nesting_depth_is_measured_without_parsing(body: bytes, depth: int) -> None:
     assert json_nesting_depth(body) == depth
+
+
+def _depth(value: object) -> int:
+    if isinstance(value, list):
+        return 1 + max(map(_depth, value), default=0)
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    return 0
+
+
+_TEXT = st.text(alphabet='[]{}"\\ab', max_size=6)
+_JSON = st.recursive(
+    st.none() | st.integers() | _TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_TEXT, inner, max_size=3),
+    max_leaves=20,
+)
+
+
+@given(_JSON)
+def test_json_nesting_depth_matches_the_parsed_depth(value: object) -> None:
+    # Strings full of brackets, quotes and backslashes: both the escape-aware and the split path.
+    assert json_nesting_depth(json.dumps(value).encode()) == _depth(value)
 
 
 def test_a_multipart_upload_has_its_own_larger_cap(client: Client, operator, settings) -> None:
