@@ -199,6 +199,8 @@ ARIA_HISTORY_UPKEEP_INTERVAL = env.float("ARIA_HISTORY_UPKEEP_INTERVAL", default
 ARIA_SCAN_GROUPS = env.int("ARIA_SCAN_GROUPS", default=1)
 # Samples a connector keeps to retry while the database refuses them; beyond, the oldest are dropped.
 ARIA_CONNECTOR_BACKLOG = env.int("ARIA_CONNECTOR_BACKLOG", default=100_000)
+# Database connections a connector stores its samples over, split by signal (PostgreSQL; 1 = one).
+ARIA_CONNECTOR_INGEST_LANES = env.int("ARIA_CONNECTOR_INGEST_LANES", default=1)
 # One beat entry per periodic job; the apps own the tasks, the composition root owns the schedule.
 CELERY_BEAT_SCHEDULE = {
     "sentinel-scan": {"task": "sentinel.scan", "schedule": ARIA_SENTINEL_INTERVAL},

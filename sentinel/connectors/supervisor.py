@@ -15,6 +15,7 @@ from django.utils import timezone
 from core.errors import InvalidInput
 from sentinel.connectors.backlog import Backlog
 from sentinel.connectors.feed import MAX_ERROR_LENGTH, Drained, Feed, TagTarget
+from sentinel.connectors.lanes import LaneResult, Lanes, lanes_count
 from sentinel.connectors.mqtt import MqttSession
 from sentinel.connectors.opcua import OpcUaSession, node_key
 from sentinel.connectors.services import connector_status_record, signals_mark_stale
@@ -79,7 +80,7 @@ class _Running:
     rate_window_start: float
     rate_messages: int = 0
     rate: float = 0.0
-    backlog: Backlog = field(default_factory=Backlog)
+    backlog: Lanes = field(default_factory=Lanes)  # one lane, or ARIA_CONNECTOR_INGEST_LANES
     unreported_samples: int = 0  # stored, not yet added to the connector's samples_total
 
 
@@ -102,7 +103,9 @@ class ConnectorSupervisor:
 
     def _start(self, connector: Connector) -> None:
         feed = Feed({})
-        running = _Running(connector.pk, _fingerprint(connector), feed, None, time.monotonic())
+        running = _Running(
+            connector.pk, _fingerprint(connector), feed, None, time.monotonic(), backlog=Lanes(lanes_count())
+        )
         self.running[connector.pk] = running
         try:
             feed.tags = _tag_map(connector)
@@ -120,7 +123,10 @@ class ConnectorSupervisor:
                 running.session.stop()
             except Exception:
                 logger.exception("connectors: stopping %s failed", connector_id)
-        self._flush(running, timezone.now())
+        try:
+            self._flush(running, timezone.now())
+        finally:
+            running.backlog.close()
         if status:
             connector_status_record(
                 connector_id=connector_id, drained=Drained(), samples=0, rate=0.0, now=timezone.now(), status=status
@@ -176,8 +182,9 @@ class ConnectorSupervisor:
             raise
 
     def _ingest(self, running: _Running, drained: Drained, now: datetime) -> int:
-        """Ingest the backlog, oldest first, then what just arrived; a database error keeps the
-        batch for a retry with backoff (the backlog is bounded: overflow drops the oldest, reported)."""
+        """Ingest the backlog, oldest first, then what just arrived, lane by lane (sentinel.connectors
+        .lanes); a database error keeps the batch for a retry with backoff (the backlog is bounded:
+        overflow drops the oldest, reported)."""
         backlog = running.backlog
         dropped = backlog.add(drained.samples, MAX_BATCH)
         if dropped:
@@ -188,22 +195,31 @@ class ConnectorSupervisor:
             )
             logger.warning("connectors: %s: %s", running.connector_id, drained.last_error)
         stored = 0
+        for result in backlog.drain(lambda lane: self._store_lane(running.connector_id, lane, now)):
+            stored += result.stored
+            drained.errors += result.errors
+            drained.last_error = result.last_error or drained.last_error
+        return stored
+
+    @staticmethod
+    def _store_lane(connector_id: int, backlog: Backlog, now: datetime) -> LaneResult:
+        result = LaneResult()
         while backlog.due(time.monotonic()):
             try:
-                stored += samples_ingest(samples=backlog.head(), now=now).accepted
+                result.stored += samples_ingest(samples=backlog.head(), now=now).accepted
             except InvalidInput as error:  # e.g. a mapped signal deleted, a time in the future
-                drained.errors += 1
-                drained.last_error = f"ingest refused a batch: {error}"[:MAX_ERROR_LENGTH]
+                result.errors += 1
+                result.last_error = f"ingest refused a batch: {error}"[:MAX_ERROR_LENGTH]
             except DatabaseError as error:
                 delay = backlog.failed(time.monotonic())
-                drained.errors += 1
-                drained.last_error = f"ingest failed, {backlog.size} samples kept, retry in {delay:g} s: {error}"[
+                result.errors += 1
+                result.last_error = f"ingest failed, {backlog.size} samples kept, retry in {delay:g} s: {error}"[
                     :MAX_ERROR_LENGTH
                 ]
-                logger.warning("connectors: %s: %s", running.connector_id, drained.last_error)
+                logger.warning("connectors: %s: %s", connector_id, result.last_error)
                 break
             backlog.done()
-        return stored
+        return result
 
     def run(self, stop_event: threading.Event | None = None) -> None:
         """Until `stop_event` is set: what `manage.py run_connectors` and runaria's thread run."""
