@@ -3,7 +3,7 @@ to real time with end-to-end lag, trend reads at each range against the flat raw
 per day with rollups and retention.
 
     DATABASE_URL=postgres://… .venv/bin/python bench/history_scale.py [--signals 50000] [--minutes 1]
-        [--burst-seconds 20] [--burst-rate 1.5] [--per-message 100] [--api-seconds 20] [--days 30]
+        [--burst-seconds 20] [--burst-rate 1.5] [--per-message 100] [--lanes 2] [--api-seconds 20] [--api-clients 2] [--days 30]
         [--history-signals 20] [--interval 10] [--repeat 40] [--legs history,api,mqtt]
     CI (small): … bench/history_scale.py --short
 
@@ -16,12 +16,14 @@ per day with rollups and retention.
    table, interleaved (goal p95 ≤ 50 ms per range); disk per signal-day measured, and the steady
    state under the retention settings.
 2. api (bench/history_scale_api.py): --signals × --api-seconds ticks posted to
-   `POST /api/v1/signals/samples` as fast as answered: rows/s ÷ real time (goal ≥ 1.2).
+   `POST /api/v1/signals/samples` as fast as answered, by --api-clients gateways at once (each
+   posting its own signals): rows/s ÷ real time (goal ≥ 1.2).
 3. mqtt (bench/history_scale_mqtt.py): --signals on Sparkplug B edge nodes (--per-message metrics
    per DDATA) in their own process → Mosquitto at 127.0.0.1:1883 → a connector configured through
    Connector/ConnectorTag → `manage.py run_connectors` in its own process: a burst of
    --burst-seconds of data offered at --burst-rate × real time (rows/s ÷ real time, goal ≥ 1.2),
-   then --minutes at 1 Hz (end-to-end lag p50/p95, stored ÷ published).
+   then --minutes at 1 Hz (end-to-end lag p50/p95, stored ÷ published). The connector stores over
+   --lanes database connections (ARIA_CONNECTOR_INGEST_LANES).
 Every figure is measured at the counts printed beside it (nothing extrapolated but the disk per
 day at 50k signals, labelled as such). Uses a throwaway database `<name>_bench_history`.
 """
@@ -67,7 +69,9 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--burst-seconds", type=int, default=20, help="mqtt leg: seconds of data sent at once")
     parser.add_argument("--burst-rate", type=float, default=1.5, help="mqtt leg: burst offered at × real time")
     parser.add_argument("--per-message", type=int, default=100, help="mqtt leg: metrics per DDATA message")
+    parser.add_argument("--lanes", type=int, default=2, help="mqtt leg: ARIA_CONNECTOR_INGEST_LANES of the connector")
     parser.add_argument("--api-seconds", type=int, default=20)
+    parser.add_argument("--api-clients", type=int, default=2, help="api leg: gateways posting at once")
     parser.add_argument("--days", type=int, default=30)
     parser.add_argument("--history-signals", type=int, default=20)
     parser.add_argument("--interval", type=int, default=10, help="seconds between generated history samples")
@@ -108,7 +112,7 @@ def main() -> None:
         if "history" in args.legs:
             report.update(history_leg(args))
         if "api" in args.legs:
-            report["api_ingest"] = api_ingest(args.signals, args.api_seconds)
+            report["api_ingest"] = api_ingest(args.signals, args.api_seconds, args.api_clients)
         if "mqtt" in args.legs:
             signals = make_signals(args.signals, "M")
             report["mqtt_ingest"] = mqtt_leg(
@@ -117,6 +121,7 @@ def main() -> None:
                 burst_seconds=args.burst_seconds,
                 burst_rate=args.burst_rate,
                 per_device=args.per_message,
+                lanes=args.lanes,
             )
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)

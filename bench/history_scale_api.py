@@ -1,5 +1,6 @@
 """The API leg of bench/history_scale.py: --signals signals × --api-seconds ticks (1 Hz) posted to
-`POST /api/v1/signals/samples` in-process (batches of ≤ 5,000) as fast as they are answered, then
+`POST /api/v1/signals/samples` in-process (batches of ≤ 5,000) as fast as they are answered by
+--api-clients concurrent clients (gateways, each posting the same signals every tick), then
 the rollup of those minutes; rows/s ÷ signals (real time = 1.0; goal ≥ 1.2), and the same batches
 COPYed into the partitioned and the flat table. Needs Django set up (imported by
 bench/history_scale.py).
@@ -8,11 +9,13 @@ bench/history_scale.py).
 from __future__ import annotations
 
 import json
+import threading
 import time
 from datetime import timedelta
 
 import psycopg
 from django.contrib.auth.models import Group, User
+from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
@@ -26,7 +29,7 @@ from sentinel.history.schema import SAMPLES
 GOAL_REALTIME = 1.2
 
 
-def api_ingest(n_signals: int, seconds: int) -> dict[str, object]:
+def api_ingest(n_signals: int, seconds: int, clients: int = 1) -> dict[str, object]:
     ids = [s.pk for s in make_signals(n_signals, "API")]
     user = User.objects.create_user("bench-history-feed")
     user.groups.add(Group.objects.get_or_create(name=OPERATOR)[0])
@@ -35,20 +38,39 @@ def api_ingest(n_signals: int, seconds: int) -> dict[str, object]:
     client = Client(HTTP_AUTHORIZATION=f"Bearer {raw}")
     start = aligned(timezone.now(), MINUTE) - timedelta(seconds=seconds + 60)
     warm_start, start = start, start + timedelta(seconds=1)
-    bodies = []
+    # Like `clients` gateways: slice k of every tick (5,000 signals) always goes through the same
+    # client, so each signal's samples arrive in order; the clients post at once, each in a thread.
+    bodies: list[list[bytes]] = [[] for _ in range(clients)]
     for tick in range(seconds):
         t = (start + timedelta(seconds=tick)).isoformat()
         # Normal values (no alarms): this measures the storage path, not alarm handling.
         samples = [{"signal_id": sid, "time": t, "value": round(2.5 + (sid + tick) % 50 / 100, 2)} for sid in ids]
-        bodies += [json.dumps({"samples": samples[i : i + 5000]}).encode() for i in range(0, len(samples), 5000)]
+        for k, i in enumerate(range(0, len(samples), 5000)):
+            bodies[k % clients].append(json.dumps({"samples": samples[i : i + 5000]}).encode())
     warm = json.dumps({"samples": [{"signal_id": ids[0], "time": warm_start.isoformat(), "value": 2.0}]}).encode()
     client.post("/api/v1/signals/samples", data=warm, content_type="application/json")  # first-request setup
+    failures: list[str] = []
+
+    def gateway(mine: list[bytes]) -> None:
+        own = Client(HTTP_AUTHORIZATION=f"Bearer {raw}")
+        try:
+            for body in mine:
+                response = own.post("/api/v1/signals/samples", data=body, content_type="application/json")
+                if response.status_code != 200:
+                    failures.append(f"API returned {response.status_code}: {response.content[:300]!r}")
+                    return
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=gateway, args=(mine,)) for mine in bodies]
     started = time.perf_counter()
-    for body in bodies:
-        response = client.post("/api/v1/signals/samples", data=body, content_type="application/json")
-        if response.status_code != 200:
-            raise SystemExit(f"API returned {response.status_code}: {response.content[:300]!r}")
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
     elapsed = time.perf_counter() - started
+    if failures:
+        raise SystemExit(failures[0])
     flat_table_create()
     copy_rates = copy_batches(ids, start - timedelta(hours=2), seconds)
     rolled = time.perf_counter()
@@ -57,6 +79,7 @@ def api_ingest(n_signals: int, seconds: int) -> dict[str, object]:
     ratio = n_signals * seconds / elapsed / n_signals
     return {
         "signals": n_signals,
+        "clients": clients,
         "seconds_of_data": seconds,
         "rows_per_s": round(n_signals * seconds / elapsed),
         "realtime_ratio": round(ratio, 2),

@@ -170,7 +170,13 @@ def paced(connector: Connector, ids: list[int], common: list[str], per_device: i
 
 
 def mqtt_leg(
-    signals: list[SignalDefinition], *, minutes: float, burst_seconds: int, burst_rate: float, per_device: int
+    signals: list[SignalDefinition],
+    *,
+    minutes: float,
+    burst_seconds: int,
+    burst_rate: float,
+    per_device: int,
+    lanes: int = 1,
 ) -> dict:
     devices = 10
     group = f"bench-{uuid.uuid4().hex[:8]}"
@@ -180,6 +186,7 @@ def mqtt_leg(
         **os.environ,
         "DATABASE_URL": database_url(),
         "ARIA_CONNECTOR_BACKLOG": str(max(100_000, len(ids) * 120)),  # 2 min: a slow round must not drop
+        "ARIA_CONNECTOR_INGEST_LANES": str(lanes),
     }
     log = open(ROOT / "var" / "bench_history_connectors.log", "w")  # noqa: SIM115 (closed below)
     supervisor = subprocess.Popen(
@@ -212,6 +219,7 @@ def mqtt_leg(
     return {
         "path": "edge process → Mosquitto 127.0.0.1:1883 (Sparkplug B DDATA, QoS 0) → manage.py run_connectors",
         "signals": len(ids),
+        "ingest_lanes": lanes,
         "metrics_per_message": per_device,
         "messages_per_s_at_1hz": -(-len(ids) // per_device),
         "burst": burst_report,
