@@ -72,7 +72,7 @@ def api_ingest(n_signals: int, seconds: int, clients: int = 1) -> dict[str, obje
     if failures:
         raise SystemExit(failures[0])
     with connection.cursor() as cursor:  # every posted row stored (the clients' answers said so; check)
-        cursor.execute(f"SELECT count(*) FROM {SAMPLES} WHERE signal_id = ANY(%s)", [ids])
+        cursor.execute(f"SELECT count(*) FROM {SAMPLES} WHERE signal_id = ANY(%s) AND time >= %s", [ids, start])
         if (stored := cursor.fetchone()[0]) != n_signals * seconds:
             raise SystemExit(f"API leg: {stored} rows stored of {n_signals * seconds} posted")
     flat_table_create()
