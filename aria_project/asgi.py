@@ -9,6 +9,8 @@ from channels.routing import ProtocolTypeRouter, URLRouter
 from channels.security.websocket import AllowedHostsOriginValidator
 from django.core.asgi import get_asgi_application
 
+from core.direct_send import keep_server_send
+
 django_asgi_app = get_asgi_application()
 
 from aria_project.routing import http_routes, websocket_urlpatterns  # noqa: E402
@@ -16,6 +18,9 @@ from aria_project.routing import http_routes, websocket_urlpatterns  # noqa: E40
 application = ProtocolTypeRouter(
     {
         "http": http_routes(django_asgi_app),
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        # keep_server_send: /ws/events writes event frames below the session wrapper (core.direct_send).
+        "websocket": AllowedHostsOriginValidator(
+            keep_server_send(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))
+        ),
     }
 )

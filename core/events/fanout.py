@@ -16,11 +16,13 @@ at 500 clients × 25 events/s that was 12,500 wasted wake-ups a second on the se
 
 Frames are offered in rounds: what arrived since the last round goes to every consumer in one
 `offer_many` call, and a consumer that opted in (`?batch=1`) writes a round as one WebSocket
-message. Writing is what a socket costs (≈ 30–50 µs per message through channels, daphne and
-autobahn), so a round that took long is followed by a pause as long as it (at most ROUND_GAP_MAX)
-in which the fan-out only receives, and then reads the outbox past its cursor: the channel layer
-hands over one message per loop turn, but everything committed meanwhile is already in the
-outbox, so the next round carries all of it instead of one event per round.
+message, straight to the server's send inside that call (core.direct_send: no task, no session
+wrapper; ≈ 20 µs per socket on uvicorn, most of it the send system call). The channel layer hands
+over one message per loop turn and none while a round is written, but everything committed
+meanwhile is already in the outbox: after a round that took long the fan-out reads the outbox
+past its cursor (one query, beside the next round, not in front of it). It pauses before the next
+round (as long as the round took, at most ROUND_GAP_MAX) only when frames came in while it wrote:
+a backlog, which the pause gathers into one round; otherwise the next event goes out at once.
 """
 
 from __future__ import annotations
@@ -88,6 +90,8 @@ class EventFanout:
         self._round: list[EncodedFrame] = []  # frames for the next round, in arrival order
         self._round_ready = asyncio.Event()
         self._cursor = 0  # the outbox is read past this id (by the tail, and after a heavy round)
+        self._reading: asyncio.Task | None = None  # the outbox read after a heavy round
+        self._read_again = False
 
     @classmethod
     def current(cls) -> EventFanout:
@@ -119,7 +123,9 @@ class EventFanout:
             if self.sinks or self.channel is None:
                 return
             channel, tasks = self.channel, self._tasks
-            self.channel, self._tasks = None, []
+            if self._reading is not None:
+                tasks.append(self._reading)
+            self.channel, self._tasks, self._reading = None, [], None
             for task in tasks:
                 task.cancel()
             for task in tasks:
@@ -160,13 +166,29 @@ class EventFanout:
             await self._round_ready.wait()
             started = loop.time()
             self._offer_round()
-            await asyncio.sleep(0)  # the consumers woken by the round write it (daphne: without awaiting)
+            await asyncio.sleep(0)  # consumers whose write had to wait (backpressure) go on
             spent = loop.time() - started
             if spent > ROUND_QUIET:
-                await asyncio.sleep(min(spent, ROUND_GAP_MAX))  # receive only: the next round gathers
-                # The fast path pops one message per loop turn; what piled up behind it is in the
-                # outbox already: one query brings it, so the next round carries all of it.
-                await self._read_outbox()
+                # The fast path pops one message per loop turn and none while a round is written;
+                # what piled up behind it is in the outbox already: one query brings it, beside
+                # the next round (not before it: a query's few ms were in every heavy round's wait).
+                self._read_outbox_soon()
+                if self._round:  # frames came in while writing: a backlog, gather before the next
+                    await asyncio.sleep(min(spent, ROUND_GAP_MAX))
+
+    def _read_outbox_soon(self) -> None:
+        """Start one outbox read past the cursor unless one is running (then it reads again)."""
+        if self._reading is not None and not self._reading.done():
+            self._read_again = True
+            return
+        self._read_again = False
+        self._reading = asyncio.create_task(self._read_outbox_while_asked())
+
+    async def _read_outbox_while_asked(self) -> None:
+        await self._read_outbox()
+        while self._read_again:
+            self._read_again = False
+            await self._read_outbox()
 
     async def _read_outbox(self) -> None:
         """Offer every stored event past the cursor (bounded batches); failures are logged."""
