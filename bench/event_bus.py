@@ -2,9 +2,10 @@
 """Event bus fan-out benchmark: N WebSocket clients on channels-redis against a real server.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/h1 REDIS_URL=redis://127.0.0.1:6379/1 \\
-        .venv/bin/python bench/event_bus.py [--clients 100] [--events 2000] [--rate 25] [--server daphne]
+        .venv/bin/python bench/event_bus.py [--clients 100] [--events 2000] [--rate 25] [--server uvicorn] [--client lean]
 
-It migrates the database, starts the ASGI server (daphne or uvicorn) as a subprocess, and runs
+It migrates the database, starts the ASGI server (uvicorn as README's production command —
+`--lifespan off`, permessage-deflate off — or daphne) as a subprocess, DEBUG off, and runs
 two phases against it: 1 client (the baseline), then N clients. In each, a publisher process
 calls `publish()` for `--events` events at `--rate` per second (each carrying its publish
 wall-clock time); every client records the latency of each frame it receives live. Mid-run,
@@ -15,9 +16,11 @@ Prints one JSON document: delivered/expected live and after replay, p50/p95/p99 
 phases, the server's CPU per delivered frame (a figure the machine's other load does not inflate
 the way it inflates latencies) and the machine's load average, and the goals beside the figures
 (p95(N) <= 3 x p95(1 client); 100 % delivered after replay). Handshakes a busy server refuses are
-retried with backoff, as the browser's events.js does. `--server uvicorn --workers N` runs N
-server processes (each fans out to its own sockets). Clients connect with `?batch=1` as events.js
-does (a message may carry several events); `--no-batch` measures one event per message.
+retried with backoff, as the browser's events.js does. `--workers N` runs N uvicorn processes
+(each fans out to its own sockets). Clients connect with `?batch=1` as events.js does (a message
+may carry several events); `--no-batch` measures one event per message. All clients live in this
+one process on the server's machine: `--client lean` (default, bench/bench_ws.py) costs the
+least per message, `--client websockets` is the websockets library's client (≈ 1.5x the CPU).
 """
 
 from __future__ import annotations
@@ -91,10 +94,7 @@ async def run_phase(
     pool = [clients_mod.Client(i) for i in range(clients)]
     for batch in range(0, clients, 25):  # connect in small waves: the server is one process
         group = pool[batch : batch + 25]
-        sockets = await asyncio.gather(*(clients_mod.connect(clients_mod.with_batch(ws_url), headers) for _ in group))
-        for client, ws in zip(group, sockets, strict=True):
-            client.ws = ws
-            client.task = asyncio.create_task(clients_mod.client_loop(client, ws, tag))
+        await asyncio.gather(*(clients_mod.attach(c, clients_mod.with_batch(ws_url), headers, tag) for c in group))
     await asyncio.sleep(1.0)  # every consumer has joined the group
     churned = pool[:: max(1, round(1 / churn))] if churn > 0 and clients > 1 else []
     churner = asyncio.create_task(clients_mod.churn(churned, ws_url, headers, tag, at=events / rate / 2, offline=1.0))
@@ -213,9 +213,10 @@ def _session_cookie() -> str:
     return session.session_key
 
 
-def _start_server(kind: str, port: int, workers: int = 1) -> subprocess.Popen:
+def _start_server(kind: str, port: int, workers: int = 1, deflate: bool = False) -> subprocess.Popen:
     target = "aria_project.asgi:application"
     if kind == "uvicorn":
+        # As README's production command: no lifespan, permessage-deflate off unless --deflate.
         cmd = [
             sys.executable,
             "-m",
@@ -225,8 +226,12 @@ def _start_server(kind: str, port: int, workers: int = 1) -> subprocess.Popen:
             "127.0.0.1",
             "--port",
             str(port),
+            "--lifespan",
+            "off",
             "--log-level",
             "warning",
+            "--ws-per-message-deflate",
+            str(deflate).lower(),
             "--workers",
             str(workers),
         ]
@@ -252,8 +257,16 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=100)
     parser.add_argument("--events", type=int, default=2000)
     parser.add_argument("--rate", type=float, default=25.0, help="events per second published")
-    parser.add_argument("--server", choices=["daphne", "uvicorn"], default="daphne")
+    parser.add_argument(
+        "--server", choices=["daphne", "uvicorn"], default="uvicorn", help="uvicorn: README's production server"
+    )
     parser.add_argument("--workers", type=int, default=1, help="uvicorn worker processes (each fans out itself)")
+    parser.add_argument(
+        "--deflate",
+        action="store_true",
+        help="uvicorn negotiates permessage-deflate (off in README's production command: it compresses "
+        "every frame once per socket)",
+    )
     parser.add_argument("--drain", type=float, default=15.0, help="seconds to wait for stragglers")
     parser.add_argument(
         "--churn",
@@ -266,6 +279,12 @@ def main() -> int:
         action="store_true",
         help="clients connect without ?batch=1 (one event per WebSocket message, the pre-batch protocol)",
     )
+    parser.add_argument(
+        "--client",
+        choices=["lean", "websockets"],
+        default="lean",
+        help="the bench's WebSocket client: lean (bench/bench_ws.py, cheap per message) or the websockets library",
+    )
     parser.add_argument("--publish", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--tag", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -273,12 +292,17 @@ def main() -> int:
         run_publisher(args.publish, args.rate, args.tag)
         return 0
     clients_mod.BATCH["on"] = not args.no_batch
+    clients_mod.CLIENT["kind"] = args.client
 
     if not os.environ.get("DATABASE_URL", "").startswith("postgres") or not os.environ.get("REDIS_URL"):
         print("Set DATABASE_URL (PostgreSQL) and REDIS_URL: this measures channels-redis.", file=sys.stderr)
         return 2
     os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))  # the server checks our session
     os.environ.setdefault("ARIA_EMBEDDED_WORKER", "false")
+    # As in production: DEBUG off (with it on, Django keeps every query of the server's outbox
+    # reads), and no INFO line per WebSocket connect.
+    os.environ.setdefault("DJANGO_DEBUG", "false")
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
     _setup_django()
     import logging
 
@@ -292,7 +316,9 @@ def main() -> int:
     headers = {"Cookie": f"sessionid={cookie}", "Origin": base}
     if args.workers > 1 and args.server != "uvicorn":
         parser.error("--workers needs --server uvicorn")
-    server = _start_server(args.server, port, args.workers)
+    if args.deflate and args.server != "uvicorn":
+        parser.error("--deflate needs --server uvicorn (daphne does not compress)")
+    server = _start_server(args.server, port, args.workers, args.deflate)
     try:
         _wait_ready(base)
         phase = dict(
@@ -304,8 +330,8 @@ def main() -> int:
             churn=args.churn,
             server_pid=server.pid,
         )
-        baseline = asyncio.run(run_phase(clients=1, **phase))
-        fanout = asyncio.run(run_phase(clients=args.clients, **phase))
+        baseline = clients_mod.run(run_phase(clients=1, **phase))
+        fanout = clients_mod.run(run_phase(clients=args.clients, **phase))
     finally:
         server.terminate()
         try:
@@ -316,6 +342,9 @@ def main() -> int:
     result = {
         "benchmark": "event_bus",
         "server": args.server,
+        "server_workers": args.workers,
+        "permessage_deflate": args.deflate,
+        "bench_client": f"{args.client} on {clients_mod.LOOP_NAME}, all clients in one process",
         "channel_layer": "channels_redis",
         "client_protocol": "?batch=1 (as events.js)" if clients_mod.BATCH["on"] else "one event per message",
         "database": "postgresql",

@@ -2,6 +2,13 @@
 
 A client asks for `?batch=1` unless told not to (static/aria/events.js does): a message is then
 one event object or a JSON array of them, and every event in it counts.
+
+The 500 clients run in one process on the server's machine, so what a client costs per message
+is added to the latencies it measures (the last socket of a round is read after the 499 before
+it). Two implementations: `lean` (default; `bench_ws.LeanConnection`: the handshake and
+unfragmented frames parsed in the protocol's data_received, time taken when the bytes arrive;
+the bench process used a third less CPU at 500 clients) and `websockets` (the websockets
+library's client, a task per socket).
 """
 
 from __future__ import annotations
@@ -16,8 +23,26 @@ import time
 from pathlib import Path
 from typing import Any
 
+try:  # the clients share the machine with the server: the cheaper their loop, the less they skew it
+    import uvloop
+
+    LOOP_NAME = "uvloop"
+except ImportError:  # pragma: no cover
+    uvloop = None
+    LOOP_NAME = "asyncio"
+
+import bench_ws  # beside this module (bench/ is the script's directory)
+
 RETRIES = {"connect": 0}  # handshakes retried (per phase, reset by run_phase)
 BATCH = {"on": True}  # ?batch=1 on every connection (set from --no-batch)
+CLIENT = {"kind": "lean"}  # lean | websockets (set from --client)
+
+
+def run(coro: Any) -> Any:
+    """asyncio.run on uvloop when it is installed (uvicorn[standard] brings it)."""
+    if uvloop is not None:
+        return uvloop.run(coro)
+    return asyncio.run(coro)
 
 
 def with_batch(url: str) -> str:
@@ -40,33 +65,46 @@ class Client:
         return expected <= (self.latency.keys() | self.recovered)
 
 
+def record(client: Client, raw: str | bytes, received: float, tag: str) -> None:
+    message = json.loads(raw)
+    for frame in message if isinstance(message, list) else [message]:
+        if frame.get("type") != "thinking_delta" or frame.get("turn_id") != tag:
+            continue
+        client.last_id = max(client.last_id, frame["id"])
+        published_at = float(frame["content"])
+        if published_at < client.resumed_at:
+            client.recovered.add(frame["id"])
+        else:
+            client.latency.setdefault(frame["id"], received - published_at)
+
+
 async def client_loop(client: Client, ws: Any, tag: str) -> None:
     async for raw in ws:
-        received = time.time()
-        message = json.loads(raw)
-        for frame in message if isinstance(message, list) else [message]:
-            if frame.get("type") != "thinking_delta" or frame.get("turn_id") != tag:
-                continue
-            client.last_id = max(client.last_id, frame["id"])
-            published_at = float(frame["content"])
-            if published_at < client.resumed_at:
-                client.recovered.add(frame["id"])
-            else:
-                client.latency.setdefault(frame["id"], received - published_at)
+        record(client, raw, time.time(), tag)
+
+
+async def attach(client: Client, url: str, headers: dict[str, str], tag: str) -> None:
+    """Open the client's socket (CLIENT["kind"]) and start recording what it receives."""
+    if CLIENT["kind"] == "lean":
+        client.ws = await connect(url, headers, on_text=lambda raw, at: record(client, raw, at, tag))
+        client.task = None
+    else:
+        client.ws = await connect(url, headers)
+        client.task = asyncio.create_task(client_loop(client, client.ws, tag))
 
 
 async def stop(client: Client) -> None:
-    client.task.cancel()
-    with contextlib.suppress(asyncio.CancelledError, Exception):
-        await client.task
+    if client.task is not None:
+        client.task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await client.task
     await client.ws.close()
 
 
 async def resume(client: Client, ws_url: str, headers: dict[str, str], tag: str, after: int) -> None:
     """Reconnect the way static/aria/events.js does: ?after=<last id seen>."""
     client.resumed_at = time.time()
-    client.ws = await connect(with_batch(f"{ws_url}?after={after}"), headers)
-    client.task = asyncio.create_task(client_loop(client, client.ws, tag))
+    await attach(client, with_batch(f"{ws_url}?after={after}"), headers, tag)
 
 
 async def churn(
@@ -79,16 +117,19 @@ async def churn(
     await asyncio.gather(*(resume(c, ws_url, headers, tag, c.last_id) for c in clients))
 
 
-async def connect(url: str, headers: dict[str, str], attempts: int = 8) -> Any:
-    """Open a socket; a refused or timed-out handshake (a busy server answers 403 once its
-    handshake timeout runs out) is retried with exponential backoff and jitter, as
-    static/aria/events.js does (500 ms doubling, half of it random)."""
+async def connect(url: str, headers: dict[str, str], attempts: int = 8, on_text: Any = None) -> Any:
+    """Open a socket (lean when `on_text` is given, else the websockets library's); a refused or
+    timed-out handshake (a busy server answers 403 once its handshake timeout runs out) is
+    retried with exponential backoff and jitter, as static/aria/events.js does (500 ms doubling,
+    half of it random)."""
     from websockets.asyncio.client import connect as ws_connect
     from websockets.exceptions import InvalidHandshake
 
     delay = 0.5
     for attempt in range(attempts):
         try:
+            if on_text is not None:
+                return await bench_ws.open_lean(url, headers, on_text, timeout=30)
             return await ws_connect(
                 url, additional_headers=headers, open_timeout=30, max_queue=None, ping_interval=None
             )
