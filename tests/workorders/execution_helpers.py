@@ -66,7 +66,9 @@ def shift_covering(wo: WorkOrder, technician: str = "Marta Silva", *, hours_off:
     start = wo.suggested_window_start - timedelta(hours=1) + timedelta(hours=hours_off)
     return ShiftAssignment.objects.create(
         date=start.date(),
-        shift="morning",
+        # A shift hours off the window is another shift: the same name on the same date would be
+        # the same row (unique date, shift, technician) whenever the offset stays within the day.
+        shift="morning" if hours_off == 0 else "night",
         line=wo.cell.line,
         technician=technician,
         role="mechanical technician",
