@@ -316,8 +316,8 @@ def main() -> int:
     headers = {"Cookie": f"sessionid={cookie}", "Origin": base}
     if args.workers > 1 and args.server != "uvicorn":
         parser.error("--workers needs --server uvicorn")
-    if args.deflate and args.server != "uvicorn":
-        parser.error("--deflate needs --server uvicorn (daphne does not compress)")
+    if args.deflate and (args.server != "uvicorn" or args.client != "websockets"):
+        parser.error("--deflate needs --server uvicorn --client websockets (the lean client offers no compression)")
     server = _start_server(args.server, port, args.workers, args.deflate)
     try:
         _wait_ready(base)
