@@ -25,6 +25,9 @@ def sign_in(page: Any, username: str, password: str, *, next_path: str = "/assis
     page.fill("#id_password", password)
     page.click("#login-submit")
     expect(page).to_have_url(re.compile(re.escape(next_path) + "$"))
+    # The URL changes when the navigation commits; the page's deferred scripts (the `Aria` global
+    # the tests call) have run only once the document is parsed (CI, loaded: "Aria is not defined").
+    page.wait_for_load_state("domcontentloaded")
 
 
 def drawer_login(page: Any, server: Any, username: str, *scopes: str) -> None:
