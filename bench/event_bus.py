@@ -62,6 +62,7 @@ def run_publisher(events: int, rate: float, tag: str) -> None:
     from core.events import publish
 
     ids: list[int] = []
+    times: list[float] = []  # wall-clock publish time of each event (the time its frame carries)
     interval = 1.0 / rate if rate > 0 else 0.0
     started = time.perf_counter()
     for n in range(events):
@@ -69,9 +70,11 @@ def run_publisher(events: int, rate: float, tag: str) -> None:
         delay = due - time.perf_counter()
         if delay > 0:
             time.sleep(delay)
+        now = time.time()
+        times.append(now)
         with transaction.atomic():
-            ids.append(publish("thinking_delta", {"agent": AGENT, "content": f"{time.time():.6f}", "turn_id": tag}).pk)
-    print(json.dumps({"ids": ids, "seconds": round(time.perf_counter() - started, 2)}))
+            ids.append(publish("thinking_delta", {"agent": AGENT, "content": f"{now:.6f}", "turn_id": tag}).pk)
+    print(json.dumps({"ids": ids, "times": times, "seconds": round(time.perf_counter() - started, 2)}))
 
 
 # --- phases ------------------------------------------------------------------------------------
@@ -117,7 +120,7 @@ async def run_phase(
     out, _ = await publisher.communicate()
     if publisher.returncode != 0:
         raise RuntimeError("publisher failed")
-    await churner
+    churn_window = await churner
     published = json.loads(out.decode().strip().splitlines()[-1])
     expected = published["ids"]
     expected_set = set(expected)
@@ -154,6 +157,17 @@ async def run_phase(
     for c in pool:
         for k, v in c.latency.items():
             per_event.setdefault(k, []).append(v)
+    # Where p95 comes from: events published while the churned clients were away and
+    # reconnecting (plus 1 s after) against the rest of the run, and p95 per tenth of the run.
+    published_at = dict(zip(expected, published.get("times", ()), strict=False))
+    in_churn: list[float] = []
+    steady: list[float] = []
+    if churn_window is not None:
+        lo, hi = churn_window[0], churn_window[1] + 1.0
+        for c in pool:
+            for k, v in c.latency.items():
+                if k in published_at:
+                    (in_churn if lo <= published_at[k] <= hi else steady).append(v)
     firsts = [min(v) for v in per_event.values()]
     spreads = [max(v) - min(v) for v in per_event.values()]
     total = len(expected) * clients
@@ -181,6 +195,10 @@ async def run_phase(
             "p99": ms(clients_mod.percentile(latencies, 0.99)),
             "max": ms(max(latencies)) if latencies else None,
             "p50_by_tenth_of_run": [ms(clients_mod.percentile(t, 0.5)) for t in by_tenth],
+            "p95_by_tenth_of_run": [ms(clients_mod.percentile(t, 0.95)) for t in by_tenth],
+            "churn_window_seconds": round(churn_window[1] - churn_window[0], 2) if churn_window else None,
+            "p95_events_published_in_churn_window": ms(clients_mod.percentile(in_churn, 0.95)) if in_churn else None,
+            "p95_events_published_outside_churn_window": ms(clients_mod.percentile(steady, 0.95)) if steady else None,
             "first_client_p50": ms(clients_mod.percentile(firsts, 0.5)),
             "first_client_p95": ms(clients_mod.percentile(firsts, 0.95)),
             "first_to_last_spread_p50": ms(clients_mod.percentile(spreads, 0.5)),

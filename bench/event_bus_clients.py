@@ -109,12 +109,17 @@ async def resume(client: Client, ws_url: str, headers: dict[str, str], tag: str,
 
 async def churn(
     clients: list[Client], ws_url: str, headers: dict[str, str], tag: str, at: float, offline: float
-) -> None:
-    """Drop some clients mid-run and bring them back after `offline` seconds."""
+) -> tuple[float, float] | None:
+    """Drop some clients mid-run and bring them back after `offline` seconds; returns the
+    wall-clock window (drop, last reconnect done), or None without churn."""
     await asyncio.sleep(at)
+    if not clients:
+        return None
+    dropped = time.time()
     await asyncio.gather(*(stop(c) for c in clients))
     await asyncio.sleep(offline)
     await asyncio.gather(*(resume(c, ws_url, headers, tag, c.last_id) for c in clients))
+    return dropped, time.time()
 
 
 async def connect(url: str, headers: dict[str, str], attempts: int = 8, on_text: Any = None) -> Any:
