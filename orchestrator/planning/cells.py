@@ -1,4 +1,5 @@
-"""Equipment tags named in free text (P-02, C-01, CV-03, PR-05) resolved to cells.
+"""Equipment tags named in free text (P-02, C-01, CV-03, PR-05, and a train's unit: P-02A) resolved
+to cells.
 
 Resolution goes through the `workorders.find_cells` capability, dispatched as the given user, so
 the orchestrator never reads another app's tables and the user's scopes apply.
@@ -13,7 +14,7 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from core.capabilities import CapabilityContext, dispatch
 
-TAG = re.compile(r"\b([A-Z]{1,3}-\d{1,3})\b", re.IGNORECASE)
+TAG = re.compile(r"\b([A-Z]{1,3}-\d{1,3}[A-Z]?)\b", re.IGNORECASE)
 
 
 def equipment_tags(text: str) -> list[str]:

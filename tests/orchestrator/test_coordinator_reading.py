@@ -106,6 +106,14 @@ def test_equipment_tags_are_read_whatever_their_case():
     assert equipment_tags("is p-02 worse than P-02 or cv-03? (see WO 12)") == ["P-02", "CV-03"]
 
 
+def test_a_trains_unit_is_its_own_tag():
+    """P-02A (unit A of the P-02 pair) is a tag of its own, not P-02 and not nothing."""
+    from orchestrator.planning.cells import equipment_tags
+
+    assert equipment_tags("compare P-02A with p-02b and P-02") == ["P-02A", "P-02B", "P-02"]
+    assert equipment_tags("P-02AB, PX-0201 and line 2") == []
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=200), st.text(max_size=40))
 @example("²", "")  # a digit to str.isdigit, not to int(): once a crash of the choice reading
