@@ -26,9 +26,12 @@ import logging
 import weakref
 from collections import deque
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 from urllib.parse import parse_qs
 
+from channels.auth import AuthMiddleware, get_user
+from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
@@ -36,7 +39,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import connections
 
 from core import direct_send
-from core.events.fanout import EncodedFrame, EventFanout, encode_frame, events_after, latest_event_id
+from core.events import fanout as outbox
+from core.events.fanout import EncodedFrame, EventFanout, encode_frame, events_after
 from core.events.transport import bind_server_loop
 from core.metrics import websocket_clients
 from core.sockets import (
@@ -92,9 +96,40 @@ def _closing_connections(check: Callable[..., Any]) -> Callable[..., Any]:
     return database_sync_to_async(run, thread_sensitive=False)
 
 
+def _refusal_then(
+    scope: dict[str, Any], auth: SocketAuth, scopes: tuple[str, ...], then: Callable[[], Any] | None
+) -> tuple[int | None, Any]:
+    """The socket check and, when it passes, `then()` — in one thread hop (the handshake's
+    last database visit: a burst of reconnects makes one hop each, not several)."""
+    refusal = socket_refusal(scope, auth, scopes)
+    return refusal, (then() if refusal is None and then is not None else None)
+
+
 # Socket checks run off the one thread-sensitive thread, where a long chat turn may be running.
-_authenticate = _closing_connections(socket_authenticate)
+_authenticate_in_thread = _closing_connections(socket_authenticate)
 _refusal = _closing_connections(socket_refusal)
+_check_then = _closing_connections(_refusal_then)
+# Channels' session-to-user lookup, likewise off the thread-sensitive thread.
+_get_user = _closing_connections(get_user.func)
+
+
+async def _authenticate(scope: dict[str, Any]) -> tuple[AbstractBaseUser | None, SocketAuth | None]:
+    """socket_authenticate; without a thread hop when the auth middleware already resolved a
+    signed-in user from the session (then no database is read: the check after the group join
+    re-reads user and session)."""
+    user = scope.get("user")
+    if user is not None and user.is_authenticated:
+        return socket_authenticate(scope)
+    return await _authenticate_in_thread(scope)  # an API token: one query
+
+
+class SocketAuthMiddleware(AuthMiddleware):
+    """Channels' AuthMiddleware (scope["user"] from the session cookie), resolving the user in a
+    worker thread instead of the one thread-sensitive thread: a handshake neither waits behind a
+    long chat turn nor queues behind every other handshake of a reconnect burst."""
+
+    async def resolve_scope(self, scope: dict[str, Any]) -> None:
+        scope["user"]._wrapped = await _get_user(scope)
 
 
 def parse_batch(query_string: bytes) -> bool:
@@ -134,10 +169,14 @@ class SessionBoundConsumer(AsyncJsonWebsocketConsumer):
     # Class defaults: a frame that arrives after a refused connect finds them, never an AttributeError.
     socket_auth: SocketAuth | None = None
     user: AbstractBaseUser | None = None
+    admitted_with: Any = None  # what admit()'s `then` returned
     _recheck_task: asyncio.Task | None = None
 
-    async def admit(self) -> int | None:
-        """None when the socket may open (and it has joined its user's group), else the close code."""
+    async def admit(self, then: Callable[[], Any] | None = None) -> int | None:
+        """None when the socket may open (and it has joined its user's group), else the close code.
+
+        `then` (sync, no arguments) runs in the same thread hop as the check after the group
+        join, only when the check passes; its result is in `self.admitted_with`."""
         bind_server_loop(asyncio.get_running_loop())  # control messages from sync code come here
         user, auth = await _authenticate(self.scope)
         if user is None or auth is None:
@@ -146,7 +185,7 @@ class SessionBoundConsumer(AsyncJsonWebsocketConsumer):
         # check or delivered to the group, never lost.
         async with _group_op_slot():
             await self.channel_layer.group_add(user_group(auth.user_id), self.channel_name)
-        refusal = await _refusal(self.scope, auth, self.required_scopes)
+        refusal, self.admitted_with = await _check_then(self.scope, auth, self.required_scopes, then)
         if refusal is not None:
             await self._leave_user_group(auth)
             return refusal
@@ -233,40 +272,67 @@ class EventsConsumer(SessionBoundConsumer):
 
     async def connect(self) -> None:
         bind_server_loop(asyncio.get_running_loop())
-        refusal = await self.admit()
-        if refusal is not None:
-            await self.accept()
-            await self.close(code=refusal)
-            return
         query = self.scope.get("query_string", b"")
+        invalid: tuple[str, ValueError] | None = None
         for code, parse in (("invalid_after", parse_after), ("invalid_batch", parse_batch)):
             try:
                 parse(query)
             except ValueError as exc:
-                await self.accept()
-                await self.send_json({"type": "error", "code": code, "detail": str(exc)})
-                await self.end_socket(CLOSE_BAD_REQUEST)
+                invalid = (code, exc)
+                break
+        if invalid is not None:  # admitted (or refused) first, as any socket, then told why not
+            refusal = await self.admit()
+            await self.accept()
+            if refusal is not None:
+                await self.close(code=refusal)
                 return
+            await self.send_json({"type": "error", "code": invalid[0], "detail": str(invalid[1])})
+            await self.end_socket(CLOSE_BAD_REQUEST)
+            return
         after, self.batch = parse_after(query), parse_batch(query)
         self._sent: set[int] = set()
         self._queue: deque[EncodedFrame] = deque()
         self._queued = asyncio.Event()
         self._overflowed = False
+        self._replay = after is not None
+        self._first_batch: list[dict[str, Any]] | None = None
+        self._floor = self._high = 0  # set below, before anything is sent
         # Event frames go straight to the server's send (core.direct_send), not through the
         # session wrapper; a consumer mounted without keep_server_send uses its own send.
         self._server_send = self.scope.get(direct_send.SERVER_SEND) or self.base_send
         # Subscribe before reading the table: anything committed from here on is either in the
-        # replay or in the queue (or both; the id set removes the duplicate).
+        # replay or in the queue (or both; the id set removes the duplicate). Until the pump
+        # starts, offered frames only queue (nothing is written to a socket not yet admitted).
         self._fanout = EventFanout.current()
         await self._fanout.subscribe(self)
-        self._replay = after is not None
+        # The table is read in the same thread hop as the socket check after the group join:
+        # the current end of the outbox (live only) or the replay's first batch.
+        refusal = await self.admit(then=partial(_start_of_stream, after))
+        if refusal is not None:
+            await self.stop_streams()
+            await self.accept()
+            await self.close(code=refusal)
+            return
         if after is None:
-            after = await latest_event_id()  # live only: start from the current end of the outbox
+            after = self.admitted_with  # live only: start from the current end of the outbox
+        else:
+            self._first_batch = self.admitted_with
         self._floor = after  # ids at or below it are never sent: the client has them
         self._high = after  # the newest id sent (or the floor)
         # Accept only once subscribed: a client that sees the socket open misses nothing live.
         await self.accept()
         self._pump = asyncio.create_task(self._run())
+
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        """Channels' AsyncConsumer.dispatch without the `close_old_connections` it runs on the
+        one thread-sensitive thread before every message (connect, disconnect, control messages):
+        this consumer reads the database only in worker threads that give their connection back
+        (database_sync_to_async closes old connections around each call), and that hop made
+        every handshake and close wait behind the others and behind any chat turn running there."""
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         """The stream takes no commands; an inbound frame only re-validates the socket."""
@@ -335,9 +401,12 @@ class EventsConsumer(SessionBoundConsumer):
             await self.close(code=1011)
 
     async def _catch_up(self) -> None:
-        """Send every stored event newer than the newest sent id, in bounded batches."""
+        """Send every stored event newer than the newest sent id, in bounded batches (the first
+        one may have been read with the handshake's check)."""
         while True:
-            frames = await events_after(self._high, REPLAY_BATCH)
+            frames, self._first_batch = self._first_batch, None
+            if frames is None:
+                frames = await events_after(self._high, REPLAY_BATCH)
             await self._deliver([(frame, None) for frame in frames])
             if len(frames) < REPLAY_BATCH:
                 return
@@ -385,6 +454,14 @@ class EventsConsumer(SessionBoundConsumer):
 
     async def _deliver(self, frames: Sequence[tuple[dict[str, Any], str | None]]) -> None:
         await self._write(self._messages(self._filter(frames)))
+
+
+def _start_of_stream(after: int | None) -> int | list[dict[str, Any]]:
+    """(In the admission's thread hop.) Live only: the outbox's newest id; with `after`: the
+    replay's first batch."""
+    if after is None:
+        return outbox.newest_event_id()
+    return outbox.stored_events_after(after, REPLAY_BATCH)
 
 
 def _joined(texts: list[str]) -> str:

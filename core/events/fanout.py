@@ -34,11 +34,13 @@ import logging
 import time
 import weakref
 from collections import deque
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
+from django.db import connections
 
 from core.events.transport import EVENTS_GROUP
 from core.models import Event
@@ -63,16 +65,40 @@ def encode_frame(frame: dict[str, Any]) -> str:
     return json.dumps(frame, separators=(",", ":"))
 
 
-@database_sync_to_async
-def events_after(after: int, limit: int) -> list[dict[str, Any]]:
-    """Stored frames with id > after, in id order, at most `limit`."""
+def stored_events_after(after: int, limit: int) -> list[dict[str, Any]]:
+    """Stored frames with id > after, in id order, at most `limit` (sync: call it in a thread)."""
     rows = Event.objects.filter(id__gt=after).order_by("id").values_list("id", "type", "payload", "created_at")
     return [event_frame(*row) for row in rows[:limit]]
 
 
-@database_sync_to_async
-def latest_event_id() -> int:
+def newest_event_id() -> int:
+    """The outbox's newest id, 0 when empty (sync: call it in a thread)."""
     return Event.objects.order_by("-id").values_list("id", flat=True).first() or 0
+
+
+def _read_off_thread(read: Callable[..., Any]) -> Callable[..., Any]:
+    """Run an outbox read in a worker thread, not on the one thread-sensitive thread (where a
+    long chat turn may be running: the replay, the tail and the post-round read would wait for
+    it), giving the thread's database connection back at once."""
+
+    def run(*args: Any) -> Any:
+        try:
+            return read(*args)
+        finally:
+            connections.close_all()  # a pooled connection must not outlive the short-lived thread
+
+    return database_sync_to_async(run, thread_sensitive=False)
+
+
+@_read_off_thread
+def events_after(after: int, limit: int) -> list[dict[str, Any]]:
+    """Stored frames with id > after, in id order, at most `limit`."""
+    return stored_events_after(after, limit)
+
+
+@_read_off_thread
+def latest_event_id() -> int:
+    return newest_event_id()
 
 
 class EventFanout:

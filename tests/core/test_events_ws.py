@@ -97,23 +97,25 @@ async def test_live_event_reaches_an_authenticated_client(operator):
 async def test_replay_seam_has_no_gap_and_no_duplicate(operator, monkeypatch, settings):
     """Events before connect are replayed; events published during the replay arrive exactly once, in order."""
     from core import consumers
+    from core.events import fanout
 
     settings.ARIA_EVENTS_TAIL_SECONDS = 0  # only the replay and the live path may deliver
     monkeypatch.setattr(consumers, "REPLAY_BATCH", 3)  # several batches
     headers = await sync_to_async(_session_headers)(operator)
     before = await sync_to_async(_publish_committed)(7)
     published_during: list[int] = []
-    original = consumers.events_after
+    original = fanout.stored_events_after
 
-    async def events_after_then_publish(after: int, limit: int) -> list[dict]:
-        # After each table read a new event is committed and broadcast live while replaying: the
-        # early ones are also read by a later batch (buffered and replayed), the one after the
-        # final read exists only in the buffer.
-        frames = await original(after, limit)
-        published_during.extend(await sync_to_async(_publish_committed)(1, start=100 + len(published_during)))
+    def events_after_then_publish(after: int, limit: int) -> list[dict]:
+        # After each table read (the first in the handshake's check, the rest in the socket's
+        # pump; all in worker threads) a new event is committed and broadcast live while
+        # replaying: the early ones are also read by a later batch (buffered and replayed), the
+        # one after the final read exists only in the buffer.
+        frames = original(after, limit)
+        published_during.extend(_publish_committed(1, start=100 + len(published_during)))
         return frames
 
-    monkeypatch.setattr(consumers, "events_after", events_after_then_publish)
+    monkeypatch.setattr(fanout, "stored_events_after", events_after_then_publish)
     comm = WebsocketCommunicator(application, f"/ws/events?after={before[1]}", headers=headers)
     connected, _ = await comm.connect()
     assert connected
@@ -122,7 +124,7 @@ async def test_replay_seam_has_no_gap_and_no_duplicate(operator, monkeypatch, se
     assert len(published_during) == 3
     assert [f["id"] for f in frames] == before[2:] + published_during
     # From then on, live events keep arriving once.
-    monkeypatch.setattr(consumers, "events_after", original)
+    monkeypatch.setattr(fanout, "stored_events_after", original)
     (late,) = await sync_to_async(_publish_committed)(1, start=200)
     assert (await comm.receive_json_from(timeout=2))["id"] == late
     assert await comm.receive_nothing(timeout=0.3)
