@@ -32,15 +32,13 @@ from urllib.parse import parse_qs
 
 from channels.auth import AuthMiddleware, get_user
 from channels.consumer import get_handler_name
-from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import connections
 
 from core import direct_send
 from core.events import fanout as outbox
-from core.events.fanout import EncodedFrame, EventFanout, encode_frame, events_after
+from core.events.fanout import EncodedFrame, EventFanout, encode_frame, events_after, off_thread
 from core.events.transport import bind_server_loop
 from core.metrics import websocket_clients
 from core.sockets import (
@@ -84,18 +82,6 @@ def _group_op_slot() -> asyncio.Semaphore:
     return slot
 
 
-def _closing_connections(check: Callable[..., Any]) -> Callable[..., Any]:
-    """Run a socket check in a worker thread that gives its database connection back at once."""
-
-    def run(*args: Any) -> Any:
-        try:
-            return check(*args)
-        finally:
-            connections.close_all()  # a pooled connection must not outlive the short-lived thread
-
-    return database_sync_to_async(run, thread_sensitive=False)
-
-
 def _refusal_then(
     scope: dict[str, Any], auth: SocketAuth, scopes: tuple[str, ...], then: Callable[[], Any] | None
 ) -> tuple[int | None, Any]:
@@ -106,11 +92,11 @@ def _refusal_then(
 
 
 # Socket checks run off the one thread-sensitive thread, where a long chat turn may be running.
-_authenticate_in_thread = _closing_connections(socket_authenticate)
-_refusal = _closing_connections(socket_refusal)
-_check_then = _closing_connections(_refusal_then)
+_authenticate_in_thread = off_thread(socket_authenticate)
+_refusal = off_thread(socket_refusal)
+_check_then = off_thread(_refusal_then)
 # Channels' session-to-user lookup, likewise off the thread-sensitive thread.
-_get_user = _closing_connections(get_user.func)
+_get_user = off_thread(get_user.func)
 
 
 async def _authenticate(scope: dict[str, Any]) -> tuple[AbstractBaseUser | None, SocketAuth | None]:

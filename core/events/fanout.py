@@ -76,10 +76,11 @@ def newest_event_id() -> int:
     return Event.objects.order_by("-id").values_list("id", flat=True).first() or 0
 
 
-def _read_off_thread(read: Callable[..., Any]) -> Callable[..., Any]:
-    """Run an outbox read in a worker thread, not on the one thread-sensitive thread (where a
-    long chat turn may be running: the replay, the tail and the post-round read would wait for
-    it), giving the thread's database connection back at once."""
+def off_thread(read: Callable[..., Any]) -> Callable[..., Any]:
+    """Run a database read (an outbox read, a socket check) in a worker thread, not on the one
+    thread-sensitive thread (where a long chat turn may be running: the replay, the tail, the
+    post-round read and a reconnecting socket's checks would wait for it), giving the thread's
+    database connection back at once."""
 
     def run(*args: Any) -> Any:
         try:
@@ -90,13 +91,13 @@ def _read_off_thread(read: Callable[..., Any]) -> Callable[..., Any]:
     return database_sync_to_async(run, thread_sensitive=False)
 
 
-@_read_off_thread
+@off_thread
 def events_after(after: int, limit: int) -> list[dict[str, Any]]:
     """Stored frames with id > after, in id order, at most `limit`."""
     return stored_events_after(after, limit)
 
 
-@_read_off_thread
+@off_thread
 def latest_event_id() -> int:
     return newest_event_id()
 
