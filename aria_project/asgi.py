@@ -14,7 +14,7 @@ from core.direct_send import keep_server_send
 django_asgi_app = get_asgi_application()
 
 from aria_project.routing import http_routes, websocket_urlpatterns  # noqa: E402
-from core.consumers import SocketAuthMiddleware  # noqa: E402
+from core.socket_auth import SocketAuthMiddleware  # noqa: E402
 
 application = ProtocolTypeRouter(
     {

@@ -2,11 +2,11 @@
 
 Protocol (docs/EVENTS.md): the server accepts, then closes 4401 for an anonymous user and 4400
 for an invalid `after`; an open socket closes 4401/4403 when its session, token or scope ends
-(SessionBoundConsumer, core.sockets). Every frame is `{id, type, …payload}`. With `after`, stored events with a
-greater id are replayed from the outbox in id order before live ones, with no gap and no
-duplicate at the seam: the consumer subscribes to the live stream first (through the process's
-EventFanout), queues live frames while it replays, then flushes the queue, and never sends an id
-twice. Live frames come from the channel layer and from the fan-out's outbox tail.
+(SessionBoundConsumer; core.sockets, core.socket_auth). Every frame is `{id, type, …payload}`.
+With `after`, stored events with a greater id are replayed from the outbox in id order before live
+ones, with no gap and no duplicate at the seam: the consumer subscribes to the live stream first
+(through the process's EventFanout), queues live frames while it replays, then flushes the queue,
+and never sends an id twice. Live frames come from the channel layer and from the fan-out's outbox tail.
 
 With `batch=1` a client accepts several events in one WebSocket message (a JSON array, in
 delivery order): the frames queued for a socket when it is written, and the replay's batches.
@@ -23,41 +23,29 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import weakref
 from collections import deque
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 from urllib.parse import parse_qs
 
-from channels.auth import AuthMiddleware, get_user
 from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 
-from core import direct_send
+from core import direct_send, socket_auth
 from core.events import fanout as outbox
-from core.events.fanout import EncodedFrame, EventFanout, encode_frame, events_after, off_thread
+from core.events.fanout import EncodedFrame, EventFanout, encode_frame, events_after
 from core.events.transport import bind_server_loop
 from core.metrics import websocket_clients
-from core.sockets import (
-    CLOSE_FORBIDDEN,
-    CLOSE_UNAUTHENTICATED,
-    SocketAuth,
-    socket_authenticate,
-    socket_refusal,
-    user_group,
-)
+from core.sockets import CLOSE_FORBIDDEN, CLOSE_UNAUTHENTICATED, SocketAuth, user_group
 
 logger = logging.getLogger(__name__)
 
 REPLAY_BATCH = 500
 # One WebSocket message carries events up to about this many characters (a larger event goes alone).
 MESSAGE_CHARS = 128 * 1024
-# Group joins and leaves in flight per process: each holds a Redis connection, and 500 sockets
-# closing at once asked channels-redis for 500 ("Too many connections").
-GROUP_OPS_IN_FLIGHT = 32
 # Ids remembered for de-duplication; a frame older than the newest sent id minus this is dropped.
 DEDUPE_WINDOW = 10_000
 # Live frames queued per socket; beyond it they are dropped and re-read from the outbox.
@@ -71,51 +59,6 @@ __all__ = [
     "parse_after",
     "parse_batch",
 ]
-_group_ops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
-
-
-def _group_op_slot() -> asyncio.Semaphore:
-    loop = asyncio.get_running_loop()
-    slot = _group_ops.get(loop)
-    if slot is None:
-        slot = _group_ops[loop] = asyncio.Semaphore(GROUP_OPS_IN_FLIGHT)
-    return slot
-
-
-def _refusal_then(
-    scope: dict[str, Any], auth: SocketAuth, scopes: tuple[str, ...], then: Callable[[], Any] | None
-) -> tuple[int | None, Any]:
-    """The socket check and, when it passes, `then()` — in one thread hop (the handshake's
-    last database visit: a burst of reconnects makes one hop each, not several)."""
-    refusal = socket_refusal(scope, auth, scopes)
-    return refusal, (then() if refusal is None and then is not None else None)
-
-
-# Socket checks run off the one thread-sensitive thread, where a long chat turn may be running.
-_authenticate_in_thread = off_thread(socket_authenticate)
-_refusal = off_thread(socket_refusal)
-_check_then = off_thread(_refusal_then)
-# Channels' session-to-user lookup, likewise off the thread-sensitive thread.
-_get_user = off_thread(get_user.func)
-
-
-async def _authenticate(scope: dict[str, Any]) -> tuple[AbstractBaseUser | None, SocketAuth | None]:
-    """socket_authenticate; without a thread hop when the auth middleware already resolved a
-    signed-in user from the session (then no database is read: the check after the group join
-    re-reads user and session)."""
-    user = scope.get("user")
-    if user is not None and user.is_authenticated:
-        return socket_authenticate(scope)
-    return await _authenticate_in_thread(scope)  # an API token: one query
-
-
-class SocketAuthMiddleware(AuthMiddleware):
-    """Channels' AuthMiddleware (scope["user"] from the session cookie), resolving the user in a
-    worker thread instead of the one thread-sensitive thread: a handshake neither waits behind a
-    long chat turn nor queues behind every other handshake of a reconnect burst."""
-
-    async def resolve_scope(self, scope: dict[str, Any]) -> None:
-        scope["user"]._wrapped = await _get_user(scope)
 
 
 def parse_batch(query_string: bytes) -> bool:
@@ -164,14 +107,14 @@ class SessionBoundConsumer(AsyncJsonWebsocketConsumer):
         `then` (sync, no arguments) runs in the same thread hop as the check after the group
         join, only when the check passes; its result is in `self.admitted_with`."""
         bind_server_loop(asyncio.get_running_loop())  # control messages from sync code come here
-        user, auth = await _authenticate(self.scope)
+        user, auth = await socket_auth.authenticate(self.scope)
         if user is None or auth is None:
             return CLOSE_UNAUTHENTICATED
         # Join first, then validate: a logout that lands between the two is either seen by the
         # check or delivered to the group, never lost.
-        async with _group_op_slot():
+        async with socket_auth.group_op_slot():
             await self.channel_layer.group_add(user_group(auth.user_id), self.channel_name)
-        refusal, self.admitted_with = await _check_then(self.scope, auth, self.required_scopes, then)
+        refusal, self.admitted_with = await socket_auth.check_then(self.scope, auth, self.required_scopes, then)
         if refusal is not None:
             await self._leave_user_group(auth)
             return refusal
@@ -186,7 +129,7 @@ class SessionBoundConsumer(AsyncJsonWebsocketConsumer):
         auth = self.socket_auth
         if auth is None:
             return False
-        code = await _refusal(self.scope, auth, self.required_scopes)
+        code = await socket_auth.refusal(self.scope, auth, self.required_scopes)
         if code is None:
             return True
         if self.socket_auth is auth:
@@ -216,7 +159,7 @@ class SessionBoundConsumer(AsyncJsonWebsocketConsumer):
         """Leave the control group; a failure is logged (the membership expires with the layer's
         group_expiry, and a control message to a closed channel is dropped)."""
         try:
-            async with _group_op_slot():
+            async with socket_auth.group_op_slot():
                 await self.channel_layer.group_discard(user_group(auth.user_id), self.channel_name)
         except Exception as exc:
             logger.warning("Leaving %s failed (%r)", user_group(auth.user_id), exc)

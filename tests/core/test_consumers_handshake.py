@@ -17,12 +17,16 @@ import time
 import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
+from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY
+from django.contrib.auth import get_user as django_get_user
+from django.contrib.auth.models import AnonymousUser
+from django.contrib.sessions.backends.db import SessionStore
 from django.contrib.sessions.models import Session as SessionRow
 from django.db import transaction
 from django.test import Client
 
 from aria_project.asgi import application
-from core import consumers
+from core import consumers, socket_auth
 from core.events import fanout, publish
 from core.events.fanout import EventFanout
 from core.tokens import api_token_create
@@ -53,15 +57,15 @@ async def _connect(path: str, *headers: tuple[bytes, bytes]) -> WebsocketCommuni
     return comm
 
 
-def _count_calls(monkeypatch, name: str) -> list[int]:
+def _count_calls(monkeypatch, name: str, module=socket_auth) -> list[int]:
     calls: list[int] = []
-    original = getattr(consumers, name)
+    original = getattr(module, name)
 
     async def counted(*args):
         calls.append(1)
         return await original(*args)
 
-    monkeypatch.setattr(consumers, name, counted)
+    monkeypatch.setattr(module, name, counted)
     return calls
 
 
@@ -69,15 +73,16 @@ async def test_a_replay_that_fits_one_batch_is_read_in_the_checks_thread_hop(ope
     settings.ARIA_EVENTS_TAIL_SECONDS = 0
     ids = await sync_to_async(_publish_committed)(3)
     cookie = await sync_to_async(_cookie)(operator)
-    checks = _count_calls(monkeypatch, "_check_then")
+    lookups = _count_calls(monkeypatch, "_get_user")
+    checks = _count_calls(monkeypatch, "check_then")
     authentications = _count_calls(monkeypatch, "_authenticate_in_thread")
-    reads = _count_calls(monkeypatch, "events_after")
+    reads = _count_calls(monkeypatch, "events_after", consumers)
     comm = await _connect(f"/ws/events?after={ids[0] - 1}", cookie)
     frames = [await comm.receive_json_from(timeout=3) for _ in ids]
     assert [f["id"] for f in frames] == ids
-    # One hop after the group join (check + first batch); a session needs no hop of its own to
-    # authenticate (the auth middleware resolved the user); no second outbox read.
-    assert (len(checks), len(authentications), len(reads)) == (1, 0, 0)
+    # Two hops: the auth middleware's session lookup, and one after the group join (check + first
+    # batch); a session needs no hop of its own to authenticate; no second outbox read.
+    assert (len(lookups), len(checks), len(authentications), len(reads)) == (1, 1, 0, 0)
     await comm.disconnect()
 
 
@@ -98,13 +103,13 @@ async def test_a_refused_socket_reads_nothing_and_is_not_subscribed(operator, mo
     cookie = await sync_to_async(_cookie)(operator)
     reads: list[tuple] = []
     monkeypatch.setattr(fanout, "stored_events_after", lambda *a: reads.append(a) or [])
-    original = consumers.socket_refusal
+    original = socket_auth.socket_refusal
 
     def session_gone_then_check(scope, auth, scopes):
         SessionRow.objects.all().delete()  # a logout landing after the auth, before the check
         return original(scope, auth, scopes)
 
-    monkeypatch.setattr(consumers, "socket_refusal", session_gone_then_check)
+    monkeypatch.setattr(socket_auth, "socket_refusal", session_gone_then_check)
     comm = WebsocketCommunicator(application, "/ws/events?after=0", headers=[ORIGIN, cookie])
     connected, _ = await comm.connect(timeout=5)
     assert connected
@@ -161,3 +166,120 @@ async def test_the_handshake_does_not_wait_for_the_thread_sensitive_thread(opera
     finally:
         release.set()
         await busy
+
+
+# --- the session's user: Django's public get_user, handed the scope's session ----------------------
+
+
+def _session_scope(cookie: tuple[bytes, bytes]) -> dict:
+    key = cookie[1].decode().partition("=")[2]
+    return {"session": SessionStore(session_key=key)}
+
+
+async def _refused_with_4401(cookie: tuple[bytes, bytes]) -> None:
+    comm = WebsocketCommunicator(application, "/ws/events?after=0", headers=[ORIGIN, cookie])
+    connected, _ = await comm.connect(timeout=5)
+    assert connected
+    assert await comm.receive_output(timeout=2) == {"type": "websocket.close", "code": 4401}
+    await comm.wait()
+
+
+async def test_a_session_from_before_a_password_change_is_refused_with_4401(operator, settings):
+    """Another session of a user who changed their password: the middleware finds the session's
+    hash stale, flushes the session (its row is gone) and leaves the user anonymous."""
+    settings.ARIA_EVENTS_TAIL_SECONDS = 0
+    cookie = await sync_to_async(_cookie)(operator)
+    operator.set_password("a-new-password")
+    await sync_to_async(operator.save)()
+    await _refused_with_4401(cookie)
+    assert not await SessionRow.objects.filter(session_key=_session_scope(cookie)["session"].session_key).aexists()
+
+
+async def test_the_session_that_changed_the_password_keeps_its_socket_and_gets_events(operator, settings):
+    """Valid: the session carries the user's current hash (update_session_auth_hash) — events flow."""
+    settings.ARIA_EVENTS_TAIL_SECONDS = 0
+    cookie = await sync_to_async(_cookie)(operator)
+
+    def change_password_in_this_session() -> None:
+        operator.set_password("a-new-password")
+        operator.save()
+        store = _session_scope(cookie)["session"]
+        store[HASH_SESSION_KEY] = operator.get_session_auth_hash()
+        store.save()
+
+    await sync_to_async(change_password_in_this_session)()
+    comm = await _connect("/ws/events", cookie)
+    (live,) = await sync_to_async(_publish_committed)(1)
+    assert (await comm.receive_json_from(timeout=3))["id"] == live
+    await comm.disconnect()
+
+
+async def test_a_session_of_a_deleted_user_is_refused_with_4401(make_user):
+    gone = await sync_to_async(make_user)("deleted")
+    cookie = await sync_to_async(_cookie)(gone)
+    await sync_to_async(gone.delete)()
+    await _refused_with_4401(cookie)
+
+
+async def test_the_session_user_is_django_s_get_user_off_the_thread_sensitive_thread(operator, monkeypatch):
+    cookie = await sync_to_async(_cookie)(operator)
+    sensitive = await sync_to_async(threading.get_ident, thread_sensitive=True)()
+    seen: list[tuple[int, object]] = []
+    public_get_user = socket_auth.get_user
+    assert public_get_user is django_get_user
+
+    def recorded(request):
+        seen.append((threading.get_ident(), request.session.session_key))
+        return public_get_user(request)
+
+    monkeypatch.setattr(socket_auth, "get_user", recorded)
+    comm = await _connect("/ws/events", cookie)
+    assert await comm.receive_nothing(timeout=0.1)  # open, not closed
+    await comm.disconnect()
+    assert seen == [(seen[0][0], _session_scope(cookie)["session"].session_key)]
+    assert seen[0][0] != sensitive
+
+
+def test_session_user_resolves_only_a_current_session_of_an_active_user(operator, make_user):
+    cookie = _cookie(operator)
+    assert socket_auth.session_user(_session_scope(cookie)) == operator
+
+    # A session naming a backend that is not configured, and one without a hash: anonymous.
+    for key, value in ((BACKEND_SESSION_KEY, "some.other.Backend"), (HASH_SESSION_KEY, "")):
+        scope = _session_scope(_cookie(operator))
+        scope["session"][key] = value
+        assert isinstance(socket_auth.session_user(scope), AnonymousUser)
+
+    # Password changed: the old session's hash no longer matches; it is flushed, as Channels did.
+    stale = _session_scope(cookie)
+    operator.set_password("a-new-password")
+    operator.save()
+    assert isinstance(socket_auth.session_user(stale), AnonymousUser)
+    assert not SessionRow.objects.filter(session_key=cookie[1].decode().partition("=")[2]).exists()
+
+    # Inactive and deleted users: anonymous.
+    inactive = make_user("inactive")
+    inactive_scope = _session_scope(_cookie(inactive))
+    inactive.is_active = False
+    inactive.save()
+    assert isinstance(socket_auth.session_user(inactive_scope), AnonymousUser)
+    deleted = make_user("deleted")
+    deleted_scope = _session_scope(_cookie(deleted))
+    deleted.delete()
+    assert isinstance(socket_auth.session_user(deleted_scope), AnonymousUser)
+
+    # An empty session (no cookie): anonymous.
+    assert isinstance(socket_auth.session_user({"session": SessionStore()}), AnonymousUser)
+
+
+async def test_without_a_session_in_the_scope_it_raises_as_channels_does():
+    with pytest.raises(ValueError, match="Cannot find session in scope"):
+        socket_auth.session_user({"type": "websocket"})
+    reached: list[dict] = []
+
+    async def inner(scope, receive, send):
+        reached.append(scope)
+
+    with pytest.raises(ValueError, match="cannot find session in scope"):
+        await socket_auth.SocketAuthMiddleware(inner)({"type": "websocket"}, None, None)
+    assert reached == []

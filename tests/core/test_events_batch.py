@@ -11,7 +11,7 @@ from channels.testing import WebsocketCommunicator
 from django.db import transaction
 
 from aria_project.asgi import application
-from core import consumers
+from core import consumers, socket_auth
 from core.consumers import parse_batch
 from core.events import private_scope, publish
 from core.events.fanout import EventFanout
@@ -157,7 +157,7 @@ async def test_a_failed_group_leave_still_unsubscribes_the_socket(operator, monk
 async def test_group_joins_and_leaves_in_flight_are_bounded(operator, monkeypatch):
     from channels.layers import get_channel_layer
 
-    monkeypatch.setattr(consumers, "GROUP_OPS_IN_FLIGHT", 3)
+    monkeypatch.setattr(socket_auth, "GROUP_OPS_IN_FLIGHT", 3)
     layer = get_channel_layer()
     in_flight, most = 0, 0
     original = layer.group_discard
