@@ -209,16 +209,26 @@ class _MqttPublisher:
         self.client.connect_async(host, port, keepalive=30)
         self.client.loop_start()
         log(f"simulate: publishing to {url}")
-        self._log, self._warned = log, False
+        self._log, self._error_string = log, mqtt.error_string
+        self.unsent = 0  # samples not published since the client was last connected
 
     def publish(self, topic: str, body: str) -> int:
+        """1 when handed to the client, else 0: while it is not connected (at start, before the
+        first connect completes, or after the broker went away) a sample is dropped, not queued:
+        a simulator's stale readings are worth nothing. Told once per outage, and again, with the
+        count, when publishing resumes."""
         info = self.client.publish(topic, body, qos=0)
         if info.rc != 0:
-            if not self._warned:
-                self._log(f"simulate: broker not reachable yet (rc {info.rc}); retrying")
-                self._warned = True
+            if not self.unsent:
+                self._log(
+                    f"simulate: not connected to the broker ({self._error_string(info.rc)}): "
+                    "samples are dropped until the client connects (it retries every 1-10 s)"
+                )
+            self.unsent += 1
             return 0
-        self._warned = False
+        if self.unsent:
+            self._log(f"simulate: publishing again; {self.unsent} sample(s) were dropped while not connected")
+            self.unsent = 0
         return 1
 
     def close(self) -> None:

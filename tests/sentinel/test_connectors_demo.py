@@ -11,7 +11,8 @@ from core.models import AuditRecord
 from sentinel.connectors.supervisor import ConnectorSupervisor
 from sentinel.models import Alarm, Connector, SignalSample
 from sentinel.seed import DEMO_CONNECTOR, demo_connector_enable, demo_connector_seed
-from sentinel.simulator import Simulator
+from sentinel.simulator import Simulator, _MqttPublisher
+from tests.browser.live_server import free_port
 from tests.sentinel.connector_helpers import pump, require_broker, status_of, unique
 from tests.sentinel.factories import make_cell, make_signal
 
@@ -62,3 +63,35 @@ def test_the_p02_scenario_runs_over_mqtt_into_an_alarm(monkeypatch, vibration):
     assert SignalSample.objects.filter(signal=vibration, value__gt=4.5).exists()
     connector.refresh_from_db()
     assert connector.samples_total >= 1 and connector.unknown_tag_count == 0
+
+
+def _publisher(monkeypatch, url: str, lines: list[str]) -> _MqttPublisher:
+    monkeypatch.setenv("ARIA_MQTT_URL", url)
+    return _MqttPublisher(lines.append)
+
+
+def test_the_simulator_says_samples_are_dropped_while_not_connected_once_per_outage(monkeypatch):
+    lines: list[str] = []
+    publisher = _publisher(monkeypatch, f"mqtt://127.0.0.1:{free_port()}", lines)  # nothing listens there
+    try:
+        assert [publisher.publish("aria/test/x", "1") for _ in range(3)] == [0, 0, 0]
+    finally:
+        publisher.close()
+    warnings = [line for line in lines if "not connected" in line]
+    assert len(warnings) == 1 and "samples are dropped" in warnings[0]
+    assert "rc 4" not in warnings[0] and "not currently connected" in warnings[0]  # paho's words, not a code
+    assert publisher.unsent == 3
+
+
+def test_the_simulator_publishes_to_a_reachable_broker_without_a_warning(monkeypatch):
+    require_broker()
+    lines: list[str] = []
+    publisher = _publisher(monkeypatch, "mqtt://127.0.0.1:1883", lines)
+    try:
+        deadline = time.monotonic() + 10
+        while not publisher.client.is_connected() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert publisher.publish(unique("aria/test/simulator"), "1") == 1
+    finally:
+        publisher.close()
+    assert not [line for line in lines if "not connected" in line] and publisher.unsent == 0
