@@ -39,6 +39,8 @@ class AssistantConfig(BaseModel):
     max_turns: int = Field(default=8, ge=1, le=50)
     max_questions_per_turn: int = Field(default=3, ge=0, le=20)
     max_drafts_per_session: int = Field(default=10, ge=1, le=200)
+    # Drafts an author holds that are not published (any route: session, API, capability).
+    max_open_drafts_per_author: int = Field(default=100, ge=1, le=1000)
     run_timeout_seconds: float = Field(default=120, gt=0, le=3600)
     investigator_wait_seconds: float = Field(default=20, ge=0, le=300)
     tool_source_max_bytes: int = Field(default=20_000, ge=100, le=200_000)

@@ -12,6 +12,7 @@ from assistant.models import Draft
 from assistant.services.drafts import (
     draft_approve,
     draft_create,
+    draft_discard,
     draft_reject,
     draft_test,
     draft_update,
@@ -66,6 +67,14 @@ def patch_draft(request: HttpRequest, draft_id: int, payload: DraftPatch) -> Dra
     if payload.name is None and payload.spec is None:  # an empty edit would still make a new candidate
         raise InvalidInput("Nothing to edit: give name or spec.", field="spec")
     return draft_update(draft=draft, actor=request.user, name=payload.name, spec=payload.spec)
+
+
+@router.delete("/drafts/{draft_id}", response={204: None})
+def discard_draft(request: HttpRequest, draft_id: int) -> Status:
+    """The author discards a draft never published and not mid-step (409 otherwise)."""
+    require_scopes(request.user, OPERATOR)
+    draft_discard(draft=selectors.draft_get(request.user, draft_id), actor=request.user)
+    return Status(204, None)
 
 
 @router.post("/drafts/{draft_id}/validate", response=DraftOut)

@@ -20,7 +20,13 @@ from core.agents.engines.base import reset_engines
 from core.audit import audit_record
 from core.errors import Forbidden, InvalidInput
 
-BOUNDS = ("max_turns", "max_questions_per_turn", "max_drafts_per_session", "run_timeout_seconds")
+BOUNDS = (
+    "max_turns",
+    "max_questions_per_turn",
+    "max_drafts_per_session",
+    "max_open_drafts_per_author",
+    "run_timeout_seconds",
+)
 
 
 def _readiness(config: AssistantConfig, policy: str) -> dict[str, Any]:

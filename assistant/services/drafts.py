@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from assistant.choices import DRAFT_BUSY, DRAFT_TRANSITIONS, DraftStatus, DraftType, ReviewDecision, ReviewKind
 from assistant.conf import get_config
-from assistant.models import Draft, Review, Session
+from assistant.models import Draft, PromptVersion, PublishedArtifact, Review, Session
 from assistant.publishers import mcp_tools_of
 from assistant.services.draft_tests import run_draft_tests
 from assistant.validators import validate_spec
@@ -53,14 +54,26 @@ def draft_create(
         raise InvalidInput(f"Unknown draft type {type!r}; choose one of {DraftType.values}.", field="type")
     if not name.strip():
         raise InvalidInput("name is required.", field="name")
-    if session is not None:
-        limit = get_config().max_drafts_per_session
-        if session.drafts.count() >= limit:
+    config = get_config()
+    with transaction.atomic():
+        # The author's row is locked first (the only lock taken here), so two creates by one
+        # author count one after the other and neither bound can be passed by a race.
+        get_user_model().objects.select_for_update().filter(pk=owner.pk).first()
+        if session is not None and session.drafts.count() >= config.max_drafts_per_session:
+            limit = config.max_drafts_per_session
             raise InvalidInput(f"A session holds at most {limit} drafts (max_drafts_per_session).", field="drafts")
-    draft = Draft(owner=owner, session=session, type=type, name=name.strip()[:100], spec=spec or {})
-    draft.content_hash = draft.compute_hash()
-    draft.save()
-    _audit(draft, owner, "draft.create", type=type, name=draft.name, hash=draft.content_hash)
+        unpublished = Draft.objects.filter(owner_id=owner.pk).exclude(status=S.PUBLISHED).count()
+        if unpublished >= config.max_open_drafts_per_author:
+            raise InvalidInput(
+                f"You have {unpublished} drafts not yet published; at most {config.max_open_drafts_per_author} "
+                "(max_open_drafts_per_author). Publish or delete some first.",
+                field="drafts",
+                code="draft_limit",
+            )
+        draft = Draft(owner=owner, session=session, type=type, name=name.strip()[:100], spec=spec or {})
+        draft.content_hash = draft.compute_hash()
+        draft.save()
+        _audit(draft, owner, "draft.create", type=type, name=draft.name, hash=draft.content_hash)
     return draft
 
 
@@ -92,6 +105,44 @@ def draft_update(
         cleared = draft.reviews.filter(cleared=False).update(cleared=True)
         _audit(draft, actor, "draft.edit", from_status=old_status, version=draft.version, reviews_cleared=cleared)
     return draft
+
+
+def draft_discard(*, draft: Draft, actor: AbstractBaseUser) -> None:
+    """The author deletes a draft that was never published and is not mid-step (validating,
+    testing, reviewing, publishing). A draft that was published once — even if edited since —
+    stays: it is the record behind a published artifact. Audited (the record keeps type, name,
+    version and hash); `draft_updated` with status `discarded` goes to the author and, when the
+    draft waited in the approvers' queue, to them."""
+    if actor.pk != draft.owner_id:
+        raise Forbidden("Only the draft's author can discard it.", code="not_author")
+    with transaction.atomic():
+        draft = Draft.objects.select_for_update().get(pk=draft.pk)
+        if draft.status in DRAFT_BUSY:
+            raise Conflict(f"Draft is {draft.status}; discard it when that finishes.", allowed=[])
+        was_published = (
+            draft.status == S.PUBLISHED
+            or PublishedArtifact.objects.filter(draft=draft).exists()
+            or PromptVersion.objects.filter(draft=draft).exists()
+        )
+        if was_published:
+            raise Conflict("A draft that was published stays as the record of what was published.", allowed=[])
+        audit_record(
+            actor=actor,
+            action="draft.discard",
+            target_type=AUDIT_TARGET,
+            target_id=draft.pk,
+            details={
+                "type": draft.type,
+                "name": draft.name,
+                "version": draft.version,
+                "hash": draft.content_hash,
+                "status": draft.status,
+            },
+        )
+        event, payload = _draft_updated(draft)
+        with private_scope(*_draft_audience(draft, draft.status)):
+            publish(event, {**payload, "status": "discarded"})
+        draft.delete()
 
 
 DRAFT_MACHINE = StateMachine("draft", DRAFT_TRANSITIONS)

@@ -11,6 +11,7 @@
   const $ = (id) => document.getElementById(id);
   const api = (method, path, body) => window.Aria.api(method, API + path, body);
   const STEP = { draft: ["validate", "Validate"], validated: ["test", "Test"] };
+  const BUSY = new Set(["validating", "testing", "reviewing", "publishing"]);
   const TEMPLATES = {
     prompt: { agent: "investigator", text: "Always list 3 hypotheses. Finish by calling submit_rca.", variables: [] },
     skill: { instructions: "", triggers: [], runtime_mode: "auto" },
@@ -97,6 +98,15 @@
       if (ctx.policy && ctx.policy !== "manual") {
         li.appendChild(button("Request agent review", () => api("POST", `/drafts/${d.id}/review`)));
       }
+    }
+    if (!BUSY.has(d.status) && d.status !== "published") {
+      // Never published and not mid-step: the author may throw it away (the server refuses, with
+      // the reason, a draft that was published once and edited since).
+      li.appendChild(button("Discard", async () => {
+        if (window.confirm(`Discard ${d.type} "${d.name}" v${d.version}? This cannot be undone.`)) {
+          await api("DELETE", `/drafts/${d.id}`);
+        }
+      }));
     }
     editor(li, d);
     reports(li, d);

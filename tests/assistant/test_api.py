@@ -279,6 +279,7 @@ def test_config_get_for_operators_patch_for_admins_rebuilds_and_audits(api, admi
         "max_turns",
         "max_questions_per_turn",
         "max_drafts_per_session",
+        "max_open_drafts_per_author",
         "run_timeout_seconds",
     }
     assert patch(api, f"{API}/config", {"max_turns": 4}).status_code == 403  # governance is the admin's

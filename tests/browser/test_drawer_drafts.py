@@ -101,3 +101,34 @@ def test_engineer_edits_an_approver_approves_and_another_publishes_from_the_draw
     assert "ALIAS 1 pat" in out
     for page in (erin, ann, pat):
         assert not [e for e in page.console_errors if "Content Security Policy" in e], page.console_errors
+
+
+def test_an_author_discards_a_draft_from_the_drawer_after_confirming(tabs, server):
+    olga = tabs()
+    drawer_login(olga, server, "olga", "operator")
+    olga.select_option("#aria-mode", "build")
+    for name in ("keep-me", "throw-away"):
+        if not olga.locator(".aria-draft-create").evaluate("details => details.open"):
+            olga.locator(".aria-draft-create summary").click()
+        olga.select_option("#aria-draft-type", "skill")
+        olga.fill("#aria-draft-name", name)
+        olga.get_by_role("button", name="Create draft").click()
+        expect(olga.locator("#aria-draft-list")).to_contain_text(f"skill {name} v1")
+    rows = olga.locator("#aria-draft-list .aria-draft")
+    doomed = rows.filter(has_text="throw-away")
+
+    olga.once("dialog", lambda dialog: dialog.dismiss())  # changed their mind: nothing happens
+    doomed.get_by_role("button", name="Discard").click()
+    expect(doomed).to_have_count(1)
+
+    olga.once("dialog", lambda dialog: dialog.accept())
+    doomed.get_by_role("button", name="Discard").click()
+    expect(doomed).to_have_count(0)
+    expect(rows.filter(has_text="keep-me")).to_have_count(1)
+    out = server.manage(
+        "shell", "-c",
+        "from assistant.models import Draft\nfrom core.models import AuditRecord\n"
+        "print('LEFT', sorted(Draft.objects.filter(owner__username='olga').values_list('name', flat=True)),"
+        " AuditRecord.objects.filter(action='draft.discard').count())\n",
+    )  # fmt: skip
+    assert "LEFT ['keep-me'] 1" in out
