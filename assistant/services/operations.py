@@ -15,6 +15,8 @@ from assistant.services.drafts import draft_create
 from core.audit import audit_record
 from core.errors import Conflict, DomainError, InvalidInput
 
+PLANNED_KEPT = 50  # unexecuted previews kept per owner (the newest)
+
 
 def intent_resolve(*, text: str) -> dict[str, Any]:
     resolved = resolve_intent(text)
@@ -30,7 +32,18 @@ def operation_plan(
     if intent in get_config().disabled_intents:
         raise InvalidInput(f"{intent} is disabled.", field="intent")
     preview = draft_for(intent, slots, text)
-    return Operation.objects.create(owner=owner, session=session, intent=intent, slots=slots, preview=preview)
+    with transaction.atomic():
+        operation = Operation.objects.create(owner=owner, session=session, intent=intent, slots=slots, preview=preview)
+        # A preview is disposable: an owner keeps the newest PLANNED_KEPT unexecuted ones, so
+        # planning in a loop cannot grow the table without bound (an older one then answers 404).
+        older = list(
+            Operation.objects.filter(owner_id=owner.pk, status=Operation.Status.PLANNED)
+            .order_by("-id")
+            .values_list("id", flat=True)[PLANNED_KEPT:]
+        )
+        if older:
+            Operation.objects.filter(pk__in=older, status=Operation.Status.PLANNED).delete()
+    return operation
 
 
 def operation_execute(*, operation: Operation, actor: AbstractBaseUser, confirm: bool) -> Operation:

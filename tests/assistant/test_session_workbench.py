@@ -201,3 +201,22 @@ def test_hostile_an_admin_cannot_act_in_another_users_session(client, operator, 
     assert [r.status_code for r in refused] == [404, 404, 404]
     assert Operation.objects.count() == operations and Draft.objects.count() == 0
     assert Operation.objects.get(pk=plan["id"]).status == "planned"
+
+
+def test_planning_in_a_loop_keeps_only_the_newest_unexecuted_previews(client, operator, make_user, monkeypatch):
+    from assistant.services import operations
+
+    monkeypatch.setattr(operations, "PLANNED_KEPT", 3)
+    client.force_login(operator)
+    slots = {"name": "tidy"}
+    executed = post(client, f"{API}/plans", {"intent": "create_skill", "slots": slots}).json()["id"]
+    assert post(client, f"{API}/plans/execute", {"plan_id": executed, "confirm": True}).status_code == 200
+    others = operations.operation_plan(owner=make_user("otto", OPERATOR), intent="create_skill", slots=slots)
+    ids = [post(client, f"{API}/plans", {"intent": "create_skill", "slots": slots}).json()["id"] for _ in range(5)]
+
+    planned = Operation.objects.filter(owner=operator, status="planned").values_list("id", flat=True)
+    assert sorted(planned) == ids[-3:]  # the newest three
+    assert Operation.objects.filter(pk=executed, status="executed").exists()  # the record of what ran stays
+    assert Operation.objects.filter(pk=others.pk).exists()  # another owner's preview is theirs
+    stale = post(client, f"{API}/plans/execute", {"plan_id": ids[0], "confirm": True})
+    assert stale.status_code == 404 and Draft.objects.filter(owner=operator).count() == 1
