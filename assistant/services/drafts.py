@@ -77,18 +77,25 @@ def draft_create(
     return draft
 
 
+def _locked_by_author(draft: Draft, actor: AbstractBaseUser, verb: str, *, code: str) -> Draft:
+    """The draft, locked (inside the caller's transaction), when `actor` is its author and it is
+    not mid-step (validating, testing, reviewing, publishing): a 403, else a 409."""
+    if actor.pk != draft.owner_id:
+        raise Forbidden(f"Only the draft's author can {verb} it.", code=code)
+    draft = Draft.objects.select_for_update().get(pk=draft.pk)
+    if draft.status in DRAFT_BUSY:
+        raise Conflict(f"Draft is {draft.status}; {verb} it when that finishes.", allowed=[])
+    return draft
+
+
 def draft_update(
     *, draft: Draft, actor: AbstractBaseUser, name: str | None = None, spec: dict[str, Any] | None = None
 ) -> Draft:
     """An edit makes a new candidate: back to `draft`, version + 1, reports and reviews cleared.
 
     Only the author edits: whoever shaped a candidate must never be the one to approve it."""
-    if actor.pk != draft.owner_id:
-        raise Forbidden("Only the draft's author can edit it.", code="separation_of_duties")
     with transaction.atomic():
-        draft = Draft.objects.select_for_update().get(pk=draft.pk)
-        if draft.status in DRAFT_BUSY:
-            raise Conflict(f"Draft is {draft.status}; edit it when that finishes.", allowed=[])
+        draft = _locked_by_author(draft, actor, "edit", code="separation_of_duties")
         if name is not None:
             if not name.strip():
                 raise InvalidInput("name is required.", field="name")
@@ -113,12 +120,8 @@ def draft_discard(*, draft: Draft, actor: AbstractBaseUser) -> None:
     stays: it is the record behind a published artifact. Audited (the record keeps type, name,
     version and hash); `draft_updated` with status `discarded` goes to the author and, when the
     draft waited in the approvers' queue, to them."""
-    if actor.pk != draft.owner_id:
-        raise Forbidden("Only the draft's author can discard it.", code="not_author")
     with transaction.atomic():
-        draft = Draft.objects.select_for_update().get(pk=draft.pk)
-        if draft.status in DRAFT_BUSY:
-            raise Conflict(f"Draft is {draft.status}; discard it when that finishes.", allowed=[])
+        draft = _locked_by_author(draft, actor, "discard", code="not_author")
         was_published = (
             draft.status == S.PUBLISHED
             or PublishedArtifact.objects.filter(draft=draft).exists()
