@@ -163,6 +163,17 @@ def test_the_author_adds_attachments_up_to_the_bound(api, cell):
     assert AuditRecord.objects.filter(action="logbook.attachment_add").count() == 1
 
 
+@pytest.mark.parametrize("name", ["../../etc/passwd", ".hidden", "a\\b.txt"])
+def test_adding_an_attachment_names_the_bodys_own_field(api, cell, name):
+    """The body of POST …/{id}/attachments is the attachment: its field is `name`, not `attachments.0.name`."""
+    entry = post(api, BASE, {"cell_id": cell.pk, "text": "Readings taken."}).json()
+    refused = post(api, f"{BASE}/{entry['id']}/attachments", {"name": name, "text": "x"})
+    assert refused.status_code == 422, refused.content
+    assert refused.json()["field"] == "name"
+    assert not LogbookAttachment.objects.exists()
+    assert not AuditRecord.objects.filter(action="logbook.attachment_add").exists()
+
+
 def test_agents_read_what_operators_wrote(api, operator, cell):
     post(api, BASE, {"cell_id": cell.pk, "text": "Drips under the seal of P-02.", "category": "safety"})
     result = dispatch("workorders.get_logbook_entries", {"cell_id": cell.pk}, ctx=CapabilityContext(user=operator))

@@ -63,32 +63,29 @@ def _clean_text(value: str, field: str, *, limit: int) -> str:
     return text
 
 
-def _check_attachment(attachment: AttachmentIn, index: int) -> tuple[str, str, str, int]:
-    prefix = f"attachments.{index}"
-    name = _clean_text(attachment.name, f"{prefix}.name", limit=MAX_ATTACHMENT_NAME)
+def _check_attachment(attachment: AttachmentIn, prefix: str) -> tuple[str, str, str, int]:
+    """`prefix` is where the attachment sits in the caller's body: `attachments.<i>.` in a new
+    entry, empty when the body is the attachment itself (POST …/{entry_id}/attachments)."""
+    name_field, media_field, text_field = f"{prefix}name", f"{prefix}media_type", f"{prefix}text"
+    name = _clean_text(attachment.name, name_field, limit=MAX_ATTACHMENT_NAME)
     if any(ch in name for ch in "/\\") or name.startswith("."):
-        raise InvalidInput(f"{prefix}.name: a plain file name, without folders.", field=f"{prefix}.name")
+        raise InvalidInput(f"{name_field}: a plain file name, without folders.", field=name_field)
     if attachment.media_type not in AttachmentMediaType.values:
-        raise InvalidInput(
-            f"{prefix}.media_type: one of {', '.join(AttachmentMediaType.values)}.", field=f"{prefix}.media_type"
-        )
+        raise InvalidInput(f"{media_field}: one of {', '.join(AttachmentMediaType.values)}.", field=media_field)
     text = attachment.text or ""
     if not text.strip():
-        raise InvalidInput(f"{prefix}.text: may not be empty.", field=f"{prefix}.text")
+        raise InvalidInput(f"{text_field}: may not be empty.", field=text_field)
     if "\x00" in text:
-        raise InvalidInput(f"{prefix}.text: contains a NUL character (text attachments only).", field=f"{prefix}.text")
+        raise InvalidInput(f"{text_field}: contains a NUL character (text attachments only).", field=text_field)
     size = len(text.encode("utf-8"))
     if size > MAX_ATTACHMENT_BYTES:
-        raise InvalidInput(
-            f"{prefix}.text: at most {MAX_ATTACHMENT_BYTES} bytes ({size} given).", field=f"{prefix}.text"
-        )
+        raise InvalidInput(f"{text_field}: at most {MAX_ATTACHMENT_BYTES} bytes ({size} given).", field=text_field)
     return name, attachment.media_type, text, size
 
 
-def _check_attachments(attachments: Sequence[AttachmentIn], *, already: int = 0) -> list[tuple[str, str, str, int]]:
-    if already + len(attachments) > MAX_ATTACHMENTS:
+def _check_attachment_count(total: int) -> None:
+    if total > MAX_ATTACHMENTS:
         raise InvalidInput(f"attachments: at most {MAX_ATTACHMENTS} per entry.", field="attachments")
-    return [_check_attachment(a, already + i) for i, a in enumerate(attachments)]
 
 
 def _author_label(user: AbstractBaseUser) -> str:
@@ -122,7 +119,8 @@ def logbook_entry_create(
     body = _clean_text(text, "text", limit=MAX_TEXT_CHARS)
     if category not in LogbookCategory.values:
         raise InvalidInput(f"category: one of {', '.join(LogbookCategory.values)}.", field="category")
-    checked = _check_attachments(attachments)
+    _check_attachment_count(len(attachments))
+    checked = [_check_attachment(a, f"attachments.{i}.") for i, a in enumerate(attachments)]
     moment = time or timezone.now()
     if timezone.is_naive(moment):
         raise InvalidInput("time: needs a time zone.", field="time")
@@ -166,7 +164,8 @@ def logbook_attachment_add(
     with transaction.atomic():
         locked = LogbookEntry.objects.select_for_update().get(pk=entry.pk)
         already = locked.attachments.count()
-        ((name, media_type, text, size),) = _check_attachments([attachment], already=already)
+        _check_attachment_count(already + 1)
+        name, media_type, text, size = _check_attachment(attachment, "")  # the body is the attachment
         row = LogbookAttachment.objects.create(
             entry=locked, name=name, media_type=media_type, text=text, size=size, created_by=actor
         )
