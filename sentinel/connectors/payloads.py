@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -12,6 +11,7 @@ from google.protobuf.message import DecodeError
 
 from sentinel.connectors.feed import Feed
 from sentinel.connectors.sparkplug_b_pb2 import Payload
+from sentinel.services.ingest import VALUE_RANGE, value_in_range
 
 MAX_PAYLOAD_BYTES = 256 * 1024
 MAX_VALUES_PER_MESSAGE = 10_000
@@ -24,9 +24,12 @@ class PayloadError(ValueError):
 def _number(raw: Any, where: str) -> float:
     if type(raw) not in (int, float):
         raise PayloadError(f"{where}: value must be a number")
-    value = float(raw)
-    if not math.isfinite(value):
-        raise PayloadError(f"{where}: value must be finite")
+    try:
+        value = float(raw)
+    except OverflowError:  # an integer beyond any float
+        raise PayloadError(f"{where}: value {VALUE_RANGE}") from None
+    if not value_in_range(value):
+        raise PayloadError(f"{where}: value {VALUE_RANGE}")
     return value
 
 
@@ -220,9 +223,9 @@ class SparkplugState:
                     time = times[ms] = datetime.fromtimestamp(ms / 1000.0, UTC)
                 except (OverflowError, OSError, ValueError):
                     time = None
-            if time is None or not math.isfinite(value):
+            if time is None or not value_in_range(value):
                 self.feed.sourced_samples(rows)  # what came before it in the message is kept
-                problem = "timestamp out of range" if time is None else "value must be finite"
+                problem = "timestamp out of range" if time is None else f"value {VALUE_RANGE}"
                 raise PayloadError(f"metric {name or metric.alias}: {problem}")
             append((source, time, value))
         self.feed.sourced_samples(rows)

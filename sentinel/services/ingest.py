@@ -37,6 +37,11 @@ from sentinel.services.evaluation import EvaluationSummary, signals_evaluate
 from sentinel.services.sample_store import OutOfOrder, Sample, samples_store
 
 MAX_SAMPLES = 10_000
+# The largest magnitude a sample may carry. No process value comes near it (a totaliser in Wh
+# reaches 1e12 after a century at 1 MW); a value past it is a gateway's garbage, and stored it
+# would overflow the history's sums (a 1-minute average of 1.7e308 is +inf: the rollup of every
+# signal and the trend query failed, the chart showed NaN).
+MAX_MAGNITUDE = 1e15
 MAX_FUTURE = timedelta(minutes=5)
 STALE_INTERVALS = 3
 BIGINT = 2**63
@@ -52,6 +57,14 @@ class IngestResult:
     evaluation: EvaluationSummary
     out_of_order: OutOfOrder = field(default_factory=OutOfOrder)
     duplicates: int = 0  # samples whose (signal, time) was already stored: not stored again
+
+
+def value_in_range(value: float) -> bool:
+    """Finite and within ±MAX_MAGNITUDE (NaN is not)."""
+    return -MAX_MAGNITUDE <= value <= MAX_MAGNITUDE
+
+
+VALUE_RANGE = f"must be a finite number within ±{MAX_MAGNITUDE:g}"
 
 
 def _invalid(index: int, field: str | None, message: str) -> InvalidInput:
@@ -107,6 +120,8 @@ def samples_validate(items: Any, *, now: datetime | None = None) -> list[Sample]
             value = math.inf
         if not math.isfinite(value):
             raise _invalid(index, "value", "must be finite")
+        if not value_in_range(value):
+            raise _invalid(index, "value", VALUE_RANGE)
         append((signal_id, _time(index, item["time"], latest_allowed), value))
     return parsed
 
@@ -154,6 +169,8 @@ def samples_decode(body: bytes, *, now: datetime | None = None) -> list[Sample] 
     # A sum is finite only if every term is; a finite sum may overflow: then look at each.
     if not math.isfinite(sum(values)) and not all(map(math.isfinite, values)):
         return None
+    if max(values) > MAX_MAGNITUDE or min(values) < -MAX_MAGNITUDE:
+        return None
     return list(zip(signal_ids, times, values, strict=True))
 
 
@@ -168,11 +185,11 @@ def samples_ingest(
     already-validated (signal_id, time, value) tuples). `actor` is accepted for the audit
     trail of callers; samples themselves are data, not transitions, and are not audited."""
     now = now or timezone.now()
-    parsed = (
-        list(samples)
-        if samples and isinstance(samples[0], tuple)
-        else samples_validate(list(samples) if not isinstance(samples, list) else samples, now=now)
-    )
+    if samples and isinstance(samples[0], tuple):
+        parsed = list(samples)
+        _refuse_out_of_range(parsed)
+    else:
+        parsed = samples_validate(list(samples) if not isinstance(samples, list) else samples, now=now)
     if not parsed:
         return IngestResult(accepted=0, signals=0, evaluation=EvaluationSummary())
     with transaction.atomic():
@@ -188,6 +205,16 @@ def samples_ingest(
         out_of_order=written.out_of_order,
         duplicates=len(parsed) - written.stored,
     )
+
+
+def _refuse_out_of_range(samples: list[Sample]) -> None:
+    """Already-parsed samples (a connector's) are checked for range too: a 422 naming the first."""
+    values = [sample[2] for sample in samples]
+    # A NaN or an infinity makes the sum non-finite; with every value finite, max and min are exact.
+    if math.isfinite(sum(values)) and max(values) <= MAX_MAGNITUDE and min(values) >= -MAX_MAGNITUDE:
+        return
+    index = next(i for i, value in enumerate(values) if not value_in_range(value))
+    raise _invalid(index, "value", VALUE_RANGE)
 
 
 IDEMPOTENCY_KEY_MAX = 200

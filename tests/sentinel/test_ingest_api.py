@@ -50,6 +50,8 @@ def test_an_older_batch_never_rewinds_the_latest_value(api_client, vibration):
     [
         ({"value": float("nan")}, "samples.1.value", "samples[1].value: must be finite"),
         ({"value": float("inf")}, "samples.1.value", "samples[1].value: must be finite"),
+        ({"value": 1.7e308}, "samples.1.value", "samples[1].value: must be a finite number within ±1e+15"),
+        ({"value": -1e16}, "samples.1.value", "samples[1].value: must be a finite number within ±1e+15"),
         ({"value": "high"}, "samples.1.value", "samples[1].value: must be a number"),
         ({"value": None}, "samples.1.value", "samples[1].value: is required"),
         ({"signal_id": 999999}, "samples.1.signal_id", "samples[1].signal_id: unknown signal 999999"),
@@ -107,3 +109,19 @@ def test_ingest_requires_operator_or_a_system_token(client, make_user, vibration
     ApiToken.objects.create(user=system, name="feed", key_prefix=raw[:12], key_hash=ApiToken.hash_key(raw))
     response = post(client, [sample(vibration, 1.0)], HTTP_AUTHORIZATION=f"Bearer {raw}")
     assert response.status_code == 200, response.content
+
+
+def test_parsed_samples_from_a_connector_are_range_checked_too(vibration):
+    from core.errors import InvalidInput
+    from sentinel.services import samples_ingest
+
+    now = timezone.now()
+    for value in (1.7e308, float("nan"), -1e16):
+        with pytest.raises(InvalidInput) as refused:
+            samples_ingest(samples=[(vibration.pk, now, 1.0), (vibration.pk, now, value)], now=now)
+        assert refused.value.field == "samples.1.value"
+    assert not SignalSample.objects.exists()
+    assert (
+        samples_ingest(samples=[(vibration.pk, now, -1e15), (vibration.pk, now - timedelta(seconds=1), 1e15)]).accepted
+        == 2
+    )

@@ -26,6 +26,12 @@ def _raw(signal_id, time, value):
         (("{id}", '"{now}"', "NaN"), "samples.1.value", "samples[1].value: must be finite"),
         (("{id}", '"{now}"', "1e400"), "samples.1.value", "samples[1].value: must be finite"),
         (("{id}", '"{now}"', "1" + "0" * 400), "samples.1.value", "samples[1].value: must be finite"),
+        (("{id}", '"{now}"', "1.7e308"), "samples.1.value", "samples[1].value: must be a finite number within ±1e+15"),
+        (
+            ("{id}", '"{now}"', "-1" + "0" * 16),
+            "samples.1.value",
+            "samples[1].value: must be a finite number within ±1e+15",
+        ),
         (("{id}.0", '"{now}"', "1"), "samples.1.signal_id", "samples[1].signal_id: must be an integer"),
         (("true", '"{now}"', "1"), "samples.1.signal_id", "samples[1].signal_id: must be an integer"),
         (("9" * 20, '"{now}"', "1"), "samples.1.signal_id", f"samples[1].signal_id: unknown signal {'9' * 20}"),
@@ -60,7 +66,7 @@ def test_a_well_formed_body_decodes_to_what_the_checking_parser_gives(vibration,
     items = [
         {"signal_id": vibration.pk, "time": (now - timedelta(seconds=2)).isoformat(), "value": 3},
         {"signal_id": pressure.pk, "time": "2026-01-01T00:00:00.1234567+02:00", "value": -0.5, "extra": [1]},
-        {"signal_id": vibration.pk, "time": (now + timedelta(minutes=4)).isoformat(), "value": 1e300},
+        {"signal_id": vibration.pk, "time": (now + timedelta(minutes=4)).isoformat(), "value": 1e15},
     ]
     body = json.dumps({"samples": items, "gateway": "gw-1"}).encode()
     decoded = samples_decode(body, now=now)

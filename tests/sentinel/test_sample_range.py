@@ -1,0 +1,39 @@
+"""A sample's value is a finite number within ±1e15 on every way in: the API's two parsers
+(tests/sentinel/test_ingest_api.py, test_ingest_decode.py), already-parsed batches, and the
+connectors' payloads (JSON topics and Sparkplug B metrics) — one bad value past it had made every
+signal's rollup fail and the trend read 500 on PostgreSQL (the 1-minute average overflowed)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from sentinel.connectors.payloads import PayloadError, json_values
+from sentinel.history.rollups import history_rollup_all
+from sentinel.models import SampleRollupMinute, SignalSample
+from sentinel.services import samples_ingest
+
+
+@pytest.mark.parametrize(
+    "raw", [b"1.7e308", b'{"value": -1e16}', b'[{"value": 1.0}, {"value": 1e300}]', b"1" + b"0" * 400]
+)
+def test_a_json_payload_past_the_range_is_a_payload_error(raw):
+    with pytest.raises(PayloadError, match="within"):
+        json_values(raw, datetime.now(UTC))
+
+
+def test_the_edges_of_the_range_are_accepted():
+    now = datetime.now(UTC)
+    assert [v for _, v in json_values(b'[{"value": 1e15}, {"value": -1e15}]', now)] == [1e15, -1e15]
+
+
+@pytest.mark.django_db
+def test_the_largest_values_roll_up_and_read_back(vibration):
+    now = datetime.now(UTC).replace(second=0, microsecond=0) - timedelta(minutes=2)
+    samples = [(vibration.pk, now + timedelta(seconds=i), 1e15) for i in range(60)]
+    assert samples_ingest(samples=samples, now=now + timedelta(minutes=2)).accepted == 60
+    assert history_rollup_all(now=now + timedelta(minutes=2)).minute_rows == 1  # the sum stays finite
+    minute = SampleRollupMinute.objects.get(signal=vibration)
+    assert (minute.avg, minute.count, minute.max) == (1e15, 60, 1e15)
+    assert SignalSample.objects.filter(signal=vibration).count() == 60
