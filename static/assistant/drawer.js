@@ -9,6 +9,9 @@
   const API = drawer.dataset.assistantApi;
   const $ = (id) => document.getElementById(id);
   const log = $("aria-log");
+  // Without the operator scope the template draws no Send, attachments or new-draft form (the API
+  // would answer 403): the drawer is then for reviewing drafts only.
+  const canOperate = drawer.dataset.canOperate === "1";
   const state = { sessionId: null, mode: "chat", socket: null, pending: null, busy: false, queue: [], opening: 0 };
 
   // Paths are under the assistant API unless already absolute (/api/…); uploads go as FormData.
@@ -189,7 +192,7 @@
     $("aria-send").textContent = on ? "…" : "Send";
   }
 
-  $("aria-form").addEventListener("submit", (event) => {
+  if (canOperate) $("aria-form").addEventListener("submit", (event) => {
     event.preventDefault();
     const text = $("aria-text").value.trim();
     if (!text || state.busy) return;
@@ -198,7 +201,7 @@
     busy(true);
     if (state.mode === "chat") sendChat(text); else sendTurn(text);
   });
-  $("aria-text").addEventListener("keydown", (event) => {
+  if (canOperate) $("aria-text").addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); $("aria-form").requestSubmit(); }
   });
 
@@ -212,7 +215,7 @@
   }
   $("aria-ask-toggle").addEventListener("click", () => {
     const open = toggle("aria-drawer", "aria-ask-toggle");
-    if (open) { loadAccess(); $("aria-text").focus(); }
+    if (open) { loadAccess(); if (canOperate) $("aria-text").focus(); }
   });
   $("aria-close").addEventListener("click", () => toggle("aria-drawer", "aria-ask-toggle", false));
   $("aria-mode").addEventListener("change", async (event) => {
@@ -229,7 +232,7 @@
     state.sessionId = null;
     if (state.socket) { state.socket.close(); state.socket = null; }
     log.replaceChildren();
-    $("aria-chips").replaceChildren();
+    if (canOperate) $("aria-chips").replaceChildren();
     if (window.AriaDrafts) window.AriaDrafts.refresh({ sessionId: null });
     refreshSession();
   });
@@ -310,6 +313,7 @@
   /* ---------- attachments ---------- */
   async function refreshAttachments() {
     const chips = $("aria-chips");
+    if (!chips) return;
     chips.replaceChildren();
     if (!state.sessionId) return;
     const items = await api("GET", `/sessions/${state.sessionId}/attachments`).catch(() => []);
@@ -323,7 +327,7 @@
       chips.appendChild(chip);
     });
   }
-  $("aria-file").addEventListener("change", async (event) => {
+  if (canOperate) $("aria-file").addEventListener("change", async (event) => {
     const file = event.target.files[0];
     event.target.value = "";
     if (!file) return;
@@ -335,7 +339,7 @@
       refreshAttachments();
     } catch (e) { notice(e.message, "aria-error"); }
   });
-  $("aria-snippet").addEventListener("click", async () => {
+  if (canOperate) $("aria-snippet").addEventListener("click", async () => {
     const text = window.prompt("Paste the text to add as context");
     if (!text) return;
     try {

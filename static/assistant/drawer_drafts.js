@@ -171,12 +171,13 @@
     }
   }
 
+  // The new-draft form is drawn for operators only (drawer.html).
   const typeSelect = $("aria-draft-type");
   const specArea = $("aria-draft-spec");
   const fillTemplate = () => { specArea.value = JSON.stringify(TEMPLATES[typeSelect.value] || {}, null, 2); };
-  typeSelect.addEventListener("change", fillTemplate);
-  fillTemplate();
-  $("aria-draft-new").addEventListener("submit", async (event) => {
+  if (typeSelect) typeSelect.addEventListener("change", fillTemplate);
+  if (typeSelect) fillTemplate();
+  if ($("aria-draft-new")) $("aria-draft-new").addEventListener("submit", async (event) => {
     event.preventDefault();
     const note = $("aria-draft-new-status");
     note.textContent = "";

@@ -8,6 +8,10 @@
   const msg = document.getElementById("plans-msg");
 
   const { el } = window.Aria;
+  // The autonomy values with the model's labels (the view renders them; the New plan form uses the same).
+  const configNode = document.getElementById("plans-config");
+  const AUTONOMY = (configNode ? JSON.parse(configNode.textContent).autonomy : null) ||
+    ["ask_all", "ask_mutations", "auto"].map((value) => ({ value, label: value }));
   const api = (method, path, body) => window.Aria.api(method, API + path, body);
 
   function say(text) {
@@ -109,8 +113,8 @@
     status.setAttribute("data-status", plan.status);
     head.appendChild(status);
     const autonomy = el("select", "plan-autonomy");
-    ["ask_all", "ask_mutations", "auto"].forEach((value) => {
-      const option = el("option", "", value);
+    AUTONOMY.forEach(({ value, label }) => {
+      const option = el("option", "", label);
       option.value = value;
       option.selected = value === plan.autonomy;
       autonomy.appendChild(option);
@@ -203,7 +207,8 @@
     return out;
   }
 
-  document.getElementById("plans-new").addEventListener("submit", async (event) => {
+  const newPlan = document.getElementById("plans-new");  // drawn for operators only
+  if (newPlan) newPlan.addEventListener("submit", async (event) => {
     event.preventDefault();
     const form = event.target;
     const refs = form.context_refs.value.split(",").map((s) => s.trim()).filter(Boolean);
