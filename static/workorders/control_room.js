@@ -55,7 +55,8 @@
       const headline = `${b.cellTag || (`Cell ${cellId}`)} · ${b.signalName || "signal"} ${tooWhat(b.direction)}`;
       text.appendChild(el("strong", "cr-banner-head", headline));
       if (typeof b.value === "number") {
-        text.appendChild(el("span", "cr-banner-value", ` ${fmtNumber(b.value)} ${b.unit || ""}${typeof b.threshold === "number" ? ` (limit ${fmtNumber(b.threshold)})` : ""}`));
+        const limit = bannerLimit(b);
+        text.appendChild(el("span", "cr-banner-value", ` ${fmtNumber(b.value)} ${b.unit || ""}${typeof limit === "number" ? ` (limit ${fmtNumber(limit)})` : ""}`));
       }
       if (b.message) text.appendChild(el("div", "cr-banner-msg", b.message));
       box.appendChild(text);
@@ -72,6 +73,12 @@
       host.appendChild(box);
     });
   }
+  // The limit a banner names is the one in force now (as the alarm row says): the open alarm on
+  // the banner's signal judged by currentLimit(); the raise-time threshold when there is none.
+  function bannerLimit(b) {
+    const alarm = b.signalId ? state.alarms.filter((a) => a.signal_id === b.signalId)[0] : null;
+    return alarm ? currentLimit(alarm) : b.threshold;
+  }
   function raiseBanner(cellId, info) {
     const b = banners[cellId] || {};
     Object.keys(info).forEach((k) => { if (info[k] !== undefined && info[k] !== null && info[k] !== "") b[k] = info[k]; });
@@ -83,7 +90,7 @@
   function bannerFromAnomaly(frame) {
     const found = findSignal(frame.signal_def_id);
     raiseBanner(frame.cell_id, { severity: frame.severity, direction: frame.direction, value: frame.value,
-      threshold: frame.threshold, workOrderId: frame.work_order_id,
+      threshold: frame.threshold, workOrderId: frame.work_order_id, signalId: frame.signal_def_id,
       signalName: found ? found.signal.name : null, unit: found ? found.signal.unit : null });
   }
 
@@ -341,6 +348,7 @@
         const cellsChanged = JSON.stringify(data.cells.map((c) => [c.id, c.signals.length])) !==
           JSON.stringify(state.cells.map((c) => [c.id, c.signals.length]));
         state = data;
+        renderBanners();  // a limit changed since a banner was raised shows the new one
         renderAlarms();
         renderWorkOrders();
         if (cellsChanged) renderTrends();
@@ -400,7 +408,7 @@
   // Open unacknowledged alarms announce themselves on load, too.
   state.alarms.filter((a) => a.state === "active_unack").reverse().forEach((a) => {
     const wo = state.work_orders.filter((w) => w.triggered_by_alarm_id === a.id)[0];
-    raiseBanner(a.cell_id, { severity: a.severity, direction: a.direction, value: a.value, threshold: a.threshold_value,
+    raiseBanner(a.cell_id, { severity: a.severity, direction: a.direction, value: a.value, threshold: a.threshold_value, signalId: a.signal_id,
       signalName: a.signal_name, unit: a.unit, workOrderId: wo ? wo.id : null });
   });
   renderAlarms();

@@ -225,6 +225,20 @@ def test_p02_bearing_scenario_live_in_the_control_room(browser, system) -> None:
     SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOT), full_page=True)
 
+    # A limit change (4.5 -> 4.8, still below the value) while the alarm is open: the banner names
+    # the limit in force now, as the alarm row does (it kept the raise-time 4.50 before).
+    expect(banner.locator(".cr-banner-value")).to_contain_text("(limit 4.50)")
+    server.manage(
+        "shell", "-c",
+        "from django.contrib.auth.models import User\n"
+        "from sentinel.services.limits import signal_limits_change\n"
+        f"signal_limits_change(signal={setup['signal_id']}, changes={{'alert': 4.8}}, reason='new bearing runs warmer',"
+        " actor=User.objects.get(username='cora'))\n",
+    )  # fmt: skip
+    expect(alarm.locator(".cr-alarm-detail")).to_contain_text("limit 4.80 (was 4.50 when raised)", timeout=15_000)
+    expect(banner.locator(".cr-banner-value")).to_contain_text("(limit 4.80)")
+    expect(banner.locator(".cr-banner-value")).not_to_contain_text("4.50")
+
     # A collapsed card opens to its details.
     first_closed = closed.first
     first_closed.locator("summary").click()
