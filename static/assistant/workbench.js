@@ -143,11 +143,16 @@
     if (slots === null) return;
     const op = await call("POST", "/plans", { intent, slots, text: $("wb-text").value.trim() }).catch(() => null);
     if (op) {
+      plannedIn.add(sessionId).add("");  // waits here (and, for the no-session view, among all)
       $("wb-operation").hidden = true;
       showPlan(op);
     }
   }
+  // The view says in which scopes ("" = no session) an operation waits; elsewhere plans/latest would
+  // answer 404 (nothing waiting), which the browser logs as a console error, so it is not asked.
+  const plannedIn = new Set(data.planned_in || []);
   async function resumeLatest() {
+    if (!plannedIn.has(sessionId)) return;
     try {
       const op = await api("GET", `${base()}/plans/latest`);
       showPlan(op, `Operation #${op.id} (${op.intent}, planned ${fmtDateTime(op.created)}) still waits for your confirmation.`);

@@ -149,3 +149,15 @@ def test_the_rca_cards_mark_an_offline_rca_and_not_a_real_providers(tab, server)
     assert marks == [1, 0, 0, 1, 0]
     assert not script_errors(tab), tab.console_errors
     assert not [u for u in tab.server_errors if "/workorders/" in u or "control-room" in u], tab.server_errors
+
+
+def test_first_load_without_a_planned_operation_logs_no_console_error(tab, server):
+    # Given an operator who never planned anything (plans/latest would answer 404: nothing waits)
+    server.create_user("fiona", "pw-fiona-123456", "operator")
+    latest: list[str] = []
+    tab.on("request", lambda r: latest.append(r.url) if "/plans/latest" in r.url else None)
+    sign_in(tab, "fiona", "pw-fiona-123456", next_path="/assistant/workbench/")
+    expect(tab.locator("#wb-planned")).to_be_hidden()
+    tab.wait_for_load_state("networkidle")
+    # then the page does not ask for it, and the console stays clean (not even the browser's 404 line)
+    assert latest == [] and tab.console_errors == [], (latest, tab.console_errors)
