@@ -7,6 +7,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from sentinel.services.ingest import MAX_MAGNITUDE, VALUE_RANGE
+
 MAX_UNKNOWN_LISTED = 50  # distinct unknown sources named per round (the connector lists at most this many)
 MAX_ERROR_LENGTH = 500
 
@@ -67,14 +69,19 @@ class Feed:
         mapped: list[tuple[int, datetime, float]] = []
         append = mapped.append
         unknown: list[str] = []
+        out_of_range: str | None = None
         for source, time, raw in rows:
             target = tags.get(source)
             if target is None:
                 unknown.append(source)
-            elif target.scale == 1.0 and target.offset == 0.0:
-                append((target.signal_id, time, raw))
-            else:
-                append((target.signal_id, time, raw * target.scale + target.offset))
+                continue
+            value = raw if target.scale == 1.0 and target.offset == 0.0 else raw * target.scale + target.offset
+            if -MAX_MAGNITUDE <= value <= MAX_MAGNITUDE:  # False for NaN
+                append((target.signal_id, time, value))
+            else:  # ingest would refuse the whole batch for it: dropped here, said as an error
+                out_of_range = f"{source}: value {value:g} (after the tag's scale and offset) {VALUE_RANGE}"
+        if out_of_range is not None:
+            self.error(out_of_range)
         if not mapped and not unknown:
             return 0
         newest = max(row[1] for row in mapped) if mapped else None

@@ -37,3 +37,16 @@ def test_the_largest_values_roll_up_and_read_back(vibration):
     minute = SampleRollupMinute.objects.get(signal=vibration)
     assert (minute.avg, minute.count, minute.max) == (1e15, 60, 1e15)
     assert SignalSample.objects.filter(signal=vibration).count() == 60
+
+
+def test_a_connector_drops_a_value_out_of_range_after_scaling_and_keeps_the_rest():
+    from sentinel.connectors.feed import Feed, TagTarget
+
+    feed = Feed({"plain": TagTarget(1), "scaled": TagTarget(2, scale=1e10)})
+    now = datetime.now(UTC)
+    mapped = feed.sourced_samples([("plain", now, 1.0), ("scaled", now, 10.0), ("plain", now, float("nan"))])
+    mapped += feed.sourced_samples([("scaled", now, 1e10)])  # 1e20 once scaled
+
+    drained = feed.drain()
+    assert mapped == 2 and [(s, v) for s, _, v in drained.samples] == [(1, 1.0), (2, 1e11)]
+    assert drained.errors == 2 and drained.last_error.startswith("scaled: value 1e+20 (after the tag's scale")
