@@ -1,6 +1,8 @@
 """The shift calendar: morning 06–14, afternoon 14–22, night 22–06 (local time, TIME_ZONE).
 
 A night shift belongs to the date it starts on: 03:00 on the 5th is the night shift of the 4th.
+Callers bound moments and dates first (the logbook and handover services do): at the calendar's
+edges (year 1, year 9999) the local date or the shift's end overflows.
 """
 
 from __future__ import annotations

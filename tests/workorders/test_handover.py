@@ -2,6 +2,7 @@
 separation of duties, illegal moves, bounded inputs, search, and the agents' read of it."""
 
 import json
+from datetime import date as Date
 from datetime import timedelta
 
 import pytest
@@ -16,6 +17,7 @@ from sentinel.services.limits import signal_limits_change
 from tests.workorders import factories as f
 from workorders.models import ShiftHandover
 from workorders.services.handover import (
+    MAX_HANDOVER_AGE_DAYS,
     OFFLINE_LABEL,
     handover_acknowledge,
     handover_draft,
@@ -158,6 +160,9 @@ def test_even_an_admin_cannot_acknowledge_their_own_report(make_user):
         ({"shift": "night"}, "date"),
         ({"date": timezone.localdate() + timedelta(days=2), "shift": "morning"}, "date"),
         ({"date": timezone.localdate(), "shift": "graveyard"}, "shift"),
+        ({"date": Date(9999, 12, 31), "shift": "night"}, "date"),  # its window overflowed (a 500)
+        ({"date": Date(1, 1, 1), "shift": "morning"}, "date"),
+        ({"date": timezone.localdate() - timedelta(days=MAX_HANDOVER_AGE_DAYS + 1), "shift": "morning"}, "date"),
     ],
 )
 def test_drafting_refuses_a_half_given_or_future_shift(operator, kwargs, field):
@@ -165,6 +170,13 @@ def test_drafting_refuses_a_half_given_or_future_shift(operator, kwargs, field):
         handover_draft(actor=operator, **kwargs)
     assert refused.value.field == field
     assert not ShiftHandover.objects.exists()
+
+
+def test_a_missed_handover_is_drafted_within_the_week(operator):
+    day = timezone.localdate() - timedelta(days=MAX_HANDOVER_AGE_DAYS)
+    handover = handover_draft(actor=operator, date=day, shift="night")
+    assert (handover.date, handover.shift) == (day, "night")
+    assert (handover.period_start, handover.period_end) == shift_window(day, "night")
 
 
 # --- API ---------------------------------------------------------------------------------------
@@ -228,6 +240,17 @@ def test_api_bad_input_is_422_naming_the_field(client, operator, method, suffix,
     assert response.status_code == 422, response.content
     assert response.json()["field"] == field
     assert ShiftHandover.objects.get(pk=draft["id"]).revision == 0
+
+
+@pytest.mark.parametrize(
+    ("day", "shift"), [("9999-12-31", "night"), ("0001-01-01", "morning"), ("2000-02-29", "night")]
+)
+def test_api_draft_refuses_a_date_outside_the_last_week(client, operator, day, shift):
+    client.force_login(operator)
+    response = post(client, BASE, {"date": day, "shift": shift})
+    assert response.status_code == 422, response.content
+    assert response.json()["field"] == "date"
+    assert not ShiftHandover.objects.exists() and not AgentRun.objects.exists()
 
 
 def test_api_draft_bad_shift_is_422(client, operator):

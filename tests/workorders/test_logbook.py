@@ -2,7 +2,7 @@
 read of what operators wrote."""
 
 import json
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.utils import timezone
@@ -13,7 +13,7 @@ from core.errors import InvalidInput
 from core.models import AuditRecord, Event
 from tests.workorders import factories as f
 from workorders.models import LogbookAttachment, LogbookEntry
-from workorders.services.logbook import MAX_ATTACHMENT_BYTES, AttachmentIn, logbook_entry_create
+from workorders.services.logbook import MAX_ATTACHMENT_BYTES, MAX_BACKDATE, AttachmentIn, logbook_entry_create
 from workorders.shifts import shift_at
 
 pytestmark = pytest.mark.django_db
@@ -69,6 +69,11 @@ def test_entry_with_attachment_is_written_audited_and_announced(operator, cell):
         ({"text": "a\x00b"}, "text"),
         ({"category": "gossip"}, "category"),
         ({"time": timezone.now() + timedelta(hours=2)}, "time"),
+        ({"time": timezone.now() - timedelta(days=31)}, "time"),
+        ({"time": datetime(1990, 1, 1, tzinfo=UTC)}, "time"),
+        ({"time": datetime(1, 1, 1, tzinfo=UTC)}, "time"),  # its local date overflowed (a 500)
+        ({"time": datetime.fromisoformat("0001-01-01T00:30:00+14:00")}, "time"),
+        ({"time": datetime.fromisoformat("9999-12-31T23:59:00-14:00")}, "time"),
         ({"attachments": [AttachmentIn(name="n.txt", text="t")] * 6}, "attachments"),
         ({"attachments": [AttachmentIn(name="../etc/passwd", text="t")]}, "attachments.0.name"),
         ({"attachments": [AttachmentIn(name="a.bin", text="t", media_type="application/x-sh")]}, "attachments.0.media_type"),
@@ -129,6 +134,24 @@ def test_api_bad_input_is_422_naming_the_field(api, cell, body, field):
     assert response.status_code == 422, response.content
     assert response.json()["field"] == field
     assert not LogbookEntry.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "moment",
+    ["0001-01-01T00:00:00Z", "0001-01-01T00:30:00+14:00", "1990-01-01T00:00:00Z", "9999-12-31T23:59:59-14:00"],
+)
+def test_api_refuses_an_entry_dated_outside_the_plausible_window(api, cell, moment):
+    response = post(api, BASE, {"cell_id": cell.pk, "text": "x", "time": moment})
+    assert response.status_code == 422, response.content
+    assert response.json()["field"] == "time"
+    assert not LogbookEntry.objects.exists()
+    assert not Event.objects.filter(type="logbook_entry_created").exists()
+
+
+def test_an_entry_written_up_late_within_the_window_keeps_its_shift(operator, cell):
+    observed = timezone.now() - MAX_BACKDATE + timedelta(hours=1)
+    entry = logbook_entry_create(cell=cell, author=operator, text="Seal drip seen last month.", time=observed)
+    assert (entry.time, entry.shift) == (observed, shift_at(observed)[1])
 
 
 def test_api_refuses_unknown_cells_strangers_and_other_authors(client, api, make_user, cell):

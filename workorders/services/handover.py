@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import date as Date
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
@@ -40,6 +40,10 @@ from workorders.shifts import shift_at, shift_window
 H = HandoverStatus
 MAX_REPORT_CHARS = 20_000
 MAX_COMMENT_CHARS = 500
+# A handover is drafted at the end of a shift; one missed (a weekend, a sick day) is caught up
+# within the week, while its alarms, orders and logbook are still in the agents' read windows. An
+# older or a future date is refused before the shift's window is computed (9999-12-31 overflowed).
+MAX_HANDOVER_AGE_DAYS = 7
 EVENT_TYPE = "handover_updated"
 AUDIT_TARGET = "workorders.shift_handover"
 OFFLINE_LABEL = (
@@ -102,6 +106,16 @@ def _shift_period(day: Date | None, shift: str | None, now: datetime) -> tuple[D
         raise InvalidInput(f"{missing}: give both date and shift, or neither (the current shift).", field=missing)
     if shift not in Shift.values:
         raise InvalidInput(f"shift: one of {', '.join(Shift.values)}.", field="shift")
+    today = timezone.localtime(now).date()
+    if day > today:
+        raise InvalidInput(f"date: the {shift} shift of {day} has not started yet.", field="date")
+    if day < today - timedelta(days=MAX_HANDOVER_AGE_DAYS):
+        earliest = today - timedelta(days=MAX_HANDOVER_AGE_DAYS)
+        raise InvalidInput(
+            f"date: a handover is drafted for a shift of the last {MAX_HANDOVER_AGE_DAYS} days "
+            f"(from {earliest}); {day} is older.",
+            field="date",
+        )
     start, end = shift_window(day, shift)
     if start > now:
         raise InvalidInput(f"date: the {shift} shift of {day} has not started yet.", field="date")
@@ -116,7 +130,10 @@ def handover_draft(
     engine: Engine | None = None,
     now: datetime | None = None,
 ) -> ShiftHandover:
-    """Have the agent draft the handover of a shift (default: the current one) for `actor`."""
+    """Have the agent draft the handover of a shift (default: the current one) for `actor`.
+
+    `date` lies within the last `MAX_HANDOVER_AGE_DAYS` days up to today and the shift has started;
+    anything else is a 422 naming `date` (or `shift`)."""
     now = now or timezone.now()
     day, shift, start, end = _shift_period(date, shift, now)
     message = handover_agent.task_message(date=day.isoformat(), shift=shift, period_start=start, period_end=end)

@@ -28,6 +28,14 @@ MAX_TEXT_CHARS = 4000
 MAX_ATTACHMENTS = 5
 MAX_ATTACHMENT_NAME = 120
 MAX_ATTACHMENT_BYTES = 64 * 1024
+# How far back an entry may be dated: an observation written up late (after a weekend, a long
+# job) is still a logbook entry up to 30 days on — the window the agents read by default
+# (`workorders.get_logbook_entries`, days=30) — while a date years back (1990, 0001-01-01) is a typo
+# or a probe, lands in a shift whose handover was signed long ago, and at the calendar's edge
+# overflowed the shift computation (a 500).
+MAX_BACKDATE = timedelta(days=30)
+# How far ahead: clock skew between the operator's device and the server, nothing more.
+MAX_CLOCK_SKEW = timedelta(minutes=5)
 EVENT_TYPE = "logbook_entry_created"
 
 
@@ -115,7 +123,10 @@ def logbook_entry_create(
     attachments: Sequence[AttachmentIn] = (),
     time: datetime | None = None,
 ) -> LogbookEntry:
-    """Write one entry (and its attachments) in one transaction; audit it and announce it."""
+    """Write one entry (and its attachments) in one transaction; audit it and announce it.
+
+    `time` (when it was observed, default now) lies within [now − 30 days, now + 5 minutes]
+    (`MAX_BACKDATE`, `MAX_CLOCK_SKEW`); outside it is a 422 naming `time`."""
     body = _clean_text(text, "text", limit=MAX_TEXT_CHARS)
     if category not in LogbookCategory.values:
         raise InvalidInput(f"category: one of {', '.join(LogbookCategory.values)}.", field="category")
@@ -124,8 +135,16 @@ def logbook_entry_create(
     moment = time or timezone.now()
     if timezone.is_naive(moment):
         raise InvalidInput("time: needs a time zone.", field="time")
-    if moment > timezone.now() + timedelta(minutes=5):
+    now = timezone.now()
+    # Bounded before the shift is computed: aware comparisons never overflow, local dates can.
+    if moment > now + MAX_CLOCK_SKEW:
         raise InvalidInput("time: an entry cannot be written for the future.", field="time")
+    if moment < now - MAX_BACKDATE:
+        raise InvalidInput(
+            f"time: an entry may be dated at most {MAX_BACKDATE.days} days back (not before "
+            f"{(now - MAX_BACKDATE).isoformat(timespec='minutes')}).",
+            field="time",
+        )
     _, shift = shift_at(moment)
     with transaction.atomic():
         entry = LogbookEntry.objects.create(
