@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from ninja import Schema
-from pydantic import Field
+from pydantic import Field, StrictBool
 
 from core.json_types import whole_number
 from sentinel.models import Alarm, AlarmEvent, SignalDefinition, SignalLatest
@@ -97,7 +97,7 @@ class CommentIn(Schema):
 class ShelveIn(Schema):
     # true or "30" is a 422; the bounds sit on the number itself, so the schema states them too
     minutes: whole_number(ge=1, le=7 * 24 * 60) | None = None  # type: ignore[valid-type]
-    until_work_order_closes: bool = Field(
+    until_work_order_closes: StrictBool = Field(  # "yes" or 1 is a 422, not a shelve
         False, description="Shelved until the alarm's work order closes, and at most 7 days (the longest shelve)."
     )
     comment: str = Field("", max_length=500)

@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from ninja import Schema
-from pydantic import ConfigDict, Field, StrictInt
+from pydantic import ConfigDict, Field, StrictBool, StrictInt
 
 from assistant.services.publish import draft_status_reason
 
@@ -22,7 +22,7 @@ class SessionIn(Schema):
 class SessionPatch(Schema):
     model_config = ConfigDict(extra="forbid")  # a misspelt field is a 422, not a silent no-op
     title: str | None = Field(default=None, max_length=200)
-    archived: bool | None = None
+    archived: StrictBool | None = None  # "no" would otherwise archive (a non-empty string is truthy)
     mode: ModeName | None = None
     tool_approval: Literal["ask", "allow"] | None = None  # build mode's mutating tools: ask (default) or allow
 

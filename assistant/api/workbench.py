@@ -13,7 +13,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from ninja import Router, Schema, Status
-from pydantic import Field, StrictInt
+from pydantic import Field, StrictBool, StrictInt
 
 from assistant import selectors
 from assistant.intents import INTENTS
@@ -44,7 +44,7 @@ class PlanIn(PlanBody):
 
 class ExecuteIn(Schema):
     plan_id: StrictInt
-    confirm: bool = False
+    confirm: StrictBool = False  # only JSON true confirms: "yes", "false" or 1 is a 422
 
 
 class OperationOut(Schema):

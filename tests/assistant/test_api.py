@@ -372,3 +372,14 @@ def test_draft_list_refuses_an_unknown_status(client, operator):
     client.force_login(operator)
     response = client.get("/api/v1/assistant/drafts?status=bogus")
     assert response.status_code == 422 and response.json()["field"] == "status", response.content
+
+
+@pytest.mark.parametrize("flag", ["no", "false", 0])
+def test_archiving_a_session_takes_only_a_json_boolean(client, operator, flag):
+    """ "no" archived the session (a non-empty string read as true); now a 422 naming the field."""
+    client.force_login(operator)
+    sid = post(client, f"{API}/sessions", {"title": "Keep me"}).json()["id"]
+    response = patch(client, f"{API}/sessions/{sid}", {"archived": flag})
+    assert response.status_code == 422 and response.json()["field"] == "archived"
+    assert client.get(f"{API}/sessions/{sid}").json()["archived"] is False
+    assert patch(client, f"{API}/sessions/{sid}", {"archived": False}).json()["archived"] is False

@@ -62,3 +62,20 @@ def test_a_prompt_request_without_quotes_drafts_the_engineers_instruction():
     assert draft["spec"]["agent"] == "investigator"
     assert "lways check the lubrication log first for {{cell_tag}}" in draft["spec"]["text"]
     assert draft["spec"]["variables"] == ["cell_tag"]
+
+
+@pytest.mark.parametrize("flag", ["yes", "true", 1])
+def test_execute_confirms_only_with_a_json_true(client, operator, flag):
+    """{"confirm": "yes"} executed the operation (lax bool); now a 422 naming the field, nothing created."""
+    client.force_login(operator)
+    plan = post(client, f"{API}/plans", {"intent": "create_skill", "slots": {"name": "tidy"}, "text": "x"}).json()
+    response = post(client, f"{API}/plans/execute", {"plan_id": plan["id"], "confirm": flag})
+    assert response.status_code == 422
+    assert response.json()["field"] == "confirm" and response.json()["detail"].startswith("confirm:")
+    assert client.get(f"{API}/operations/{plan['id']}").json()["status"] == "planned"
+    assert Draft.objects.count() == 0
+    assert not AuditRecord.objects.filter(action="assistant.operation_execute").exists()
+    # the session-scoped twin shares the schema
+    sid = post(client, f"{API}/sessions", {"title": "s"}).json()["id"]
+    twin = post(client, f"{API}/sessions/{sid}/plans/execute", {"plan_id": plan["id"], "confirm": flag})
+    assert twin.status_code == 422 and twin.json()["field"] == "confirm" and Draft.objects.count() == 0

@@ -169,3 +169,15 @@ def test_unknown_ids_in_the_path_are_404_naming_the_field(api_client, url, field
     response = post(api_client, url) if url.endswith("acknowledge") else api_client.get(url)
     assert response.status_code == 404
     assert response.json() == {"detail": response.json()["detail"], "code": "not_found", "field": field}
+
+
+@pytest.mark.parametrize("flag", ["yes", "true", 1, "false"])
+def test_shelve_until_the_work_order_closes_takes_only_a_json_boolean(api_client, alarm, flag):
+    """ "yes" used to shelve the alarm (pydantic's lax bool); now a 422 naming the field, state unchanged."""
+    response = post(api_client, f"/api/v1/alarms/{alarm.pk}/shelve", {"until_work_order_closes": flag})
+    assert response.status_code == 422
+    body = response.json()
+    assert body["field"] == "until_work_order_closes" and body["detail"].startswith("until_work_order_closes:")
+    alarm.refresh_from_db()
+    assert alarm.state == "active_unack" and not alarm.shelved_until_work_order_closes
+    assert not alarm.events.filter(to_state="shelved").exists()
