@@ -3,7 +3,6 @@ tag mapping inline, and the live status columns written by the running connector
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from django import forms
@@ -11,15 +10,16 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from core.audit import audit_record
+from sentinel.connectors.config import credential_env_problem, endpoint_port_problem, topic_filter_problem
 from sentinel.connectors.endpoints import CREDENTIALS_REFUSED, carries_credentials, endpoint_shown
+from sentinel.connectors.rate import rate_shown
 from sentinel.models import Connector, ConnectorTag
 
-ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")
 STATUS_FIELDS = [
     "status",
     "status_changed_at",
     "last_message_at",
-    "messages_per_second",
+    "rate",
     "messages_total",
     "samples_total",
     "last_error",
@@ -59,9 +59,14 @@ class ConnectorForm(forms.ModelForm):
             self.add_error("endpoint", f"must start with {' or '.join(SCHEMES[kind])}")
         elif carries_credentials(endpoint):
             self.add_error("endpoint", CREDENTIALS_REFUSED)
+        elif port_problem := endpoint_port_problem(endpoint):
+            self.add_error("endpoint", port_problem)
+        topic_filter = data.get("topic_filter") or ""
+        if kind != Connector.Kind.OPCUA and topic_filter and (problem := topic_filter_problem(topic_filter)):
+            self.add_error("topic_filter", problem)
         for name in ("username_env", "password_env"):
-            if data.get(name) and not ENV_NAME.match(data[name]):
-                self.add_error(name, "must be an environment variable name (letters, digits, _), not the secret")
+            if data.get(name) and (problem := credential_env_problem(data[name])):
+                self.add_error(name, problem)
         if data.get("security_mode", "None") != "None":
             for name in ("security_policy", "certificate_path", "private_key_path"):
                 if not data.get(name):
@@ -98,7 +103,7 @@ class ConnectorAdmin(admin.ModelAdmin):
         "enabled",
         "status",
         "last_message_at",
-        "messages_per_second",
+        "rate",
         "last_error",
         "unknown_tag_count",
     ]
@@ -111,6 +116,11 @@ class ConnectorAdmin(admin.ModelAdmin):
     def address(self, obj: Connector) -> str:
         """A row saved before credentials were refused in the URL still never shows them."""
         return endpoint_shown(obj.endpoint)
+
+    @admin.display(description="messages/s", ordering="messages_per_second")
+    def rate(self, obj: Connector) -> str:
+        """Rounded: a row written before the rate was rounded shows 13.96, not 13.95767844861457."""
+        return rate_shown(obj.messages_per_second)
 
     def save_model(self, request: HttpRequest, obj: Connector, form: Any, change: bool) -> None:
         super().save_model(request, obj, form, change)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import ssl
 import threading
 import time
@@ -14,6 +15,7 @@ from urllib.parse import urlsplit
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
+from sentinel.connectors.config import credentials, endpoint_port_problem, topic_filter_problem
 from sentinel.connectors.feed import Feed
 from sentinel.connectors.payloads import (
     SPARKPLUG_NAMESPACE,
@@ -36,20 +38,20 @@ def broker_address(endpoint: str) -> tuple[str, int, bool]:
     parts = urlsplit(endpoint)
     if parts.scheme not in ("mqtt", "mqtts", "tcp", "ssl") or not parts.hostname:
         raise ValueError("endpoint must be mqtt://host[:port] or mqtts://host[:port]")
+    problem = endpoint_port_problem(endpoint)
+    if problem:
+        raise ValueError(f"endpoint {problem}")
     tls = parts.scheme in ("mqtts", "ssl")
     return parts.hostname, parts.port or (8883 if tls else 1883), tls
 
 
-def credentials(username_env: str, password_env: str) -> tuple[str | None, str | None]:
-    """The values of the named environment variables (the names are stored, never the values)."""
-    return (
-        os.environ.get(username_env) if username_env else None,
-        os.environ.get(password_env) if password_env else None,
-    )
-
-
 class MqttSession:
-    """One MQTT connection of a connector. `sparkplug` switches the payload format."""
+    """One MQTT connection of a connector. `sparkplug` switches the payload format.
+
+    "connected" means subscribed (the broker granted the filter). Anything that goes wrong in
+    paho's connect or subscribe callbacks (a bad stored filter, a filter the broker refuses) is an
+    error on the connector, not an exception that would end paho's thread unseen: the session
+    drops the connection and paho reconnects after 1, 2, 4 … 30 s (`retry_delay`)."""
 
     def __init__(self, connector: Any, feed: Feed, *, sparkplug: bool) -> None:
         self.feed = feed
@@ -68,8 +70,12 @@ class MqttSession:
         self.client.on_connect_fail = self._on_connect_fail
         self.client.on_disconnect = self._on_disconnect
         self.client.on_message = self._on_message
+        self.client.on_subscribe = self._on_subscribe
         self._rebirth_asked: dict[str, float] = {}
         self._lock = threading.Lock()
+        self.failures = 0  # callback failures since the last granted subscription
+        self.retry_delay = 0  # seconds paho waits before the next connection after one
+        self._dropping = False  # the session itself closed the socket: not a second error
 
     def start(self) -> None:
         self.feed.status("connecting")
@@ -85,13 +91,50 @@ class MqttSession:
         if reason.is_failure:
             self.feed.error(f"broker refused the connection: {reason}", status="error")
             return
-        client.subscribe(self.topic_filter, qos=1)
+        try:
+            problem = topic_filter_problem(self.topic_filter)  # a row saved before the form checked it
+            if problem:
+                raise ValueError(problem)
+            result, _mid = client.subscribe(self.topic_filter, qos=1)
+            if result != mqtt.MQTT_ERR_SUCCESS:
+                raise RuntimeError(mqtt.error_string(result))
+        except Exception as error:  # paho would end its thread on it and nobody would know
+            logger.warning("connector: subscribing to %r failed", self.topic_filter, exc_info=True)
+            self._fail(client, f"cannot subscribe to topic filter {self.topic_filter!r}: {error}")
+
+    def _on_subscribe(self, client: mqtt.Client, userdata: Any, mid: int, reasons: Any, properties: Any) -> None:
+        refused = [reason for reason in reasons if reason.is_failure]
+        if refused:
+            self._fail(client, f"broker refused the subscription to {self.topic_filter!r}: {refused[0]}")
+            return
+        if self.failures:
+            self.failures, self.retry_delay = 0, 0
+            client.reconnect_delay_set(RECONNECT_MIN_SECONDS, RECONNECT_MAX_SECONDS)
         self.feed.status("connected")
+
+    def _fail(self, client: mqtt.Client, message: str) -> None:
+        """Report `message` as an error and drop the connection: paho's loop reconnects after
+        `retry_delay`, doubled at each failure (paho itself resets its delay at every accepted
+        connection, which would retry a broken subscription every second)."""
+        self.failures += 1
+        self.retry_delay = min(RECONNECT_MAX_SECONDS, RECONNECT_MIN_SECONDS * 2 ** min(self.failures - 1, 10))
+        self.feed.error(f"{message} (retry in {self.retry_delay} s)", status="error")
+        client.reconnect_delay_set(self.retry_delay, RECONNECT_MAX_SECONDS)
+        sock = client.socket()
+        if isinstance(sock, socket.socket):  # TCP or TLS (ARIA uses no websockets transport)
+            self._dropping = True
+            try:
+                sock.shutdown(socket.SHUT_RDWR)  # paho sees the connection lost and reconnects
+            except OSError:
+                logger.debug("connector: closing the socket failed", exc_info=True)
 
     def _on_connect_fail(self, client: mqtt.Client, userdata: Any) -> None:
         self.feed.error(f"cannot reach the broker at {self.host}:{self.port}", status="error")
 
     def _on_disconnect(self, client: mqtt.Client, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
+        if self._dropping:  # _fail closed it and said why
+            self._dropping = False
+            return
         if not reason.is_failure:  # our own disconnect()
             return
         self.feed.error(f"disconnected from the broker: {reason}", status="error")

@@ -11,9 +11,9 @@ from typing import Any
 
 from asyncua import Client, ua
 
+from sentinel.connectors.config import credentials, endpoint_port_problem
 from sentinel.connectors.endpoints import CREDENTIALS_REFUSED, carries_credentials
 from sentinel.connectors.feed import Feed
-from sentinel.connectors.mqtt import credentials
 
 logger = logging.getLogger(__name__)
 
@@ -76,6 +76,9 @@ class OpcUaSession:
     def __init__(self, connector: Any, feed: Feed) -> None:
         if carries_credentials(connector.endpoint):
             raise ValueError(f"endpoint {CREDENTIALS_REFUSED}")
+        port_problem = endpoint_port_problem(connector.endpoint)
+        if port_problem:
+            raise ValueError(f"endpoint {port_problem}")
         self.feed = feed
         self.url = connector.endpoint
         self.security = security_string(connector)

@@ -13,6 +13,7 @@ from django.db.models import F
 from core.audit import audit_record
 from core.events import publish
 from sentinel.connectors.feed import MAX_UNKNOWN_LISTED, Drained
+from sentinel.connectors.rate import rate_rounded
 from sentinel.models import Connector, SignalLatest, StaleCondition
 
 EVENT_TYPE = "connector_status"
@@ -45,7 +46,7 @@ def _payload(connector: Connector) -> dict:
         "kind": connector.kind,
         "status": connector.status,
         "last_message_at": connector.last_message_at.isoformat() if connector.last_message_at else None,
-        "messages_per_second": round(connector.messages_per_second, 3),
+        "messages_per_second": rate_rounded(connector.messages_per_second),
         "last_error": connector.last_error,
         "unknown_tags": connector.unknown_tag_count,
     }
@@ -62,7 +63,7 @@ def connector_status_record(
             return None
         new_status = status or drained.status or connector.status
         changed = new_status != connector.status
-        fields: dict[str, Any] = {"messages_per_second": rate}
+        fields: dict[str, Any] = {"messages_per_second": rate_rounded(rate)}
         if changed:
             fields.update(status=new_status, status_changed_at=now)
         if drained.last_message_at:

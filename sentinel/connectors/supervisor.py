@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -18,6 +19,7 @@ from sentinel.connectors.feed import MAX_ERROR_LENGTH, Drained, Feed, TagTarget
 from sentinel.connectors.lanes import LaneResult, Lanes, lanes_count
 from sentinel.connectors.mqtt import MqttSession
 from sentinel.connectors.opcua import OpcUaSession, node_key
+from sentinel.connectors.rate import RateMeter
 from sentinel.connectors.services import connector_status_record, signals_mark_stale
 from sentinel.models import Connector
 from sentinel.services import samples_ingest
@@ -27,6 +29,7 @@ logger = logging.getLogger(__name__)
 
 TICK_SECONDS = 0.5
 RELOAD_SECONDS = 2.0
+STATUS_EVERY_SECONDS = 1.0  # a connector's row is written at least this often (the rate decays when idle)
 MAX_BATCH = 5_000  # samples per ingest call (the service takes at most 10,000)
 
 
@@ -77,17 +80,17 @@ class _Running:
     fingerprint: tuple[Any, ...]
     feed: Feed
     session: Session | None
-    rate_window_start: float
-    rate_messages: int = 0
-    rate: float = 0.0
+    rate: RateMeter
+    status_written_at: float
     backlog: Lanes = field(default_factory=Lanes)  # one lane, or ARIA_CONNECTOR_INGEST_LANES
     unreported_samples: int = 0  # stored, not yet added to the connector's samples_total
 
 
 class ConnectorSupervisor:
-    def __init__(self, *, log: Any = None) -> None:
+    def __init__(self, *, log: Any = None, clock: Callable[[], float] = time.monotonic) -> None:
         self.running: dict[int, _Running] = {}
         self.log = log or logger.info
+        self.clock = clock  # monotonic seconds: the message rate and how often status is written
         self._last_reload = -RELOAD_SECONDS
 
     # lifecycle ---------------------------------------------------------------------------------
@@ -103,8 +106,9 @@ class ConnectorSupervisor:
 
     def _start(self, connector: Connector) -> None:
         feed = Feed({})
+        started = self.clock()
         running = _Running(
-            connector.pk, _fingerprint(connector), feed, None, time.monotonic(), backlog=Lanes(lanes_count())
+            connector.pk, _fingerprint(connector), feed, None, RateMeter(started), started, backlog=Lanes(lanes_count())
         )
         self.running[connector.pk] = running
         try:
@@ -159,24 +163,23 @@ class ConnectorSupervisor:
             drained.errors += len(future)
             drained.last_error = f"{len(future)} sample(s) more than 5 minutes in the future were refused"
         running.unreported_samples += self._ingest(running, drained, now)
-        running.rate_messages += drained.messages
-        elapsed = time.monotonic() - running.rate_window_start
-        if elapsed >= 1.0:
-            running.rate = running.rate_messages / elapsed
-            running.rate_messages, running.rate_window_start = 0, time.monotonic()
+        clock = self.clock()
+        rate = running.rate.add(drained.messages, clock)
+        due = clock - running.status_written_at >= STATUS_EVERY_SECONDS
         try:
             if drained.stale_signal_ids:
                 signals_mark_stale(signal_ids=drained.stale_signal_ids, now=now)
                 drained.stale_signal_ids = set()
-            if drained.messages or drained.errors or drained.status or drained.unknown_total or elapsed >= 1.0:
+            if drained.messages or drained.errors or drained.status or drained.unknown_total or due:
                 connector_status_record(
                     connector_id=running.connector_id,
                     drained=drained,
                     samples=running.unreported_samples,
-                    rate=running.rate,
+                    rate=rate,
                     now=now,
                 )
                 running.unreported_samples = 0
+                running.status_written_at = clock
         except DatabaseError:  # the database is down: report these counters next round
             running.feed.put_back(drained)
             raise

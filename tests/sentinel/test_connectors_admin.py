@@ -28,8 +28,8 @@ def _form(**overrides) -> dict:
         "kind": "mqtt_json",
         "endpoint": "mqtt://broker.plant:1883",
         "topic_filter": "plant/#",
-        "username_env": "PLANT_MQTT_USER",
-        "password_env": "PLANT_MQTT_PASSWORD",
+        "username_env": "ARIA_CONNECTOR_PLANT_MQTT_USER",
+        "password_env": "ARIA_CONNECTOR_PLANT_MQTT_PASSWORD",
         "security_mode": "None",
         "security_policy": "",
         "certificate_path": "",
@@ -59,7 +59,7 @@ def test_a_connector_with_its_tags_is_created_and_audited(staff, vibration):
 
 
 def test_the_pages_show_variable_names_never_their_values(staff, monkeypatch):
-    monkeypatch.setenv("PLANT_MQTT_PASSWORD", "s3cret-broker-pass")
+    monkeypatch.setenv("ARIA_CONNECTOR_PLANT_MQTT_PASSWORD", "s3cret-broker-pass")
     staff.post(ADD, _form())
     connector = Connector.objects.get(name="line-1")
     Connector.objects.filter(pk=connector.pk).update(status="error", last_error="cannot reach the broker")
@@ -67,7 +67,7 @@ def test_the_pages_show_variable_names_never_their_values(staff, monkeypatch):
         page = staff.get(url).content.decode()
         assert "s3cret-broker-pass" not in page
     page = staff.get(f"/admin/sentinel/connector/{connector.pk}/change/").content.decode()
-    assert "PLANT_MQTT_PASSWORD" in page
+    assert "ARIA_CONNECTOR_PLANT_MQTT_PASSWORD" in page
     assert "cannot reach the broker" in staff.get("/admin/sentinel/connector/").content.decode()
 
 
@@ -81,6 +81,18 @@ def test_the_pages_show_variable_names_never_their_values(staff, monkeypatch):
         ({"kind": "opcua", "endpoint": "opc.tcp://plant:Pw0rd@h:4840/"}, "endpoint", "must not carry a user name"),
         ({"endpoint": "mqtt://edge:Pw0rd@broker:1883"}, "endpoint", "username_env / password_env"),
         ({"endpoint": "mqtts://edge@broker:8883"}, "endpoint", "must not carry a user name"),
+        ({"topic_filter": "a/#/b"}, "topic_filter", "'#' must be alone in the last level"),
+        ({"topic_filter": "plant/#x"}, "topic_filter", "'#' must be alone in the last level"),
+        ({"topic_filter": "plant/p+/vib"}, "topic_filter", "'+' must be alone in its level"),
+        ({"kind": "mqtt_sparkplug_b", "topic_filter": "spBv1.0/#/NDATA"}, "topic_filter", "'#' must be alone"),
+        ({"endpoint": "mqtt://127.0.0.1:99999"}, "endpoint", "port must be a number from 1 to 65535"),
+        ({"endpoint": "mqtt://127.0.0.1:0"}, "endpoint", "port must be a number from 1 to 65535"),
+        ({"endpoint": "mqtts://broker:88x3"}, "endpoint", "port must be a number from 1 to 65535"),
+        ({"kind": "opcua", "endpoint": "opc.tcp://h:65536/aria"}, "endpoint", "port must be a number from 1 to 65535"),
+        ({"username_env": "SECRET_KEY"}, "username_env", "must start with ARIA_CONNECTOR_"),
+        ({"password_env": "DATABASE_URL"}, "password_env", "must start with ARIA_CONNECTOR_"),
+        ({"password_env": "PLANT_MQTT_PASSWORD"}, "password_env", "must start with ARIA_CONNECTOR_"),
+        ({"username_env": "ARIA_CONNECTOR_BACKLOG"}, "username_env", "is an ARIA setting, not a credential"),
     ],
 )
 def test_bad_settings_are_refused_naming_the_field(staff, overrides, field, message):
@@ -89,6 +101,21 @@ def test_bad_settings_are_refused_naming_the_field(staff, overrides, field, mess
     errors = response.context["adminform"].form.errors
     assert field in errors and message in " ".join(errors[field])
     assert not Connector.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("kind", "endpoint", "topic_filter"),
+    [
+        ("mqtt_json", "mqtt://127.0.0.1:1883", "plant/+/vibration"),
+        ("mqtt_json", "mqtts://broker:65535", "#"),
+        ("mqtt_sparkplug_b", "mqtt://broker", "spBv1.0/plant/+/edge-1/#"),
+        ("opcua", "opc.tcp://h:1/aria", ""),
+    ],
+)
+def test_good_filters_and_ports_are_accepted(staff, kind, endpoint, topic_filter):
+    response = staff.post(ADD, _form(kind=kind, endpoint=endpoint, topic_filter=topic_filter))
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    assert Connector.objects.get(name="line-1").topic_filter == topic_filter
 
 
 def test_status_fields_cannot_be_typed_in(staff):
