@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from assistant.choices import DraftType
 from assistant.services.drafts import draft_create
+from assistant.validators import DRAFT_NAME
 from core.access import OPERATOR
 from core.capabilities import CapabilityContext, Tier, capability
 from core.errors import InvalidInput
@@ -21,7 +22,9 @@ from core.errors import InvalidInput
 
 class CreateDraftInput(BaseModel):
     type: str = Field(description=f"One of {', '.join(DraftType.values)}.")
-    name: str = Field(min_length=1, max_length=100)
+    name: str = Field(
+        min_length=1, max_length=100, pattern=DRAFT_NAME.pattern, description="A slug: letters, digits, _ or -."
+    )
     spec: dict[str, Any] = Field(default_factory=dict, description="The draft's spec (shape depends on its type).")
 
 

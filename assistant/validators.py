@@ -21,6 +21,11 @@ _validators: dict[str, Validator] = {}
 TEMPLATE_VARIABLE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 PLACEHOLDER = re.compile(r"^\{[A-Za-z_][A-Za-z0-9_]*\}$")
 NAME = re.compile(r"^[a-z][a-z0-9_]{1,62}$")
+# Every other draft's name (skill, prompt, workflow, MCP server) is a path segment
+# (PUT /sessions/{id}/skills/{name}), listed in every session and written to audit rows: a slug,
+# never "../../x" or markup. Tools keep the stricter NAME (they become function names).
+DRAFT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$")
+DRAFT_NAME_RULE = "name must be letters, digits, _ or - (starting with a letter or digit), 1–100 characters."
 MCP_TRANSPORTS = ("stdio", "http", "streamable_http", "sse")
 MCP_TIERS = ("read", "safe", "mutate")  # `gated` is never given to a model
 # The finish tool each agent's loop ends with (their AgentSpec.finish_tool; a test keeps them in step):
@@ -68,6 +73,13 @@ def validate_spec(draft_type: str, name: str, spec: dict[str, Any], config: Assi
     return {"ok": not errors, "errors": errors, "type": draft_type}
 
 
+def draft_name_errors(name: str) -> list[str]:
+    """The slug rule for a skill's, prompt's, workflow's or MCP server's name (see DRAFT_NAME)."""
+    if not name.strip():
+        return ["name is required."]
+    return [] if DRAFT_NAME.match(name) else [DRAFT_NAME_RULE]
+
+
 def _schema_errors(schema: Any, field: str = "input_schema") -> list[str]:
     if not isinstance(schema, dict):
         return [f"{field} must be a JSON Schema object."]
@@ -105,13 +117,13 @@ def validate_tool(name: str, spec: dict[str, Any], config: AssistantConfig) -> l
 @validator(DraftType.PROMPT)
 def validate_prompt(name: str, spec: dict[str, Any], config: AssistantConfig) -> list[str]:
     text, declared = spec.get("text"), spec.get("variables", [])
+    errors = draft_name_errors(name)
     if not isinstance(text, str) or not text.strip():
-        return ["text is required."]
+        return [*errors, "text is required."]
     if not isinstance(declared, list) or not all(isinstance(v, str) for v in declared):
-        return ["variables must be a list of names."]
+        return [*errors, "variables must be a list of names."]
     used = set(TEMPLATE_VARIABLE.findall(text))
-    undeclared = sorted(used - set(declared))
-    errors = [f"template variable {{{{{v}}}}} is not declared." for v in undeclared]
+    errors += [f"template variable {{{{{v}}}}} is not declared." for v in sorted(used - set(declared))]
     return errors + prompt_contract_errors(str(spec.get("agent") or name), text)
 
 
@@ -135,7 +147,7 @@ def prompt_contract_errors(agent: str, text: str) -> list[str]:
 
 @validator(DraftType.SKILL)
 def validate_skill(name: str, spec: dict[str, Any], config: AssistantConfig) -> list[str]:
-    errors = [] if name.strip() else ["name is required."]
+    errors = draft_name_errors(name)
     if not isinstance(spec.get("instructions"), str) or not spec["instructions"].strip():
         errors.append("instructions are required.")
     if spec.get("runtime_mode", SkillRuntimeMode.AUTO) not in SkillRuntimeMode.values:
@@ -149,9 +161,9 @@ def validate_skill(name: str, spec: dict[str, Any], config: AssistantConfig) -> 
 @validator(DraftType.WORKFLOW)
 def validate_workflow(name: str, spec: dict[str, Any], config: AssistantConfig) -> list[str]:
     steps = spec.get("steps")
+    errors = draft_name_errors(name)
     if not isinstance(steps, list) or not steps:
-        return ["steps must be a non-empty list."]
-    errors = []
+        return [*errors, "steps must be a non-empty list."]
     for index, step in enumerate(steps, 1):
         if not isinstance(step, dict):
             errors.append(f"step {index} must be an object.")
@@ -175,9 +187,9 @@ def validate_workflow(name: str, spec: dict[str, Any], config: AssistantConfig) 
 @validator(DraftType.MCP_SERVER)
 def validate_mcp_server(name: str, spec: dict[str, Any], config: AssistantConfig) -> list[str]:
     transport = spec.get("transport")
+    errors = draft_name_errors(name)
     if transport not in MCP_TRANSPORTS:
-        return [f"transport must be one of {MCP_TRANSPORTS}."]
-    errors = []
+        return [*errors, f"transport must be one of {MCP_TRANSPORTS}."]
     if transport == "stdio":
         command = spec.get("command")
         if not (isinstance(command, str) and command.strip()) and not (

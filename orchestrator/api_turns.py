@@ -11,6 +11,7 @@ from ninja import Path, Query, Router
 from core.access import get_owned_or_404, owned_by, require_scopes
 from core.errors import InvalidInput, NotFound
 from core.models import AgentRun
+from orchestrator.choices import CONVERSATION_PATTERN
 from orchestrator.coordinator.transcript import transcript_export
 from orchestrator.models import CoordinatorTurn
 
@@ -43,7 +44,7 @@ def _with_engines(export: dict[str, Any], turns: list[CoordinatorTurn]) -> dict[
 
 @router.get("/coordinator/conversations/{conversation}/export")
 def coordinator_conversation_export(
-    request: HttpRequest, conversation: str = Path(..., min_length=1, max_length=80)
+    request: HttpRequest, conversation: str = Path(..., min_length=1, max_length=80, pattern=CONVERSATION_PATTERN)
 ) -> JsonResponse:
     """The caller's turns of one conversation, oldest first, each with its chain fields."""
     require_scopes(request.user)

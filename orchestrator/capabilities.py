@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 from core.access import OPERATOR, is_admin
 from core.capabilities import CapabilityContext, Tier, capability
 from core.models import AgentRun, AgentStep
-from orchestrator.choices import Autonomy
+from orchestrator.choices import CONVERSATION_PATTERN, Autonomy
 from orchestrator.compact import compact_plan
 from orchestrator.coordinator.service import coordinator_turn
 from orchestrator.schemas import plan_out
@@ -145,7 +145,7 @@ def get_agent_runs(ctx: CapabilityContext, params: AgentRunsInput) -> list[dict[
 
 class CoordinateInput(BaseModel):
     message: str = Field(min_length=1, max_length=4000)
-    conversation: str = Field(default="default", min_length=1, max_length=80)
+    conversation: str = Field(default="default", min_length=1, max_length=80, pattern=CONVERSATION_PATTERN)
 
 
 COORDINATE = "orchestrator.coordinate"

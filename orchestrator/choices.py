@@ -13,11 +13,17 @@ step on its own or must ask a human first:
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from django.db import models
 
 from core.capabilities import Tier
+
+# A coordinator conversation's name: a path segment (…/conversations/{name}/export), an export's file
+# name and a filter key — a slug ("default", "session-7", "line-2"), never "../../etc" or markup.
+CONVERSATION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,79}$"
+CONVERSATION = re.compile(CONVERSATION_PATTERN)
 
 
 class Autonomy(models.TextChoices):

@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 
 from core.access import OPERATOR
 from core.capabilities import CapabilityContext, Tier, capability, dispatch, registry
+from orchestrator.choices import CONVERSATION_PATTERN
 from orchestrator.models import CoordinatorTurn
 from orchestrator.selectors import interactions_visible_to
 
@@ -25,7 +26,7 @@ DRAFT_DECIDE = "assistant.decide_draft"
 
 
 class ConversationInput(BaseModel):
-    conversation: str = Field(default="default", max_length=80)
+    conversation: str = Field(default="default", max_length=80, pattern=CONVERSATION_PATTERN)
     limit: int = Field(default=20, ge=1, le=100)
 
 

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from ninja import Schema
 from pydantic import ConfigDict, Field, WithJsonSchema
 
+from orchestrator.choices import CONVERSATION_PATTERN
 from orchestrator.models import Interaction, Plan, PlanStep
 
 # "work_order:7" (or "work_order#7"), or {"type": "work_order", "id": 7}: documented here, checked by
@@ -110,7 +111,7 @@ def plan_out(plan: Plan, *, with_interactions: bool = False) -> dict[str, Any]:
 
 class TurnIn(Schema):
     message: str = Field(min_length=1, max_length=4000)
-    conversation: str = Field(default="default", max_length=80)
+    conversation: str = Field(default="default", max_length=80, pattern=CONVERSATION_PATTERN)
 
 
 def turn_out(turn: Any, *, detail: bool = False) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from core.errors import Conflict, InvalidInput, NotFound
 from core.events import current_turn_id, private_scope, turn_scope
 from core.leases import lease_hold
 from core.models import AgentStep
+from orchestrator.choices import CONVERSATION
 from orchestrator.coordinator.context import PACKET_MARKER, build_context_packet, read_tools
 from orchestrator.coordinator.execute import execute_action, execute_delegations, outcome_text
 from orchestrator.coordinator.live import TurnProgress
@@ -154,6 +155,11 @@ def coordinator_turn(
     """One turn for `message`. The exact words of a confirm card ("confirm proposal 1 of turn 7") are
     not interpreted: they confirm that proposal in code (`coordinator_proposal_confirm`). While it
     runs, its states go to its user on the bus (`coordinator_turn_state`, live.py)."""
+    if not CONVERSATION.match(conversation):  # every caller (API, capability, chat session) meets the rule
+        raise InvalidInput(
+            "conversation must be letters, digits, _ or - (starting with a letter or digit), 1–80 characters.",
+            field="conversation",
+        )
     # The states and the agent's events share one turn id, and are this user's alone on the bus.
     with turn_scope(current_turn_id.get() or None), private_scope(getattr(user, "pk", None)):
         if confirm := CONFIRM.fullmatch(message.strip()):
