@@ -1,6 +1,7 @@
 /* Ask ARIA drawer, drafts panel: this session's drafts with their spec in an editor (an edit makes
    a new candidate: back to `draft`, as the API does), a new-draft form with a type selector, and for
-   approvers the drafts that wait for them (approve, publish) through the same routes as the admin.
+   approvers the drafts that wait for them (approve or reject with a reason, publish) through the same
+   routes as the admin.
    Text only via textContent. */
 (() => {
   "use strict";
@@ -24,6 +25,8 @@
 
   // The last refusal per draft (e.g. a 403 naming the separation-of-duties reason), kept across re-renders.
   const refusals = new Map();
+  // The decision reason being typed per draft: a live refresh (draft_updated) redraws the rows.
+  const reasons = new Map();
 
   function button(label, onClick) {
     const b = el("button", null, label);
@@ -60,7 +63,7 @@
     li.dataset.draftId = String(d.id);
     li.appendChild(el("span", null, `${d.type} ${d.name} v${d.version} `));
     li.appendChild(el("span", `aria-badge aria-status-${d.status}`, d.status.replace(/_/g, " ")));
-    if (!mine) li.appendChild(el("span", "aria-note", ` by #${d.owner_id}`));
+    if (!mine) li.appendChild(el("span", "aria-note", ` by user #${d.owner_id}`));  // DraftOut carries no username yet
     if (d.status_reason) li.appendChild(el("p", "aria-error aria-status-reason", d.status_reason));
     if (refusals.has(String(d.id))) li.appendChild(el("p", "aria-error aria-draft-error", refusals.get(String(d.id))));
     return li;
@@ -133,13 +136,35 @@
     return () => picks.reduce((chosen, p) => Object.assign(chosen, { [p.name]: p.value }), {});
   }
 
+  // The reason beside Approve / Reject (a rejection needs one: the server's 422 is shown in the row).
+  function reasonField(li, d) {
+    const input = el("input", "aria-decision-reason");
+    input.type = "text";
+    input.maxLength = 4000;
+    input.placeholder = "Reason (required to reject)";
+    input.setAttribute("aria-label", `Reason for ${d.type} ${d.name} v${d.version}`);
+    input.dataset.draftId = String(d.id);
+    input.value = reasons.get(String(d.id)) || "";
+    input.addEventListener("input", () => { reasons.set(String(d.id), input.value); });
+    li.appendChild(input);
+    return () => input.value.trim();
+  }
+
   function reviewRow(d) {
     const li = head(d, false);
     readOnlySpec(li, d);
     reports(li, d);
-    if (d.status === "tested") {
+    if (d.status === "tested") {  // draft_approve and draft_reject both take a tested draft only
       const tiers = d.type === "mcp_server" ? tierPicker(li, d) : null;
-      li.appendChild(button("Approve", () => api("POST", `/drafts/${d.id}/approve`, { reason: "approved in the drawer", tool_tiers: tiers ? tiers() : null })));
+      const reason = reasonField(li, d);
+      li.appendChild(button("Approve", async () => {
+        await api("POST", `/drafts/${d.id}/approve`, { reason: reason(), tool_tiers: tiers ? tiers() : null });
+        reasons.delete(String(d.id));
+      }));
+      li.appendChild(button("Reject", async () => {
+        await api("POST", `/drafts/${d.id}/reject`, { reason: reason() });
+        reasons.delete(String(d.id));
+      }));
     }
     if (d.status === "approved" || d.status === "publish_failed") {
       li.appendChild(button(d.status === "approved" ? "Publish" : "Retry publish", () => api("POST", `/drafts/${d.id}/publish`)));
@@ -166,7 +191,13 @@
     $("aria-review").hidden = !approver;
     if (approver) {
       const waiting = await api("GET", "/drafts?review=true").catch(() => []);
+      const focused = document.activeElement;
+      const typingIn = focused && review.contains(focused) && focused.classList.contains("aria-decision-reason") ? focused.dataset.draftId : null;
       review.replaceChildren(...waiting.map(reviewRow));
+      if (typingIn) {  // a live redraw never takes the reason field from under the approver's fingers
+        const again = review.querySelector(`.aria-decision-reason[data-draft-id="${typingIn}"]`);
+        if (again) { again.focus(); again.setSelectionRange(again.value.length, again.value.length); }
+      }
       if (!waiting.length) review.appendChild(el("li", "aria-note", "Nothing waits for your approval."));
     }
   }

@@ -132,3 +132,44 @@ def test_an_author_discards_a_draft_from_the_drawer_after_confirming(tabs, serve
         " AuditRecord.objects.filter(action='draft.discard').count())\n",
     )  # fmt: skip
     assert "LEFT ['keep-me'] 1" in out
+
+
+def test_an_approver_rejects_a_tested_draft_with_a_reason_and_the_author_sees_it(tabs, server):
+    rita = tabs()
+    drawer_login(rita, server, "rita", "operator")
+    rita.select_option("#aria-mode", "build")
+    rita.locator(".aria-draft-create summary").click()
+    rita.select_option("#aria-draft-type", "prompt")  # the template validates and tests
+    rita.fill("#aria-draft-name", "triage-notes")
+    rita.get_by_role("button", name="Create draft").click()
+    mine = rita.locator("#aria-draft-list .aria-draft").filter(has_text="prompt triage-notes v1")
+    _step(mine, "Validate", "validated")
+    _step(mine, "Test", "tested")
+
+    # an approver without the operator scope reviews in the drawer (no Send, the queue is there)
+    vic = tabs()
+    drawer_login(vic, server, "vic", "approver")
+    vic.select_option("#aria-mode", "build")
+    waiting = vic.locator("#aria-review-list .aria-draft").filter(has_text="prompt triage-notes v1")
+    expect(waiting.get_by_role("button", name="Approve")).to_be_visible()
+
+    # a rejection without a reason is refused by the server, shown in the row; nothing moves
+    waiting.get_by_role("button", name="Reject").click()
+    expect(waiting.locator(".aria-draft-error")).to_contain_text("needs a reason")
+    expect(waiting.locator(".aria-badge")).to_have_text("tested")
+
+    waiting.locator(".aria-decision-reason").fill("Too generic for triage; narrow it.")
+    waiting.get_by_role("button", name="Reject").click()
+    expect(waiting).to_have_count(0)  # no longer waits for an approval
+    # the author's tab follows the bus (draft_updated): the status and the approver's reason
+    expect(mine.locator(".aria-badge")).to_have_text("review rejected")
+    expect(mine.locator(".aria-status-reason")).to_contain_text("narrow it")
+    out = server.manage(
+        "shell", "-c",
+        "from assistant.models import Review\n"
+        "r = Review.objects.get(draft__name='triage-notes')\n"
+        "print('REVIEW', r.decision, r.reviewer.username, r.reason)\n",
+    )  # fmt: skip
+    assert "REVIEW reject vic Too generic for triage" in out
+    for page in (rita, vic):
+        assert not [e for e in page.console_errors if "Content Security Policy" in e], page.console_errors
