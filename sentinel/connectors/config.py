@@ -30,7 +30,11 @@ def topic_filter_problem(topic_filter: str) -> str | None:
     """Why `topic_filter` is not a valid MQTT subscription, or None."""
     if not topic_filter:
         return "an MQTT topic filter must not be empty"
-    if len(topic_filter.encode("utf-8")) > MAX_TOPIC_FILTER_BYTES:
+    try:
+        size = len(topic_filter.encode("utf-8"))
+    except UnicodeEncodeError:
+        return "an MQTT topic filter must be valid UTF-8"
+    if size > MAX_TOPIC_FILTER_BYTES:
         return "an MQTT topic filter is at most 65,535 bytes"
     if "\x00" in topic_filter:
         return "an MQTT topic filter must not contain the NUL character"

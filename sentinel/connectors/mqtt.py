@@ -76,6 +76,9 @@ class MqttSession:
         self.failures = 0  # callback failures since the last granted subscription
         self.retry_delay = 0  # seconds paho waits before the next connection after one
         self._dropping = False  # the session itself closed the socket: not a second error
+        self._subscribing = False  # subscribed, the broker's answer not yet in
+        shown = self.topic_filter if len(self.topic_filter) <= 100 else f"{self.topic_filter[:100]}…"
+        self._filter_shown = repr(shown)  # in errors (500 characters at most, the retry delay last)
 
     def start(self) -> None:
         self.feed.status("connecting")
@@ -98,28 +101,35 @@ class MqttSession:
             result, _mid = client.subscribe(self.topic_filter, qos=1)
             if result != mqtt.MQTT_ERR_SUCCESS:
                 raise RuntimeError(mqtt.error_string(result))
+            self._subscribing = True
         except Exception as error:  # paho would end its thread on it and nobody would know
             logger.warning("connector: subscribing to %r failed", self.topic_filter, exc_info=True)
-            self._fail(client, f"cannot subscribe to topic filter {self.topic_filter!r}: {error}")
+            self._fail(client, f"cannot subscribe to topic filter {self._filter_shown}: {error}")
 
     def _on_subscribe(self, client: mqtt.Client, userdata: Any, mid: int, reasons: Any, properties: Any) -> None:
+        self._subscribing = False
         refused = [reason for reason in reasons if reason.is_failure]
         if refused:
-            self._fail(client, f"broker refused the subscription to {self.topic_filter!r}: {refused[0]}")
+            self._fail(client, f"broker refused the subscription to {self._filter_shown}: {refused[0]}")
             return
         if self.failures:
             self.failures, self.retry_delay = 0, 0
             client.reconnect_delay_set(RECONNECT_MIN_SECONDS, RECONNECT_MAX_SECONDS)
         self.feed.status("connected")
 
-    def _fail(self, client: mqtt.Client, message: str) -> None:
-        """Report `message` as an error and drop the connection: paho's loop reconnects after
-        `retry_delay`, doubled at each failure (paho itself resets its delay at every accepted
-        connection, which would retry a broken subscription every second)."""
+    def _failed(self, client: mqtt.Client, message: str) -> None:
+        """Report `message` as an error; paho's loop reconnects after `retry_delay`, doubled at
+        each failure (paho itself resets its delay at every accepted connection, which would
+        retry a broken subscription every second)."""
         self.failures += 1
         self.retry_delay = min(RECONNECT_MAX_SECONDS, RECONNECT_MIN_SECONDS * 2 ** min(self.failures - 1, 10))
         self.feed.error(f"{message} (retry in {self.retry_delay} s)", status="error")
         client.reconnect_delay_set(self.retry_delay, RECONNECT_MAX_SECONDS)
+
+    def _fail(self, client: mqtt.Client, message: str) -> None:
+        """`_failed`, and drop the connection so that paho reconnects."""
+        self._subscribing = False
+        self._failed(client, message)
         sock = client.socket()
         if isinstance(sock, socket.socket):  # TCP or TLS (ARIA uses no websockets transport)
             self._dropping = True
@@ -136,6 +146,10 @@ class MqttSession:
             self._dropping = False
             return
         if not reason.is_failure:  # our own disconnect()
+            return
+        if self._subscribing:  # e.g. Mosquitto drops a client whose filter is over 200 levels deep
+            self._subscribing = False
+            self._failed(client, f"the broker closed the connection on subscribing to {self._filter_shown}: {reason}")
             return
         self.feed.error(f"disconnected from the broker: {reason}", status="error")
 

@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import json
 import re
+import time
+from types import SimpleNamespace
 
 import paho.mqtt.client as mqtt
 import pytest
 
 from sentinel.connectors.config import credential_env_problem, topic_filter_problem
+from sentinel.connectors.feed import Feed
+from sentinel.connectors.mqtt import MqttSession
 from sentinel.connectors.supervisor import ConnectorSupervisor
 from sentinel.models import Connector, ConnectorTag, SignalSample
 from tests.sentinel.connector_helpers import Publisher, pump, require_broker, status_of, unique
@@ -61,6 +65,35 @@ def test_a_stored_invalid_topic_filter_is_an_error_retried_with_backoff_then_fix
         assert pump(supervisor, lambda: SignalSample.objects.filter(signal=vibration).exists())
     finally:
         publisher.close()
+
+
+def test_a_filter_the_broker_drops_the_client_for_is_an_error_retried_with_backoff():
+    """MQTT allows it, Mosquitto does not (more than 200 levels): it closes the connection on the
+    SUBSCRIBE. The session says so and waits longer each time (paho alone would retry every
+    second, its delay reset by every accepted connection). A row cannot hold such a filter (300
+    characters), so the session is given the settings directly."""
+    require_broker()
+    deep = "a/" * 250 + "b"
+    settings = SimpleNamespace(
+        pk=0, endpoint="mqtt://127.0.0.1:1883", topic_filter=deep, username_env="", password_env=""
+    )
+    feed = Feed({})
+    session = MqttSession(settings, feed, sparkplug=False)
+    errors: list[str] = []
+    session.start()
+    try:
+        deadline = time.monotonic() + 15
+        while len(errors) < 2 and time.monotonic() < deadline:
+            drained = feed.drain()
+            if drained.errors:
+                errors.append(drained.last_error or "")
+                assert drained.status == "error"
+            time.sleep(0.05)
+    finally:
+        session.stop()
+    assert len(errors) == 2, errors
+    assert errors[0].startswith("the broker closed the connection on subscribing to 'a/a/a/")
+    assert errors[0].endswith("(retry in 1 s)") and errors[1].endswith("(retry in 2 s)")
 
 
 @pytest.mark.parametrize(
@@ -141,8 +174,9 @@ def test_the_topic_filter_rule_agrees_with_paho(topic_filter):
     assert (topic_filter_problem(topic_filter) is None) == paho_ok
 
 
-def test_a_nul_in_a_topic_filter_is_refused():
+def test_a_nul_or_a_lone_surrogate_in_a_topic_filter_is_refused():
     assert "NUL" in topic_filter_problem("plant/\x00/#")
+    assert "UTF-8" in topic_filter_problem("plant/\ud800/#")
 
 
 @pytest.mark.parametrize(
