@@ -8,6 +8,7 @@ from django.shortcuts import render
 from django.views.decorators.csrf import ensure_csrf_cookie
 
 from core.access import APPROVER, OPERATOR, user_scopes
+from sentinel.choices import AlarmState
 
 
 @login_required
@@ -15,4 +16,6 @@ from core.access import APPROVER, OPERATOR, user_scopes
 def alarm_performance_page(request: HttpRequest) -> HttpResponse:
     if not user_scopes(request.user) & {OPERATOR, APPROVER}:
         raise PermissionDenied("Alarm performance is for operators and approvers.")
-    return render(request, "sentinel/performance.html")
+    # The alarm states in the model's words ("Active, unacknowledged"), for the lists that name one.
+    state_labels = {value: str(label) for value, label in AlarmState.choices}
+    return render(request, "sentinel/performance.html", {"state_labels": state_labels})

@@ -35,7 +35,10 @@
     (document.head || document.documentElement).appendChild(style);
   }
 
-  const { el, svg, offlineMark } = window.Aria;
+  const { el, svg, offlineMark, fmtNumber } = window.Aria;
+  // A value for a person: a measurement through the shared formatter (4.5916 → 4.59), whole numbers
+  // (ids, counts) and text as they are.
+  const shown = (v) => (typeof v === "number" && !Number.isInteger(v) ? fmtNumber(v) : String(v));
 
   // An empty bucket (null) is a gap in the line, never a zero: Number(null) would be 0.
   function num(v) { return v === null || v === undefined || v === "" ? NaN : Number(v); }
@@ -109,7 +112,7 @@
       t.textContent = String(labels[i] ?? "");
       chart.appendChild(t);
       const vt = svg("text", { x: P + i * bw + bw / 2, y: H - P - h - 2, "text-anchor": "middle", class: "aria-tick" });
-      vt.textContent = `${v}${props.unit ? " " + props.unit : ""}`;
+      vt.textContent = `${shown(v)}${props.unit ? " " + props.unit : ""}`;
       chart.appendChild(vt);
     });
     box.appendChild(chart);
@@ -122,7 +125,7 @@
       dl.appendChild(el("dt", null, k));
       const dd = el("dd");
       if (v && typeof v === "object" && depth < 1 && !Array.isArray(v)) dd.appendChild(keyValues(v, depth + 1));
-      else dd.textContent = Array.isArray(v) ? v.map((x) => (typeof x === "object" ? JSON.stringify(x) : x)).join(", ") : typeof v === "object" ? JSON.stringify(v) : String(v);
+      else dd.textContent = Array.isArray(v) ? v.map((x) => (x && typeof x === "object" ? JSON.stringify(x) : shown(x))).join(", ") : v && typeof v === "object" ? JSON.stringify(v) : shown(v);
       dl.appendChild(dd);
     });
     return dl;
@@ -194,7 +197,7 @@
     keys.forEach((key) => {
       const a = current[key] || {}, b = before[key] || {};
       const tr = el("tr");
-      [key, a.peak, a.duration_min, b.peak, b.duration_min].forEach((v) => tr.appendChild(el("td", null, v ?? "—")));
+      [key, a.peak, a.duration_min, b.peak, b.duration_min].forEach((v, i) => tr.appendChild(el("td", null, v === null || v === undefined ? "—" : i ? shown(v) : v)));
       table.appendChild(tr);
       peaks.push([key, num(a.peak), num(b.peak)]);
     });

@@ -5,7 +5,7 @@
  * Text only via textContent (Aria.el); links are built from ids, never from result text. */
 (() => {
   "use strict";
-  const { el } = window.Aria;
+  const { el, fmtNumber } = window.Aria;
   const MAX_ROWS = 8;
 
   const woLink = (id, label) => {
@@ -16,7 +16,7 @@
 
   const fmt = (value) => {
     if (value === null || value === undefined || value === "") return "—";
-    if (typeof value === "number") return Number.isInteger(value) ? String(value) : String(Math.round(value * 1000) / 1000);
+    if (typeof value === "number") return Number.isInteger(value) ? String(value) : fmtNumber(value);  // 4.5916 → 4.59
     if (Array.isArray(value)) return value.map(fmt).join(", ");
     if (typeof value === "object") return Object.keys(value).map((k) => `${k}: ${fmt(value[k])}`).join(" · ");
     return String(value);

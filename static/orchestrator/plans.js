@@ -40,6 +40,7 @@
   /* "alert: 4.8 · reason: …" — a step's inputs; unset (null) inputs mean "keep" and are left out. */
   function describe(value) {
     if (value === null || value === undefined) return "";
+    if (typeof value === "number" && !Number.isInteger(value)) return window.Aria.fmtNumber(value);  // 73.0555 → 73.06
     if (typeof value !== "object") return String(value);
     if (Array.isArray(value)) return value.map(describe).filter(Boolean).join(", ");
     return Object.keys(value).map((key) => {

@@ -19,6 +19,10 @@
 
   function say(text) { msg.textContent = text || ""; msg.hidden = !text; }
 
+  // An alarm's state for a person: the model's label (rendered by the view), not the stored value.
+  const labelsNode = document.getElementById("perf-state-labels");
+  const STATE_LABEL = labelsNode ? JSON.parse(labelsNode.textContent) : {};
+
   function who(item) { return `${item.cell_tag} ${item.display_name || item.signal_key}`; }
 
   function kpis(report) {
@@ -163,7 +167,9 @@
       li.appendChild(done);
       list.appendChild(li);
     });
-    if (!list.firstChild) list.appendChild(el("li", "", "No tuning suggestion for these bad actors."));
+    // Nothing to suggest is a sentence, not item 1 of a numbered list.
+    list.hidden = !list.firstChild;
+    document.getElementById("perf-suggestions-empty").hidden = Boolean(list.firstChild);
   }
 
   function mix(report) {
@@ -183,7 +189,7 @@
     const describe = {
       chattering: (c) => `${who(c)}: ${c.alarms} alarms, up to ${c.max_in_60s} in 60 s${c.flagged ? " (flagged)" : ""}`,
       fleeting: (f) => `${who(f)} at ${fmtShortDate(f.raised_at)}: cleared after ${f.seconds} s`,
-      standing: (s) => `${who(s)}: ${s.state} for ${s.age_hours} h${s.signal_stale ? " (signal stale)" : ""}`,
+      standing: (s) => `${who(s)}: ${STATE_LABEL[s.state] || s.state.replace(/_/g, " ")} for ${s.age_hours} h${s.signal_stale ? " (signal stale)" : ""}`,
       shelved: (s) => who(s) + (s.until_work_order_closes ? ": until its work order closes" : s.shelved_until ? `: until ${fmtShortDate(s.shelved_until)}` : ""),
       out_of_service: (s) => `${who(s)}: out of service for ${s.age_hours} h`
     };

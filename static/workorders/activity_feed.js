@@ -17,7 +17,7 @@
 
   const MAX_ITEMS = 150;
 
-  const { el } = window.Aria;
+  const { el, fmtNumber } = window.Aria;
 
   function brief(value, limit) {
     let text;
@@ -155,7 +155,7 @@
           break;
         case "anomaly_detected":
           row(frame, `act-anomaly sev-${frame.severity}`, [el("span", "act-icon", "⚠"),
-            el("span", null, `Anomaly on cell ${frame.cell_id}: ${frame.value} (${frame.direction === "low" ? "below " : "above "}${frame.threshold})`)]);
+            el("span", null, `Anomaly on cell ${frame.cell_id}: ${fmtNumber(frame.value)} (${frame.direction === "low" ? "below " : "above "}${fmtNumber(frame.threshold)})`)]);
           break;
         case "ui_render": {
           const shown = row(frame, "act-render", [agentTag(frame.agent), el("span", "act-render-label", "shows"),

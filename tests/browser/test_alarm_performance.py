@@ -57,6 +57,10 @@ def test_the_page_shows_the_flood_and_the_bad_actors_and_plans_a_tuning(browser,
     suggestion = page.locator('li.suggestion[data-signal="P-02.motor_current_a"]')
     expect(suggestion.locator(".suggestion-title")).to_contain_text("on-delay")
     expect(suggestion.locator(".suggestion-evidence")).to_contain_text("cleared within 5 s")
+    expect(page.locator("#perf-suggestions-empty")).to_be_hidden()
+    # states read as words (the model's labels), never the stored value such as active_unack
+    for name in ("standing", "shelved", "out_of_service"):
+        assert "_" not in page.locator(f"#perf-{name}").inner_text(), page.locator(f"#perf-{name}").inner_text()
     page.screenshot(path=str(SCREENSHOT), full_page=True)
     suggestion.get_by_role("button", name="Create limit-change plan").click()
     done = suggestion.locator(".suggestion-done")
@@ -70,4 +74,17 @@ def test_the_page_shows_the_flood_and_the_bad_actors_and_plans_a_tuning(browser,
     expect(change.locator(".step-inputs").first).to_contain_text("on_delay_seconds")
     expect(change.locator(".step-inputs").first).to_contain_text("motor_current_a")
     assert not page.console_errors, page.console_errors
+    page.context.close()
+
+
+def test_no_tuning_suggestion_is_a_sentence_not_a_numbered_item(browser, server):
+    page = open_tab(browser, server)
+    sign_in(page, "opal", "perf-operator-1", next_path="/alarms/performance/")
+    expect(page.locator("#perf-status")).to_have_attribute("data-status", "open")
+    # the flood was three hours ago: the last hour has no bad actor to tune
+    page.select_option("#perf-window select[name=hours]", "1")
+    expect(page.locator("#perf-suggestions-empty")).to_be_visible()
+    expect(page.locator("#perf-suggestions-empty")).to_have_text("No tuning suggestion for these bad actors.")
+    expect(page.locator("#perf-suggestions")).to_be_hidden()
+    expect(page.locator("#perf-suggestions li")).to_have_count(0)
     page.context.close()

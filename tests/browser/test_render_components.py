@@ -157,3 +157,41 @@ def test_every_component_is_drawn_in_the_drawer(browser, aria_server):
         "href", "/workorders/77/print"
     )
     assert page.locator("#injected-render").count() == 0
+
+
+def test_measurements_are_shown_rounded_by_the_shared_formatter(browser, aria_server):
+    """4.5916 mm/s reads 4.59, 73.0555 °C reads 73.06 and 812.4 reads 812 (Aria.fmtNumber); whole
+    numbers such as ids and counts stay as they are."""
+    aria_server.create_user("nora", "render-pass-3", "operator")
+    page = open_tab(browser, aria_server)
+    sign_in(page, "nora", "render-pass-3", next_path="/")
+    expect(page.locator("#ws-status")).to_have_attribute("data-status", "open")
+    texts = page.evaluate(
+        """() => {
+          const text = (name, props) => AriaRender.component(name, props).textContent;
+          return {
+            bar: text("bar_chart", {title: "t", labels: ["a", "b"], values: [4.5916, 3], unit: "mm/s"}),
+            match: text("pattern_match", {similarity: 0.9, current_pattern: {bearing_temp_c: {peak: 73.0555, duration_min: 12}},
+                                          past_failure: {id: 3, signal_patterns: {bearing_temp_c: {peak: 812.4, duration_min: 15}}}}),
+            card: text("unknown_card", {value: 4.5916, count: 7, list: [73.0555, "x"]}),
+          };
+        }"""
+    )
+    assert "4.59 mm/s" in texts["bar"] and "4.5916" not in texts["bar"] and "3 mm/s" in texts["bar"], texts
+    assert "73.06" in texts["match"] and "812" in texts["match"] and "73.0555" not in texts["match"], texts
+    assert "12" in texts["match"] and "812.4" not in texts["match"], texts
+    assert "4.59" in texts["card"] and "7" in texts["card"] and "73.06, x" in texts["card"], texts
+    assert "4.5916" not in texts["card"], texts
+
+    # the activity feed's anomaly line, too (a feed of its own: no event published on the shared server)
+    line = page.evaluate(
+        """() => {
+          const list = document.createElement("ol"), empty = document.createElement("p");
+          const feed = AriaActivityFeed.create(list, empty, {liveAfter: 0});
+          feed.add({id: 1, type: "anomaly_detected", cell_id: 3, signal_def_id: 12, value: 4.5916, threshold: 4.5,
+                    work_order_id: null, time: "2026-11-30T04:30:00Z", severity: "alert", direction: "high"});
+          return list.textContent;
+        }"""
+    )
+    assert "4.59 (above 4.50)" in line and "4.5916" not in line, line
+    page.context.close()
