@@ -10,7 +10,7 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from core.errors import DomainError
+from core.errors import DomainError, InvalidInput
 from workorders.choices import WorkOrderStatus
 from workorders.models import (
     EquipmentKB,
@@ -23,6 +23,7 @@ from workorders.models import (
 )
 from workorders.services import equipment_kb_update, work_order_transition, work_order_update
 from workorders.services.edits import EDITABLE_FIELDS
+from workorders.shapes import WORK_ORDER_LISTS, kb_data_check, work_order_list_clean
 
 
 class WorkOrderEventInline(admin.TabularInline):
@@ -60,7 +61,15 @@ class WorkOrderAdminForm(forms.ModelForm):
         fields = sorted(EDITABLE_FIELDS)  # the admin passes its own list; these are the editable ones
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        data: dict[str, Any] = super().clean() or {}
+        # The same shapes as the API and the Generator: a form error here, not a saved "str" the
+        # Control Room cannot map over (nor a 1e400 the database refuses with a 500).
+        for name in sorted(WORK_ORDER_LISTS.keys() & set(self.changed_data)):
+            if name in data:
+                try:
+                    data[name] = work_order_list_clean(name, data[name])
+                except InvalidInput as exc:
+                    self.add_error(name, exc.message)
         start, end = data.get("suggested_window_start"), data.get("suggested_window_end")
         if start is not None and end is not None and end <= start:
             self.add_error("suggested_window_end", "The window must end after it starts.")
@@ -148,8 +157,27 @@ class FailureHistoryAdmin(admin.ModelAdmin):
     raw_id_fields = ("work_order",)
 
 
+class EquipmentKBAdminForm(forms.ModelForm):
+    class Meta:
+        model = EquipmentKB
+        fields = ("cell", "data")
+
+    def clean_data(self) -> Any:
+        data = self.cleaned_data.get("data")
+        if data is None:  # an emptied field: an empty KB, as the model's default
+            return {}
+        if not isinstance(data, dict):
+            raise forms.ValidationError("The KB must be a JSON object.")
+        try:
+            kb_data_check(data)  # the shape the agents and the parts service read
+        except InvalidInput as exc:
+            raise forms.ValidationError(exc.message) from None
+        return data
+
+
 @admin.register(EquipmentKB)
 class EquipmentKBAdmin(admin.ModelAdmin):
+    form = EquipmentKBAdminForm
     list_display = ("cell", "updated_at")
     search_fields = ("cell__tag", "cell__name")
     readonly_fields = ("calibration_log", "updated_at")

@@ -9,8 +9,9 @@ from pydantic import BaseModel, Field, model_validator
 from core.agents.loop import AgentSpec, FinishTool
 from core.agents.prompts import system_prompt_for
 from workorders.agents.context import context_line, work_order_variables
-from workorders.capabilities.maintenance import PartRef, PriorityName
+from workorders.capabilities.maintenance import PriorityName
 from workorders.models import WorkOrder
+from workorders.shapes import MAX_ACTIONS, MAX_PARTS, MAX_SKILLS, Name, PartRef, Text
 
 NAME = "work_order_generator"
 
@@ -36,9 +37,10 @@ TOOLS = [
 class SubmitWorkOrder(BaseModel):
     title: str = Field(min_length=1, max_length=200)
     description: str = Field(min_length=1, max_length=5000)
-    recommended_actions: list[str] = Field(min_length=1, max_length=30)
-    required_parts: list[PartRef] = Field(default_factory=list, max_length=30)
-    required_skills: list[str] = Field(default_factory=list, max_length=10)
+    # The same shapes every edit of these lists is checked against (workorders/shapes.py).
+    recommended_actions: list[Text] = Field(min_length=1, max_length=MAX_ACTIONS)
+    required_parts: list[PartRef] = Field(default_factory=list, max_length=MAX_PARTS)
+    required_skills: list[Name] = Field(default_factory=list, max_length=MAX_SKILLS)
     priority: PriorityName
     estimated_duration_min: int = Field(ge=1, le=10_000)
     suggested_window_start: datetime

@@ -17,6 +17,7 @@ from workorders import kpis, selectors
 from workorders.choices import Priority, WorkOrderStatus
 from workorders.models import LogbookEntry, ShiftAssignment
 from workorders.services import equipment_kb_update, work_order_update
+from workorders.shapes import PartRef
 
 StatusName = Literal["detected", "analyzed", "open", "in_progress", "on_hold", "completed", "cancelled"]
 PriorityName = Literal["low", "medium", "high", "critical"]
@@ -61,11 +62,6 @@ class WorkOrdersInput(BaseModel):
 
 class WorkOrderInput(BaseModel):
     work_order_id: int
-
-
-class PartRef(BaseModel):
-    ref: str = Field(min_length=1, max_length=64)
-    qty: int = Field(ge=1, le=1000)
 
 
 class UpdateWorkOrderInput(BaseModel):

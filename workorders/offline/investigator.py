@@ -15,6 +15,7 @@ from core.agents.engines.fake import FakeReply, FakeState, fake_policy
 from workorders.agents.context import parse_context
 from workorders.offline.diagnosis import evidence_pattern, failures_of_mode, offline_diagnosis
 from workorders.offline.pattern import closest_failure, current_pattern
+from workorders.shapes import kb_failure_modes, kb_list_of_str, kb_text
 
 
 @fake_policy("investigator")
@@ -117,7 +118,7 @@ def _rca(current, match, score, kb, kb_answer, trends, diagnosis=None) -> dict[s
         )
         for key, p in current.items()
     ]
-    modes = kb.get("failure_modes", {})
+    modes = kb_failure_modes(kb)  # a malformed stored KB (old rows) reads as fewer modes, not a crash
     if match:
         mode = match["failure_mode"]
         date = match["failure_time"][:10]
@@ -131,7 +132,7 @@ def _rca(current, match, score, kb, kb_answer, trends, diagnosis=None) -> dict[s
         root = f"{mode}: {'; '.join(diagnosis.reasons)}. No confirmed past failure of this mode on the cell."
         similar, confidence = "", round(diagnosis.confidence * 0.8, 2)
     else:
-        keyed = [m for m, info in modes.items() if set(info.get("signals", [])) & set(current)]
+        keyed = [m for m, info in modes.items() if set(kb_list_of_str(info, "signals")) & set(current)]
         mode = keyed[0] if keyed else "undetermined"
         root = f"{mode}: no past failure shares this pattern; the KB lists {mode} for these signals."
         similar, confidence = "", 0.35 if keyed else 0.1
@@ -139,8 +140,9 @@ def _rca(current, match, score, kb, kb_answer, trends, diagnosis=None) -> dict[s
     if diagnosis is not None:
         factors += [f"signal features: {r}" for r in diagnosis.reasons]
         factors += [f"evidence signal: {key}" for key in diagnosis.evidence]
-    factors += [f"KB signature: {s}" for s in info.get("signatures", [])[:2]]
-    action = info.get("remedy") or kb_answer.get("answer") or "Inspect the equipment."
+    factors += [f"KB signature: {s}" for s in kb_list_of_str(info, "signatures")[:2]]
+    answer = kb_answer.get("answer") if isinstance(kb_answer, dict) else None
+    action = kb_text(info, "remedy") or (answer if isinstance(answer, str) else "") or "Inspect the equipment."
     return {
         "root_cause": root[:2000],
         "confidence": confidence,

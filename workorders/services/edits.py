@@ -14,6 +14,7 @@ from core.errors import Conflict, InvalidInput
 from workorders.choices import CLOSED_STATUSES, Priority
 from workorders.models import WorkOrder
 from workorders.services.lifecycle import lock_work_order, transition_with_rca_locked
+from workorders.shapes import WORK_ORDER_LISTS, work_order_list_clean
 
 GENERATED_FIELDS = (
     "title",
@@ -51,6 +52,8 @@ def _check_changes(changes: dict[str, Any]) -> None:
             raise InvalidInput(f"{name}: may not be null.", field=name)
     if "priority" in changes and changes["priority"] not in Priority.values:
         raise InvalidInput(f"Unknown priority {changes['priority']!r}.", field="priority")
+    for name in sorted(WORK_ORDER_LISTS.keys() & changes.keys()):  # the Generator's shapes, normalised
+        changes[name] = work_order_list_clean(name, changes[name])
     for name in ("suggested_window_start", "suggested_window_end"):
         value = changes.get(name)
         if isinstance(value, str):
@@ -82,7 +85,9 @@ def work_order_update(
 ) -> WorkOrder:
     """Edit a work order's plan fields (and optionally transition it), audited.
 
-    The transition is the lifecycle service's: a move to `analyzed` needs `rca_summary`.
+    The transition is the lifecycle service's: a move to `analyzed` needs `rca_summary`. The plan
+    lists (actions, parts, skills) must have the Generator's shapes (`workorders.shapes`): anything
+    else is a 422 naming the item (`required_parts.0.qty`), checked before the row is locked.
     """
     unknown = set(changes) - EDITABLE_FIELDS
     if unknown:

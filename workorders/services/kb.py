@@ -10,6 +10,7 @@ from core.audit import audit_record
 from core.errors import InvalidInput
 from sentinel.models import Cell
 from workorders.models import EquipmentKB
+from workorders.shapes import kb_data_check, require_finite
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
@@ -33,14 +34,24 @@ def equipment_kb_update(
     note: str = "",
     replace: bool = False,
 ) -> EquipmentKB:
-    """Merge-patch (or replace) a cell's KB data and append who changed what to the calibration log."""
+    """Merge-patch (or replace) a cell's KB data and append who changed what to the calibration log.
+
+    The sections the patch touches must keep the KB's shape (`workorders.shapes.EquipmentKbData`:
+    `failure_modes` an object of objects, `spare_parts` a list of {ref, name, on_hand}, …) and hold
+    only finite numbers; anything else is a 422 naming the field (`patch.failure_modes`, or
+    `data.…` for a replace) and nothing is written. Untouched sections are not re-checked, so a row
+    stored before the check can still be repaired by a patch.
+    """
     if not isinstance(patch, dict):
         raise InvalidInput("The KB patch must be a JSON object.", field="patch")
+    field = "data" if replace else "patch"
+    require_finite(patch, field)  # before merging: a NaN the merge would drop is still refused
     with transaction.atomic():
         kb, _ = EquipmentKB.objects.get_or_create(cell=cell)
         kb = EquipmentKB.objects.select_for_update().get(pk=kb.pk)
-        before = kb.data or {}
+        before = kb.data if isinstance(kb.data, dict) else {}
         kb.data = dict(patch) if replace else merge_patch(before, patch)
+        kb_data_check(kb.data, keys=None if replace else patch.keys(), prefix=field)
         changed = sorted(k for k in set(before) | set(kb.data) if before.get(k) != kb.data.get(k))
         entry = {
             "time": timezone.now().isoformat(),
