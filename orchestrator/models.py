@@ -23,6 +23,9 @@ class Plan(models.Model):
     autonomy = models.CharField(max_length=20, choices=Autonomy.choices, default=Autonomy.ASK_MUTATIONS)
     status = models.CharField(max_length=20, choices=PlanStatus.choices, default=PlanStatus.DRAFT, db_index=True)
     planner = models.CharField(max_length=40, default="heuristic")
+    # The engine that proposed the steps (its name, as on its AgentRun): "fake" is the offline demo
+    # engine; blank when no model ran (heuristic, template, given steps).
+    engine = models.CharField(max_length=40, blank=True)
     template = models.CharField(max_length=120, blank=True)
     planner_notes = models.JSONField(default=list, blank=True)  # repaired / dropped proposals, with reasons
     # "Same as plan N but without step X": the plan this one was derived from and how it differs

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from ninja import Schema
 from pydantic import ConfigDict, Field, WithJsonSchema
 
+from core.agents.engines.fake import FakeEngine
 from orchestrator.choices import CONVERSATION_PATTERN
 from orchestrator.models import Interaction, Plan, PlanStep
 
@@ -95,6 +96,8 @@ def plan_out(plan: Plan, *, with_interactions: bool = False) -> dict[str, Any]:
         "autonomy": plan.autonomy,
         "status": plan.status,
         "planner": plan.planner,
+        "engine": plan.engine,  # the engine that proposed the steps ("" when no model ran)
+        "offline": plan.engine == FakeEngine.name,  # as on session messages: the offline demo engine wrote it
         "template": plan.template,
         "planner_notes": plan.planner_notes,
         "derived_from": plan.derived_from_id,  # "same as plan N but …": N, and what changed

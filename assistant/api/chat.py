@@ -11,6 +11,7 @@ from pydantic import Field
 from assistant.engines import author_engine
 from assistant.services.chat import chat_turn
 from core.access import OPERATOR, require_scopes
+from core.agents.engines.fake import FakeEngine
 from core.errors import InvalidInput
 from core.throttling import CHAT, UserRateLimit, token_budget_check
 
@@ -38,6 +39,8 @@ class ChatOut(Schema):
     tool_calls: list[ToolCallOut]
     session_id: int
     error: str = ""
+    engine: str  # the engine that answered
+    offline: bool  # as on the session's messages: true when the offline demo engine answered, not a model
 
 
 @router.post("/chat", response=ChatOut, throttle=UserRateLimit(CHAT))
@@ -56,4 +59,6 @@ def chat(request: HttpRequest, payload: ChatIn) -> dict:
         "tool_calls": outcome.tool_calls,
         "session_id": outcome.session.pk,
         "error": outcome.error,
+        "engine": engine.name,
+        "offline": engine.provider == FakeEngine.provider,  # the engine used, never the answer's wording
     }

@@ -26,6 +26,7 @@ class Proposal:
     notes: list[dict[str, Any]] = field(default_factory=list)
     # asks for the owner before the plan can go on: {term, question, options, evidence}
     choices: list[dict[str, Any]] = field(default_factory=list)
+    engine: str = ""  # the engine that proposed the steps (its name); "" when no model ran
 
 
 class Planner(Protocol):

@@ -8,6 +8,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from pydantic import BaseModel, Field
 
+from core.agents.engines import get_engine
 from core.agents.loop import AgentSpec, FinishTool, run_agent
 from core.agents.prompts import system_prompt_for
 from core.capabilities import CapabilityContext, Tier, registry
@@ -108,17 +109,20 @@ class ModelPlanner:
             max_turns=6,
             timeout_seconds=90,
         )
+        engine = self.engine or get_engine()  # resolved here: the plan records the engine that answered
         result = run_agent(
             spec,
             messages=planner_message(goal, context_refs, constraints, extra),
             ctx=CapabilityContext(user=user),
-            engine=self.engine,
+            engine=engine,
             subject=("plan_goal", goal[:60]),
         )
         if result.output is None:
             reason = result.run.error or f"planner ended with {result.finish_reason} without submit_plan"
             return Proposal(
-                [], notes=[*notes, {"index": None, "capability": "", "action": "dropped", "reason": reason}]
+                [],
+                notes=[*notes, {"index": None, "capability": "", "action": "dropped", "reason": reason}],
+                engine=engine.name,
             )
         notes += [
             {"action": "unresolved", "capability": "", "reason": str(n)} for n in result.output.get("notes") or []
@@ -136,7 +140,7 @@ class ModelPlanner:
                 }
             )
             steps = steps[:cap]
-        return Proposal(steps, notes=notes)
+        return Proposal(steps, notes=notes, engine=engine.name)
 
 
 def within_scope(

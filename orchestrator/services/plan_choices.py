@@ -78,6 +78,7 @@ class Replan:
     steps: list[Any]
     notes: list[dict[str, Any]]
     choices: list[dict[str, Any]]
+    engine: str = ""  # the engine that planned it again ("" when no model ran)
 
 
 def planning_basis(plan: Plan) -> tuple[Any, ...]:
@@ -104,7 +105,9 @@ def choice_replan(plan: Plan, interaction: Interaction, choice: str, actor: Abst
     notes = [chosen, *proposal.notes, *checked.notes]
     if not checked.steps:
         raise InvalidInput(f"With {term} = {choice} the planner proposed no valid step.", field="choice", notes=notes)
-    return Replan(planning_basis(plan), term, choice, constraints, checked.steps, notes, proposal.choices)
+    return Replan(
+        planning_basis(plan), term, choice, constraints, checked.steps, notes, proposal.choices, proposal.engine
+    )
 
 
 def choice_replan_write(plan: Plan, interaction: Interaction, replan: Replan, actor: AbstractBaseUser) -> None:
@@ -112,8 +115,8 @@ def choice_replan_write(plan: Plan, interaction: Interaction, replan: Replan, ac
     the draft's steps and notes are replaced, a further ambiguity opens a further choice."""
     plan.steps.all().delete()
     plan_steps_save(plan, replan.steps)
-    plan.constraints, plan.planner_notes = replan.constraints, replan.notes
-    plan.save(update_fields=["constraints", "planner_notes", "updated_at"])
+    plan.constraints, plan.planner_notes, plan.engine = replan.constraints, replan.notes, replan.engine
+    plan.save(update_fields=["constraints", "planner_notes", "engine", "updated_at"])
     open_plan_choices(plan, replan.choices)
     audit_record(
         actor=actor,

@@ -79,6 +79,7 @@ def plan_create(
             context_refs=refs,
             autonomy=autonomy,
             planner=planner,
+            engine=proposal.engine,
             template=proposal.template,
             planner_notes=notes,
             derived_from=derived_from,
@@ -93,6 +94,7 @@ def plan_create(
             target_id=plan.pk,
             details={
                 "planner": planner,
+                "engine": proposal.engine,
                 "template": proposal.template,
                 "steps": len(checked.steps),
                 **({"derived_from": derived_from.pk, "derivation": derivation} if derived_from else {}),
