@@ -159,3 +159,25 @@ def kb_list_of_str(info: dict[str, Any], key: str) -> list[str]:
 def kb_text(info: dict[str, Any], key: str) -> str:
     value = info.get(key)
     return value if isinstance(value, str) else ""
+
+
+def kb_section(kb: Any, key: str) -> dict[str, Any]:
+    """An object section of the KB (`procedures`, `equipment`), or {} when it is not one."""
+    value = kb.get(key) if isinstance(kb, dict) else None
+    return value if isinstance(value, dict) else {}
+
+
+def kb_objects(value: Any) -> list[dict[str, Any]]:
+    """The object items of a list section (`spare_parts`), others skipped."""
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+def kb_parts(value: Any) -> list[dict[str, Any]]:
+    """A failure mode's `parts` as valid {ref, qty} items, others skipped."""
+    parts = []
+    for item in kb_objects(value):
+        try:
+            parts.append(PartRef.model_validate(item).model_dump())
+        except ValidationError:
+            continue
+    return parts

@@ -11,8 +11,9 @@ from core.errors import InvalidInput
 from core.models import AuditRecord
 from tests.workorders import factories as f
 from workorders.models import EquipmentKB
+from workorders.offline.kb import answer_from_kb
 from workorders.services import equipment_kb_update, work_order_update
-from workorders.tasks import investigate_task
+from workorders.tasks import generate_task, investigate_task
 
 pytestmark = pytest.mark.django_db
 BASE = "/api/v1/workorders"
@@ -220,3 +221,20 @@ def test_the_investigator_skips_malformed_kb_entries(plant, vibration, data):
     assert wo.status != "detected"
     assert wo.rca_details["fallback"] is False, wo.rca_summary
     assert "(error:" not in wo.rca_summary and "AttributeError" not in wo.rca_summary
+    generate_task(wo.pk)  # the offline Generator reads the same KB
+    wo.refresh_from_db()
+    assert wo.status == "open" and wo.recommended_actions and wo.generated_by_agent
+
+
+@pytest.mark.parametrize(
+    "kb",
+    [
+        {"failure_modes": {"bearing_wear": {"parts": [{"ref": {}}, 3], "signatures": 5, "procedure": []}}},
+        {"failure_modes": "garbage", "spare_parts": [{"ref": "A"}, "x", {"name": "no ref"}]},
+        "not an object",
+    ],
+)
+def test_the_offline_kb_answer_reads_a_malformed_kb(kb):
+    for question in ("What about bearing wear?", "Which spare parts?", "failure modes?"):
+        answer = answer_from_kb(kb, question, "P-02")
+        assert isinstance(answer["answer"], str) and answer["source"]

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from core.agents.engines.fake import FakeReply, FakeState, fake_policy
 from workorders.agents.context import parse_context
+from workorders.shapes import kb_failure_modes, kb_list_of_str, kb_objects, kb_parts, kb_section, kb_text
 
 
 @fake_policy("work_order_generator")
@@ -36,19 +37,23 @@ def work_order_generator(state: FakeState) -> FakeReply:
 
 def _order(wo: dict, kb: dict, shifts: list[dict], ctx: dict) -> dict[str, Any]:
     mode = (wo.get("rca_details") or {}).get("failure_mode") or ctx.get("failure_mode") or "undetermined"
-    info = kb.get("failure_modes", {}).get(mode, {})
-    stock = {p["ref"] for p in kb.get("spare_parts", []) if "ref" in p}
-    parts = [p for p in info.get("parts", []) if not stock or p["ref"] in stock]
-    procedure = kb.get("procedures", {}).get(info.get("procedure", ""), {})
-    actions = procedure.get("steps") or ([info["remedy"]] if info.get("remedy") else ["Inspect the equipment."])
-    skills = info.get("skills", [])
-    duration = int(info.get("duration_min") or 120)
+    # Tolerant reads (workorders/shapes.py): a KB stored before its shape was checked may hold anything.
+    kb = kb if isinstance(kb, dict) else {}
+    info = kb_failure_modes(kb).get(mode, {})
+    stock = {p["ref"] for p in kb_objects(kb.get("spare_parts")) if isinstance(p.get("ref"), str)}
+    parts = [p for p in kb_parts(info.get("parts")) if not stock or p["ref"] in stock]
+    procedure = kb_section(kb_section(kb, "procedures"), kb_text(info, "procedure"))
+    remedy = kb_text(info, "remedy")
+    actions = kb_list_of_str(procedure, "steps") or ([remedy] if remedy else ["Inspect the equipment."])
+    skills = kb_list_of_str(info, "skills")
+    minutes = info.get("duration_min")
+    duration = minutes if isinstance(minutes, int) and not isinstance(minutes, bool) and 1 <= minutes <= 10_000 else 120
     start, who = _window(shifts, skills)
     tag = wo.get("cell_tag", "")
-    title = f"{mode.replace('_', ' ').capitalize()} on {tag}: {procedure.get('title') or actions[0]}"
+    title = f"{mode.replace('_', ' ').capitalize()} on {tag}: {kb_text(procedure, 'title') or actions[0]}"
     description = (
         f"Root cause: {wo.get('rca_summary', '')}\n"
-        f"Procedure {info.get('procedure', 'n/a')}: {procedure.get('title', 'see actions')}.\n"
+        f"Procedure {kb_text(info, 'procedure') or 'n/a'}: {kb_text(procedure, 'title') or 'see actions'}.\n"
         f"Window: {start:%Y-%m-%d %H:%M} UTC{f' with {who}' if who else ''}."
     )
     return {

@@ -9,23 +9,27 @@ from typing import Any
 
 from core.agents.engines.fake import FakeReply, FakeState, fake_policy
 from workorders.agents.context import parse_context
+from workorders.shapes import kb_failure_modes, kb_list_of_str, kb_objects, kb_parts, kb_section, kb_text
 
 
 def answer_from_kb(kb: dict, question: str, tag: str) -> dict[str, Any]:
     q = question.lower()
-    for mode, info in kb.get("failure_modes", {}).items():
+    kb = kb if isinstance(kb, dict) else {}  # tolerant reads: a KB stored before its shape was checked
+    for mode, info in kb_failure_modes(kb).items():
         if mode in q or mode.replace("_", " ") in q:
-            procedure = kb.get("procedures", {}).get(info.get("procedure", ""), {})
-            parts = ", ".join(f"{p['qty']}× {p['ref']}" for p in info.get("parts", []))
+            procedure = kb_section(kb_section(kb, "procedures"), kb_text(info, "procedure"))
+            parts = ", ".join(f"{p['qty']}× {p['ref']}" for p in kb_parts(info.get("parts")))
             answer = (
-                f"{mode} on {tag}: signatures {'; '.join(info.get('signatures', []))}. "
-                f"Remedy: {info.get('remedy', 'n/a')}. Procedure {info.get('procedure', 'n/a')}"
-                f" ({procedure.get('title', '')}). Parts: {parts or 'none listed'}."
+                f"{mode} on {tag}: signatures {'; '.join(kb_list_of_str(info, 'signatures'))}. "
+                f"Remedy: {kb_text(info, 'remedy') or 'n/a'}. Procedure {kb_text(info, 'procedure') or 'n/a'}"
+                f" ({kb_text(procedure, 'title')}). Parts: {parts or 'none listed'}."
             )
             return {"answer": answer, "source": f"kb:failure_modes.{mode}", "confidence": 0.85}
     if "part" in q or "spare" in q:
         parts = "; ".join(
-            f"{p['ref']} {p.get('name', '')} (on hand {p.get('on_hand', '?')})" for p in kb.get("spare_parts", [])
+            f"{p['ref']} {p.get('name', '')} (on hand {p.get('on_hand', '?')})"
+            for p in kb_objects(kb.get("spare_parts"))
+            if "ref" in p
         )
         if parts:
             return {"answer": f"Spare parts of {tag}: {parts}.", "source": "kb:spare_parts", "confidence": 0.8}

@@ -11,6 +11,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from core.errors import InvalidInput
 from workorders.models import EquipmentKB, WorkOrder
 from workorders.services.kb import equipment_kb_update
+from workorders.shapes import kb_objects
 
 
 def _qty(value: Any) -> int:
@@ -22,7 +23,7 @@ def _qty(value: Any) -> int:
 
 def spare_parts_of(data: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
     """ref → the KB's spare-part entry (with an integer `on_hand`)."""
-    parts = (data or {}).get("spare_parts") or []
+    parts = kb_objects(data.get("spare_parts")) if isinstance(data, dict) else []  # old rows may hold anything
     return {
         str(p["ref"]): {**p, "on_hand": _qty(p.get("on_hand"))} for p in parts if isinstance(p, dict) and p.get("ref")
     }
@@ -78,7 +79,7 @@ def parts_take_from_stock(
         {**p, "on_hand": _qty(p.get("on_hand")) - wanted.get(str(p.get("ref")), 0)}
         if isinstance(p, dict) and str(p.get("ref")) in wanted
         else p
-        for p in (kb.data or {}).get("spare_parts", [])
+        for p in kb_objects(kb.data.get("spare_parts") if kb is not None and isinstance(kb.data, dict) else None)
     ]
     note = "Used on WO-{}: {}".format(work_order.pk, ", ".join(f"{q}× {r}" for r, q in wanted.items()))
     equipment_kb_update(cell=work_order.cell, patch={"spare_parts": spare_parts}, actor=actor, note=note)
