@@ -62,12 +62,18 @@ class LogbookEntryIn(Schema):
     cell_id: WholeNumber = Field()
     text: str = Field(min_length=1, max_length=MAX_TEXT_CHARS)
     category: CategoryName = "observation"
-    time: datetime | None = Field(default=None, description="When it was observed; default now.")
+    time: datetime | None = Field(
+        default=None,
+        description="When it was observed, with a time zone; default now. At most 30 days back and 5 minutes ahead.",
+    )
     attachments: list[AttachmentSchema] = Field(default_factory=list, max_length=MAX_ATTACHMENTS)
 
 
 class HandoverDraftIn(Schema):
-    date: Date | None = Field(default=None, description="The date the shift starts on; with shift, or neither.")
+    date: Date | None = Field(
+        default=None,
+        description="The date the shift starts on, within the last 7 days; with shift, or neither.",
+    )
     shift: ShiftName | None = Field(default=None, description="Default: the current shift.")
 
 
