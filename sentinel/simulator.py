@@ -193,6 +193,9 @@ class Simulator:
                 connection.close()
 
 
+CONNECT_WAIT_SECONDS = 3.0
+
+
 class _MqttPublisher:
     """The simulator's MQTT client (paho, reconnecting in its own thread) for ARIA_MQTT_URL."""
 
@@ -206,8 +209,13 @@ class _MqttPublisher:
         if tls:
             self.client.tls_set()
         self.client.reconnect_delay_set(1, 10)
+        connected = threading.Event()
+        self.client.on_connect = lambda client, userdata, flags, reason, properties: connected.set()
         self.client.connect_async(host, port, keepalive=30)
         self.client.loop_start()
+        # The first tick waits for the first connection (briefly: a broker that is down is told
+        # by the first publish), so a demo's first seconds are not dropped.
+        connected.wait(CONNECT_WAIT_SECONDS)
         log(f"simulate: publishing to {url}")
         self._log, self._error_string = log, mqtt.error_string
         self.unsent = 0  # samples not published since the client was last connected
