@@ -49,8 +49,16 @@ SCHEMA_CANNOT_SAY = {
     ("POST", "/api/v1/signals/samples"): [positive_data_acceptance],
     # the alarm-performance window: start before end, not in the future, at most 31 days, start or hours
     ("GET", "/api/v1/alarm-performance"): [positive_data_acceptance],
-    # a handover's date and shift come together or not at all
+    # a handover's date and shift come together or not at all, within the last 7 days
     ("POST", "/api/v1/workorders/shift/handovers"): [positive_data_acceptance],
+    # a logbook entry's time within 30 days back and 5 minutes ahead (relative to now)
+    ("POST", "/api/v1/workorders/shift/logbook"): [positive_data_acceptance],
+    # a KB patch's sections have shapes (workorders/shapes.py) the schema leaves open (a JSON object)
+    ("PATCH", "/api/v1/workorders/kb/{cell_id}"): [positive_data_acceptance],
+    # a draft's name rule depends on its type (a tool's is stricter than a skill's); an author's
+    # unpublished drafts are bounded (max_open_drafts_per_author)
+    ("POST", "/api/v1/assistant/drafts"): [positive_data_acceptance],
+    ("PATCH", "/api/v1/assistant/drafts/{draft_id}"): [positive_data_acceptance],
 }
 
 
