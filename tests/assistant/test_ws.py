@@ -43,12 +43,14 @@ async def test_anonymous_is_closed_4401():
     communicator, connected = await _connect()
     assert connected
     assert (await communicator.receive_output(timeout=5))["code"] == 4401
+    await communicator.disconnect()  # ends the consumer here, not in the loop's teardown
 
 
 async def test_without_operator_scope_is_closed_4403(make_user):
     user = await sync_to_async(make_user)("visitor")
     communicator, _connected = await _connect(user)
     assert (await communicator.receive_output(timeout=5))["code"] == 4403
+    await communicator.disconnect()
 
 
 async def test_chat_frames_are_exactly_the_chatmap(operator, plant):
