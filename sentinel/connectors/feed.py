@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from sentinel.services.ingest import MAX_MAGNITUDE, VALUE_RANGE
+from sentinel.services.ingest import VALUE_RANGE, value_in_range
 
 MAX_UNKNOWN_LISTED = 50  # distinct unknown sources named per round (the connector lists at most this many)
 MAX_ERROR_LENGTH = 500
@@ -76,7 +76,7 @@ class Feed:
                 unknown.append(source)
                 continue
             value = raw if target.scale == 1.0 and target.offset == 0.0 else raw * target.scale + target.offset
-            if -MAX_MAGNITUDE <= value <= MAX_MAGNITUDE:  # False for NaN
+            if value_in_range(value):
                 append((target.signal_id, time, value))
             else:  # ingest would refuse the whole batch for it: dropped here, said as an error
                 out_of_range = f"{source}: value {value:g} (after the tag's scale and offset) {VALUE_RANGE}"
