@@ -231,7 +231,7 @@ def _session_cookie() -> str:
     return session.session_key
 
 
-def _start_server(kind: str, port: int, workers: int = 1, deflate: bool = False) -> subprocess.Popen:
+def _start_server(kind: str, port: int, workers: int = 1, deflate: bool = False, ws: str = "auto") -> subprocess.Popen:
     target = "aria_project.asgi:application"
     if kind == "uvicorn":
         # As README's production command: no lifespan, permessage-deflate off unless --deflate.
@@ -252,6 +252,8 @@ def _start_server(kind: str, port: int, workers: int = 1, deflate: bool = False)
             str(deflate).lower(),
             "--workers",
             str(workers),
+            "--ws",
+            ws,
         ]
     else:
         cmd = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "-v", "0", target]
@@ -279,6 +281,12 @@ def main() -> int:
         "--server", choices=["daphne", "uvicorn"], default="uvicorn", help="uvicorn: README's production server"
     )
     parser.add_argument("--workers", type=int, default=1, help="uvicorn worker processes (each fans out itself)")
+    parser.add_argument(
+        "--ws",
+        default="auto",
+        choices=["auto", "websockets", "websockets-sansio", "wsproto"],
+        help="uvicorn's WebSocket implementation (auto: uvicorn's choice, websockets-sansio with websockets installed)",
+    )
     parser.add_argument(
         "--deflate",
         action="store_true",
@@ -336,7 +344,7 @@ def main() -> int:
         parser.error("--workers needs --server uvicorn")
     if args.deflate and (args.server != "uvicorn" or args.client != "websockets"):
         parser.error("--deflate needs --server uvicorn --client websockets (the lean client offers no compression)")
-    server = _start_server(args.server, port, args.workers, args.deflate)
+    server = _start_server(args.server, port, args.workers, args.deflate, args.ws)
     try:
         _wait_ready(base)
         phase = dict(
@@ -361,6 +369,7 @@ def main() -> int:
         "benchmark": "event_bus",
         "server": args.server,
         "server_workers": args.workers,
+        "server_websocket_implementation": args.ws,
         "permessage_deflate": args.deflate,
         "bench_client": f"{args.client} on {clients_mod.LOOP_NAME}, all clients in one process",
         "channel_layer": "channels_redis",
