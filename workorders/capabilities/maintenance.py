@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from django.db.models import Q
 from django.utils import timezone
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StrictBool
 
 from core.access import OPERATOR
 from core.capabilities import CapabilityContext, Tier, capability
@@ -35,7 +35,7 @@ class LimitedCellInput(BaseModel):
 
 
 class FailureHistoryInput(LimitedCellInput):
-    confirmed_only: bool = Field(
+    confirmed_only: StrictBool = Field(
         default=False,
         description="Only confirmed failures (resolved_time set); other rows are earlier RCAs not yet confirmed.",
     )

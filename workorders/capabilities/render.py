@@ -7,7 +7,7 @@ without `render_`.
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, StrictBool, model_validator
 
 from core.access import OPERATOR
 from core.agents.engines.catalog import is_real_provider
@@ -81,7 +81,7 @@ class KbProgressInput(BaseModel):
 
 class WorkOrderCardInput(BaseModel):
     work_order_id: int
-    printable: bool = Field(default=False, description="Link the printable work order (/workorders/<id>/print).")
+    printable: StrictBool = Field(default=False, description="Link the printable work order (/workorders/<id>/print).")
 
 
 def print_url(work_order_id: int) -> str:
