@@ -22,6 +22,7 @@ class AssistantConfig(AppConfig):
             "coordinator_capabilities",  # what the coordinator reads of drafts and reviews
             "receivers",
             "prompt_source",
+            "checks",  # names stored before the slug rule (manage.py check --database default)
         ):
             if find_spec(f"{self.name}.{module}"):
                 import_module(f"{self.name}.{module}")

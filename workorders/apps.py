@@ -10,8 +10,8 @@ class WorkordersConfig(AppConfig):
     offline_policies = "workorders.offline"  # the fake engine's stand-ins, imported only when it runs
 
     def ready(self) -> None:
-        # Capabilities and signal receivers register on import.
-        for module in ("capabilities", "receivers"):
+        # Capabilities, signal receivers and the database checks register on import.
+        for module in ("capabilities", "receivers", "checks"):
             if find_spec(f"{self.name}.{module}"):
                 import_module(f"{self.name}.{module}")
         # In ready(): these modules import the models, which cannot load while apps.py is imported.
