@@ -130,3 +130,25 @@ def make_history(cell: Cell) -> list[FailureHistory]:
 
 def make_work_order(cell: Cell, **kw) -> WorkOrder:
     return WorkOrder.objects.create(cell=cell, title=kw.pop("title", "Test order"), **kw)
+
+
+def work_order_change_form(wo: WorkOrder, **overrides: str) -> dict[str, str]:
+    """The admin's change form for `wo` as a browser posts it, with `overrides`."""
+    data = {
+        "title": wo.title,
+        "description": wo.description,
+        "priority": wo.priority,
+        "required_parts": "[]",
+        "required_skills": "[]",
+        "recommended_actions": "[]",
+        "suggested_window_start_0": "2026-12-01",
+        "suggested_window_start_1": "14:00:00",
+        "suggested_window_end_0": "2026-12-01",
+        "suggested_window_end_1": "18:00:00",
+        "estimated_duration_min": "240",
+        "events-TOTAL_FORMS": "0",
+        "events-INITIAL_FORMS": "0",
+        "events-MIN_NUM_FORMS": "0",
+        "events-MAX_NUM_FORMS": "1000",
+    }
+    return data | overrides

@@ -77,37 +77,15 @@ def test_work_order_edit_goes_through_the_update_service(staff, cell):
     assert AuditRecord.objects.filter(action="work_order.update", target_id=str(wo.pk)).exists()
 
 
-def _change_form(wo, **overrides):
-    data = {
-        "title": wo.title,
-        "description": wo.description,
-        "priority": wo.priority,
-        "required_parts": "[]",
-        "required_skills": "[]",
-        "recommended_actions": "[]",
-        "suggested_window_start_0": "2026-12-01",
-        "suggested_window_start_1": "14:00:00",
-        "suggested_window_end_0": "2026-12-01",
-        "suggested_window_end_1": "18:00:00",
-        "estimated_duration_min": "240",
-        "events-TOTAL_FORMS": "0",
-        "events-INITIAL_FORMS": "0",
-        "events-MIN_NUM_FORMS": "0",
-        "events-MAX_NUM_FORMS": "1000",
-    }
-    data.update(overrides)
-    return data
-
-
 def test_admin_edit_refuses_a_window_that_ends_before_it_starts(staff, cell):
     wo = f.make_work_order(cell)
     url = f"/admin/workorders/workorder/{wo.pk}/change/"
-    response = staff.post(url, _change_form(wo, suggested_window_end_1="10:00:00"))
+    response = staff.post(url, f.work_order_change_form(wo, suggested_window_end_1="10:00:00"))
     assert response.status_code == 200  # the form again, with the error; no 500
     assert "The window must end after it starts." in response.content.decode()
     wo.refresh_from_db()
     assert wo.suggested_window_end is None
-    response = staff.post(url, _change_form(wo))
+    response = staff.post(url, f.work_order_change_form(wo))
     assert response.status_code == 302
     wo.refresh_from_db()
     assert wo.estimated_duration_min == 240

@@ -29,23 +29,6 @@ def staff(client, approver):
     return client
 
 
-def _change_form(wo, **overrides):
-    data = {
-        "title": wo.title,
-        "description": wo.description,
-        "priority": wo.priority,
-        "required_parts": "[]",
-        "required_skills": "[]",
-        "recommended_actions": "[]",
-        "estimated_duration_min": "",
-        "events-TOTAL_FORMS": "0",
-        "events-INITIAL_FORMS": "0",
-        "events-MIN_NUM_FORMS": "0",
-        "events-MAX_NUM_FORMS": "1000",
-    }
-    return data | overrides
-
-
 # --- work-order plan lists ---------------------------------------------------------------------
 
 BAD_LISTS = [
@@ -118,7 +101,7 @@ def test_the_update_capability_answers_the_shape_error(cell, operator):
 def test_the_admin_form_refuses_a_wrong_shape_with_a_form_error(staff, cell, field, value):
     wo = f.make_work_order(cell, required_parts=[{"ref": "OLD", "qty": 1}])
     url = f"/admin/workorders/workorder/{wo.pk}/change/"
-    response = staff.post(url, _change_form(wo, **{field: value, "title": "Edited"}))
+    response = staff.post(url, f.work_order_change_form(wo, **{field: value, "title": "Edited"}))
     assert response.status_code == 200  # the form again, no 302 and no 500
     assert field in response.context["adminform"].form.errors
     wo.refresh_from_db()
@@ -129,7 +112,9 @@ def test_the_admin_form_refuses_a_wrong_shape_with_a_form_error(staff, cell, fie
 def test_the_admin_form_saves_a_good_shape(staff, cell):
     wo = f.make_work_order(cell)
     url = f"/admin/workorders/workorder/{wo.pk}/change/"
-    good = _change_form(wo, required_parts='[{"ref": "SKF-6310-2Z-C3", "qty": 1}]', required_skills='["mechanical"]')
+    good = f.work_order_change_form(
+        wo, required_parts='[{"ref": "SKF-6310-2Z-C3", "qty": 1}]', required_skills='["mechanical"]'
+    )
     response = staff.post(url, good)
     assert response.status_code == 302, response.context["adminform"].form.errors
     wo.refresh_from_db()
