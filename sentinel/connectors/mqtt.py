@@ -104,20 +104,20 @@ class MqttSession:
             self._subscribing = True
         except Exception as error:  # paho would end its thread on it and nobody would know
             logger.warning("connector: subscribing to %r failed", self.topic_filter, exc_info=True)
-            self._fail(client, f"cannot subscribe to topic filter {self._filter_shown}: {error}")
+            self._fail_and_reconnect(client, f"cannot subscribe to topic filter {self._filter_shown}: {error}")
 
     def _on_subscribe(self, client: mqtt.Client, userdata: Any, mid: int, reasons: Any, properties: Any) -> None:
         self._subscribing = False
         refused = [reason for reason in reasons if reason.is_failure]
         if refused:
-            self._fail(client, f"broker refused the subscription to {self._filter_shown}: {refused[0]}")
+            self._fail_and_reconnect(client, f"broker refused the subscription to {self._filter_shown}: {refused[0]}")
             return
         if self.failures:
             self.failures, self.retry_delay = 0, 0
             client.reconnect_delay_set(RECONNECT_MIN_SECONDS, RECONNECT_MAX_SECONDS)
         self.feed.status("connected")
 
-    def _failed(self, client: mqtt.Client, message: str) -> None:
+    def _report_failure(self, client: mqtt.Client, message: str) -> None:
         """Report `message` as an error; paho's loop reconnects after `retry_delay`, doubled at
         each failure (paho itself resets its delay at every accepted connection, which would
         retry a broken subscription every second)."""
@@ -126,10 +126,10 @@ class MqttSession:
         self.feed.error(f"{message} (retry in {self.retry_delay} s)", status="error")
         client.reconnect_delay_set(self.retry_delay, RECONNECT_MAX_SECONDS)
 
-    def _fail(self, client: mqtt.Client, message: str) -> None:
-        """`_failed`, and drop the connection so that paho reconnects."""
+    def _fail_and_reconnect(self, client: mqtt.Client, message: str) -> None:
+        """`_report_failure`, and drop the connection so that paho reconnects."""
         self._subscribing = False
-        self._failed(client, message)
+        self._report_failure(client, message)
         sock = client.socket()
         if isinstance(sock, socket.socket):  # TCP or TLS (ARIA uses no websockets transport)
             self._dropping = True
@@ -142,14 +142,16 @@ class MqttSession:
         self.feed.error(f"cannot reach the broker at {self.host}:{self.port}", status="error")
 
     def _on_disconnect(self, client: mqtt.Client, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
-        if self._dropping:  # _fail closed it and said why
+        if self._dropping:  # _fail_and_reconnect closed it and said why
             self._dropping = False
             return
         if not reason.is_failure:  # our own disconnect()
             return
         if self._subscribing:  # e.g. Mosquitto drops a client whose filter is over 200 levels deep
             self._subscribing = False
-            self._failed(client, f"the broker closed the connection on subscribing to {self._filter_shown}: {reason}")
+            self._report_failure(
+                client, f"the broker closed the connection on subscribing to {self._filter_shown}: {reason}"
+            )
             return
         self.feed.error(f"disconnected from the broker: {reason}", status="error")
 
