@@ -9,10 +9,11 @@
   const API = drawer.dataset.assistantApi;
   const $ = (id) => document.getElementById(id);
   const log = $("aria-log");
-  // Without the operator scope the template draws no Send, attachments or new-draft form (the API
-  // would answer 403): the drawer is then for reviewing drafts only.
+  // Without the operator scope the template draws no Send, attachments, new-draft form, modes,
+  // history or settings (the API would answer 403): the drawer is then the drafts review queue only.
   const canOperate = drawer.dataset.canOperate === "1";
-  const state = { sessionId: null, mode: "chat", socket: null, pending: null, busy: false, queue: [], opening: 0 };
+  const canReview = drawer.dataset.canReview === "1";
+  const state = { sessionId: null, mode: !canOperate && canReview ? "build" : "chat", socket: null, pending: null, busy: false, queue: [], opening: 0 };
 
   // Paths are under the assistant API unless already absolute (/api/…); uploads go as FormData.
   const api = (method, path, body, isForm) =>
@@ -215,10 +216,10 @@
   }
   $("aria-ask-toggle").addEventListener("click", () => {
     const open = toggle("aria-drawer", "aria-ask-toggle");
-    if (open) { loadAccess(); if (canOperate) $("aria-text").focus(); }
+    if (open) { loadAccess(); if (canOperate) $("aria-text").focus(); else if (canReview) refreshDrafts(); }
   });
   $("aria-close").addEventListener("click", () => toggle("aria-drawer", "aria-ask-toggle", false));
-  $("aria-mode").addEventListener("change", async (event) => {
+  if (canOperate) $("aria-mode").addEventListener("change", async (event) => {
     state.mode = event.target.value;
     $("aria-drafts").hidden = state.mode !== "build";
     $("aria-build-settings").hidden = state.mode !== "build";
@@ -227,7 +228,7 @@
     }
     if (state.mode === "build") { refreshDrafts(); refreshSession(); }
   });
-  $("aria-new").addEventListener("click", () => {
+  if (canOperate) $("aria-new").addEventListener("click", () => {
     state.opening += 1;  // a session still loading is not shown in the new chat
     state.sessionId = null;
     if (state.socket) { state.socket.close(); state.socket = null; }
@@ -236,10 +237,11 @@
     if (window.AriaDrafts) window.AriaDrafts.refresh({ sessionId: null });
     refreshSession();
   });
-  $("aria-history-toggle").addEventListener("click", () => { if (toggle("aria-history", "aria-history-toggle")) refreshSessions(false); });
-  $("aria-show-archived").addEventListener("change", () => refreshSessions(false));
+  if (canOperate) $("aria-history-toggle").addEventListener("click", () => { if (toggle("aria-history", "aria-history-toggle")) refreshSessions(false); });
+  if (canOperate) $("aria-show-archived").addEventListener("change", () => refreshSessions(false));
 
   async function refreshSessions(adoptNewest) {
+    if (!canOperate) return;  // no sessions without the operator scope (no History drawn)
     let sessions = [];
     try {
       const archived = $("aria-show-archived").checked ? "" : "?archived=false";
@@ -380,5 +382,6 @@
   if (document.body.classList.contains("aria-open-drawer")) {
     toggle("aria-drawer", "aria-ask-toggle", true);
     loadAccess();
+    if (!canOperate && canReview) refreshDrafts();
   }
 })();

@@ -185,8 +185,10 @@
     if (ctx.policy === undefined) {
       ctx.policy = await api("GET", "/config").then((c) => c.approval_policy).catch(() => "manual");
     }
-    const mine = ctx.sessionId ? await api("GET", `/drafts?session_id=${ctx.sessionId}`).catch(() => []) : [];
-    list.replaceChildren(...mine.map(mineRow));
+    if (list) {  // this session's drafts: drawn for operators only (drawer.html)
+      const mine = ctx.sessionId ? await api("GET", `/drafts?session_id=${ctx.sessionId}`).catch(() => []) : [];
+      list.replaceChildren(...mine.map(mineRow));
+    }
     const approver = (await scopes()).some((s) => s === "approver" || s === "admin");
     $("aria-review").hidden = !approver;
     if (approver) {

@@ -115,6 +115,7 @@
     Object.assign(ctx, options || {});
     const select = $("aria-tool-approval");
     const list = $("aria-skill-list");
+    if (!select) return;  // the session panel is drawn for operators only (drawer.html)
     if (!ctx.sessionId) { select.value = "ask"; list.replaceChildren(el("li", "aria-note", "Skills: send a message first.")); return; }
     try {
       const s = await api("GET", `/sessions/${ctx.sessionId}`);
@@ -148,7 +149,7 @@
     return li;
   }
 
-  $("aria-tool-approval").addEventListener("change", async (event) => {
+  if ($("aria-tool-approval")) $("aria-tool-approval").addEventListener("change", async (event) => {
     const status = $("aria-tool-approval-status");
     try {
       const sid = ctx.ensureSession ? await ctx.ensureSession() : ctx.sessionId;

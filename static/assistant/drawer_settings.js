@@ -9,6 +9,7 @@
   const $ = (id) => document.getElementById(id);
 
   const api = (method, path, body) => window.Aria.api(method, API + path, body);
+  if (!$("aria-settings-toggle")) return;  // drawn for operators only (drawer.html)
 
   $("aria-settings-toggle").addEventListener("click", async () => {
     const panel = $("aria-settings");

@@ -32,8 +32,9 @@ def test_an_approver_without_operator_is_shown_no_operator_controls(browser, ari
     expect(tab.locator("#aria-send")).to_have_count(0)
     expect(tab.locator("#aria-text")).to_have_count(0)
     expect(tab.locator("#aria-file")).to_have_count(0)
-    # Build mode still serves the approver: the review queue, but no new-draft form.
-    tab.select_option("#aria-mode", "build")
+    # The drawer is the approver's review queue: no modes, History or Settings, no new-draft form.
+    for chat_only in ("#aria-mode", "#aria-new", "#aria-history-toggle", "#aria-settings-toggle"):
+        expect(tab.locator(chat_only)).to_have_count(0)
     expect(tab.locator("#aria-review")).to_be_visible()
     expect(tab.locator("#aria-draft-new")).to_have_count(0)
     expect(tab.locator("#aria-draft-new-scope")).to_be_visible()
