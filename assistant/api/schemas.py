@@ -70,6 +70,7 @@ class SessionTurnIn(Schema):
 class DraftOut(Schema):
     id: int
     owner_id: int
+    owner_username: str  # the author as people know them; the list selectors join the owner (no query per draft)
     session_id: int | None
     type: str
     name: str
@@ -82,6 +83,10 @@ class DraftOut(Schema):
     created: datetime
     updated: datetime
     status_reason: str = ""  # why a failed draft failed (the reason its last move recorded)
+
+    @staticmethod
+    def resolve_owner_username(obj: Any) -> str:
+        return obj.owner.get_username()
 
     @staticmethod
     def resolve_status_reason(obj: Any) -> str:

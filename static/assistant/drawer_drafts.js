@@ -63,7 +63,7 @@
     li.dataset.draftId = String(d.id);
     li.appendChild(el("span", null, `${d.type} ${d.name} v${d.version} `));
     li.appendChild(el("span", `aria-badge aria-status-${d.status}`, d.status.replace(/_/g, " ")));
-    if (!mine) li.appendChild(el("span", "aria-note", ` by user #${d.owner_id}`));  // DraftOut carries no username yet
+    if (!mine) li.appendChild(el("span", "aria-note aria-draft-author", ` by ${d.owner_username}`));
     if (d.status_reason) li.appendChild(el("p", "aria-error aria-status-reason", d.status_reason));
     if (refusals.has(String(d.id))) li.appendChild(el("p", "aria-error aria-draft-error", refusals.get(String(d.id))));
     return li;

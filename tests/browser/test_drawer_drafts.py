@@ -152,6 +152,7 @@ def test_an_approver_rejects_a_tested_draft_with_a_reason_and_the_author_sees_it
     expect(vic.locator("#aria-mode")).to_have_count(0)
     waiting = vic.locator("#aria-review-list .aria-draft").filter(has_text="prompt triage-notes v1")
     expect(waiting.get_by_role("button", name="Approve")).to_be_visible()
+    expect(waiting.locator(".aria-draft-author")).to_have_text(" by rita")  # the author's name, not "user #N"
 
     # a rejection without a reason is refused by the server, shown in the row; nothing moves
     waiting.get_by_role("button", name="Reject").click()
@@ -173,3 +174,29 @@ def test_an_approver_rejects_a_tested_draft_with_a_reason_and_the_author_sees_it
     assert "REVIEW reject vic Too generic for triage" in out
     for page in (rita, vic):
         assert not [e for e in page.console_errors if "Content Security Policy" in e], page.console_errors
+
+
+HOSTILE = "<img src=x onerror=alert(1)>"
+
+
+def test_an_authors_markup_username_reads_as_text_in_the_review_queue(tabs, server):
+    # Django's signup validator refuses such a name; a user made in the shell (or by SSO) is not checked
+    server.manage(
+        "shell", "-c",
+        "from django.contrib.auth.models import Group, User\n"
+        "from assistant.models import Draft\n"
+        "from assistant.services.drafts import draft_create\n"
+        f"author = User.objects.create_user(username={HOSTILE!r}, password='pw-hostile-123456')\n"
+        "author.groups.add(Group.objects.get_or_create(name='operator')[0])\n"
+        "draft = draft_create(owner=author, type='skill', name='markup-author', spec={'instructions': 'x'})\n"
+        "Draft.objects.filter(pk=draft.pk).update(status='tested')\n",
+    )  # fmt: skip
+    wes = tabs()
+    alerts: list[str] = []
+    wes.on("dialog", lambda dialog: (alerts.append(dialog.message), dialog.dismiss()))
+    drawer_login(wes, server, "wes", "approver")
+    row = wes.locator("#aria-review-list .aria-draft").filter(has_text="skill markup-author v1")
+    expect(row.locator(".aria-draft-author")).to_have_text(f" by {HOSTILE}")
+    expect(row.locator("img")).to_have_count(0)
+    expect(wes.locator("#aria-drawer img")).to_have_count(0)
+    assert alerts == []

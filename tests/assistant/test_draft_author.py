@@ -1,0 +1,89 @@
+"""A draft names its author: `owner_username` on every draft route (the drawer shows "by <name>",
+not "by user #N"), read with the draft in one joined query, and returned as data (JSON), never markup."""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from assistant.choices import DraftStatus
+from assistant.models import Draft
+from assistant.services.drafts import draft_create
+from assistant.services.sessions import session_create
+from core.access import APPROVER, OPERATOR
+
+from .factories import SKILL_SPEC
+
+pytestmark = pytest.mark.django_db
+API = "/api/v1/assistant"
+HOSTILE = "<img src=x onerror=alert(1)>"
+
+
+def _drafts(owner, count: int, *, session=None, prefix: str = "skill") -> list[Draft]:
+    return [
+        draft_create(owner=owner, type="skill", name=f"{prefix}-{owner.pk}-{i}", spec=SKILL_SPEC, session=session)
+        for i in range(count)
+    ]
+
+
+def _queries(client, url: str) -> tuple[int, list]:
+    with CaptureQueriesContext(connection) as captured:
+        response = client.get(url)
+    assert response.status_code == 200, response.content
+    return len(captured), response.json()
+
+
+def test_every_draft_route_names_the_author(client, operator, approver):
+    session = session_create(owner=operator, mode="build")
+    (draft,) = _drafts(operator, 1, session=session)
+    client.force_login(operator)
+    assert client.get(f"{API}/drafts").json()[0]["owner_username"] == "olga"
+    assert client.get(f"{API}/drafts/{draft.pk}").json()["owner_username"] == "olga"
+    assert client.get(f"{API}/sessions/{session.pk}/drafts").json()[0]["owner_username"] == "olga"
+    created = client.post(
+        f"{API}/drafts", {"type": "skill", "name": "fresh", "spec": SKILL_SPEC}, content_type="application/json"
+    )
+    assert created.status_code == 201 and created.json()["owner_username"] == "olga"
+
+    Draft.objects.filter(pk=draft.pk).update(status=DraftStatus.TESTED)
+    client.force_login(approver)
+    waiting = client.get(f"{API}/drafts?review=true").json()
+    assert [(d["id"], d["owner_id"], d["owner_username"]) for d in waiting] == [(draft.pk, operator.pk, "olga")]
+
+
+def test_a_markup_username_comes_back_as_plain_json_text(client, make_user, approver):
+    # Django's signup validator would refuse it, but users also come from the shell, SSO or LDAP
+    author = make_user(HOSTILE, OPERATOR)
+    (draft,) = _drafts(author, 1)
+    Draft.objects.filter(pk=draft.pk).update(status=DraftStatus.TESTED)
+    client.force_login(approver)
+    response = client.get(f"{API}/drafts?review=true")
+    assert response["Content-Type"].startswith("application/json")
+    assert response.json()[0]["owner_username"] == HOSTILE  # the drawer writes it with textContent
+
+
+@pytest.mark.parametrize("route", ["mine", "session", "review"])
+def test_listing_drafts_takes_the_same_queries_for_one_or_many_authors(client, operator, make_user, route):
+    reviewer = make_user("rhea", OPERATOR, APPROVER)
+    session = session_create(owner=operator, mode="build")
+    url = {
+        "mine": f"{API}/drafts",
+        "session": f"{API}/sessions/{session.pk}/drafts",
+        "review": f"{API}/drafts?review=true",
+    }[route]
+    client.force_login(reviewer if route == "review" else operator)
+
+    def add(count: int) -> None:
+        # for review: each draft by another author (their owners are joined, not fetched one by one)
+        for i in range(count):
+            owner = make_user(f"author-{Draft.objects.count()}-{i}", OPERATOR) if route == "review" else operator
+            _drafts(owner, 1, session=session if route == "session" else None, prefix=f"d{Draft.objects.count()}")
+        if route == "review":
+            Draft.objects.update(status=DraftStatus.TESTED)
+
+    add(1)
+    one, listed = _queries(client, url)
+    assert len(listed) == 1
+    add(5)
+    many, listed = _queries(client, url)
+    assert len(listed) == 6 and all(d["owner_username"] for d in listed)
+    assert many == one
