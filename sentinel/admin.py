@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.helpers import ActionForm
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
@@ -12,6 +14,7 @@ from core.errors import DomainError
 from sentinel.connectors import admin as _connectors_admin  # noqa: F401  (registers Connector)
 from sentinel.models import Alarm, AlarmEvent, Cell, Line, SignalDefinition, SignalLatest, Site, StaleCondition
 from sentinel.services import alarm_acknowledge, alarm_put_out_of_service, alarm_shelve, alarm_unshelve
+from sentinel.services.alarms import REASON_MAX_LENGTH
 
 THRESHOLD_FIELDS = ("low_alert", "alert", "high_alert", "trip", "deadband", "on_delay_seconds", "enabled")
 
@@ -112,6 +115,11 @@ class AlarmEventInline(admin.TabularInline):
         return False
 
 
+def _reason(request: HttpRequest) -> str:
+    """The actions bar's reason field (AlarmActionForm); the services decide whether it may be blank."""
+    return str(request.POST.get("comment", ""))
+
+
 def _run(modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet[Alarm], verb: str, action) -> None:
     done, failed = 0, []
     for alarm in queryset.order_by("pk"):
@@ -126,6 +134,18 @@ def _run(modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet[
         modeladmin.message_user(request, "Skipped " + "; ".join(failed), messages.WARNING)
 
 
+class AlarmActionForm(ActionForm):
+    """The actions bar's reason: required by shelve and out of service (the services refuse a blank
+    one, naming `comment`), optional for acknowledge / unshelve."""
+
+    comment = forms.CharField(
+        required=False,
+        max_length=REASON_MAX_LENGTH,
+        label="Reason",
+        help_text="Required to shelve or put out of service.",
+    )
+
+
 @admin.register(Alarm)
 class AlarmAdmin(admin.ModelAdmin):
     list_display = ["pk", "signal", "state", "severity", "direction", "value", "peak_value", "raised_at"]
@@ -135,6 +155,7 @@ class AlarmAdmin(admin.ModelAdmin):
     date_hierarchy = "raised_at"
     inlines = [AlarmEventInline]
     actions = ["acknowledge", "shelve_one_hour", "unshelve", "put_out_of_service"]
+    action_form = AlarmActionForm
     readonly_fields = [f.name for f in Alarm._meta.fields]
 
     def has_add_permission(self, request):  # alarms are raised by sentinel, never typed in
@@ -145,19 +166,43 @@ class AlarmAdmin(admin.ModelAdmin):
 
     @admin.action(description="Acknowledge selected alarms")
     def acknowledge(self, request, queryset):
-        _run(self, request, queryset, "Acknowledged", lambda a: alarm_acknowledge(alarm=a, actor=request.user))
+        comment = _reason(request)
+        _run(
+            self,
+            request,
+            queryset,
+            "Acknowledged",
+            lambda a: alarm_acknowledge(alarm=a, actor=request.user, comment=comment),
+        )
 
-    @admin.action(description="Shelve selected alarms for 1 hour")
+    @admin.action(description="Shelve selected alarms for 1 hour (reason required)")
     def shelve_one_hour(self, request, queryset):
-        _run(self, request, queryset, "Shelved", lambda a: alarm_shelve(alarm=a, actor=request.user, minutes=60))
+        comment = _reason(request)
+        _run(
+            self,
+            request,
+            queryset,
+            "Shelved",
+            lambda a: alarm_shelve(alarm=a, actor=request.user, minutes=60, comment=comment),
+        )
 
     @admin.action(description="Unshelve selected alarms")
     def unshelve(self, request, queryset):
-        _run(self, request, queryset, "Unshelved", lambda a: alarm_unshelve(alarm=a, actor=request.user))
+        comment = _reason(request)
+        _run(
+            self, request, queryset, "Unshelved", lambda a: alarm_unshelve(alarm=a, actor=request.user, comment=comment)
+        )
 
-    @admin.action(description="Put selected alarms out of service")
+    @admin.action(description="Put selected alarms out of service (reason required)")
     def put_out_of_service(self, request, queryset):
-        _run(self, request, queryset, "Out of service", lambda a: alarm_put_out_of_service(alarm=a, actor=request.user))
+        comment = _reason(request)
+        _run(
+            self,
+            request,
+            queryset,
+            "Out of service",
+            lambda a: alarm_put_out_of_service(alarm=a, actor=request.user, comment=comment),
+        )
 
 
 @admin.register(StaleCondition)

@@ -25,6 +25,7 @@ from sentinel.schemas import (
     CellOut,
     CommentIn,
     IngestOut,
+    ReasonIn,
     ShelveIn,
     SignalOut,
     alarm_event_out,
@@ -274,10 +275,11 @@ def unshelve(request: HttpRequest, alarm_id: int, payload: CommentIn | None = No
 
 
 @router.post("/alarms/{alarm_id}/out-of-service", response=AlarmDetailOut)
-def out_of_service(request: HttpRequest, alarm_id: int, payload: CommentIn | None = None) -> dict[str, Any]:
+def out_of_service(request: HttpRequest, alarm_id: int, payload: ReasonIn) -> dict[str, Any]:
+    """Out of service with a reason (`comment`, required, not blank): a 422 naming `comment` otherwise."""
     _require_operator(request)
     alarm = selectors.alarm_get(alarm_id)
-    alarm_put_out_of_service(alarm=alarm, actor=_signed_in(request), comment=payload.comment if payload else "")
+    alarm_put_out_of_service(alarm=alarm, actor=_signed_in(request), comment=payload.comment)
     return _detail(alarm_id)
 
 

@@ -94,13 +94,31 @@ class CommentIn(Schema):
     comment: str = Field("", max_length=500)
 
 
+# A reason to hide an alarm: at least one character that is not whitespace (what str.strip() removes,
+# so \x1c-\x1f too), at most the AlarmEvent comment's 500. The service checks the same rule.
+REASON_PATTERN = r"[^\s\x1c-\x1f]"
+
+
+def reason_field(what: str) -> Any:
+    return Field(
+        min_length=1,
+        max_length=500,
+        pattern=REASON_PATTERN,
+        description=f"Why the alarm is {what} (required; recorded on the alarm event and the audit record).",
+    )
+
+
+class ReasonIn(Schema):
+    comment: str = reason_field("put out of service")
+
+
 class ShelveIn(Schema):
     # true or "30" is a 422; the bounds sit on the number itself, so the schema states them too
     minutes: whole_number(ge=1, le=7 * 24 * 60) | None = None  # type: ignore[valid-type]
     until_work_order_closes: StrictBool = Field(  # "yes" or 1 is a 422, not a shelve
         False, description="Shelved until the alarm's work order closes, and at most 7 days (the longest shelve)."
     )
-    comment: str = Field("", max_length=500)
+    comment: str = reason_field("shelved")
 
 
 class OutOfOrderOut(Schema):

@@ -29,6 +29,21 @@ from sentinel.signals import alarm_cleared
 from sentinel.thresholds import is_clear
 
 MAX_SHELVE_MINUTES = 7 * 24 * 60
+# A reason is stored on the AlarmEvent (comment, CharField(max_length=500)) and in the audit record.
+REASON_MAX_LENGTH = 500
+
+
+def required_reason(comment: str | None, *, verb: str) -> str:
+    """The reason an operator gives to hide an alarm (shelve, out of service), stripped: ISA-18.2
+    makes removing an alarm from view an authorised act that records why. Blank, whitespace-only
+    or longer than REASON_MAX_LENGTH is a 422 naming `comment` (checked before the alarm is locked,
+    so a refused request changes nothing and writes no event or audit record)."""
+    reason = comment.strip() if isinstance(comment, str) else ""
+    if not reason:
+        raise InvalidInput(f"comment: say why the alarm is {verb} (a reason is required).", field="comment")
+    if len(reason) > REASON_MAX_LENGTH:
+        raise InvalidInput(f"comment: at most {REASON_MAX_LENGTH} characters.", field="comment")
+    return reason
 
 
 def alarm_acknowledge(*, alarm: Alarm | int, actor: AbstractBaseUser | None, comment: str = "") -> Alarm:
@@ -62,7 +77,8 @@ def alarm_shelve(
     until_work_order_closes: bool = False,
     comment: str = "",
 ) -> Alarm:
-    """Hide the alarm for `minutes`, or until its work order closes (exactly one of the two).
+    """Hide the alarm for `minutes`, or until its work order closes (exactly one of the two), with a
+    required reason (`comment`, see `required_reason`): the handover lists shelved alarms with why.
 
     A shelve is always time-limited (ISA-18.2): "until the work order closes" also ends at the
     longest shelve, MAX_SHELVE_MINUTES, whichever comes first — so a shelve tied to an order that
@@ -71,6 +87,7 @@ def alarm_shelve(
         raise InvalidInput("Give either minutes or until_work_order_closes.", field="minutes")
     if minutes is not None and not (1 <= int(minutes) <= MAX_SHELVE_MINUTES):
         raise InvalidInput(f"minutes: must be between 1 and {MAX_SHELVE_MINUTES}.", field="minutes")
+    comment = required_reason(comment, verb="shelved")
     until = timezone.now() + timedelta(minutes=int(minutes) if minutes is not None else MAX_SHELVE_MINUTES)
 
     def shelved(locked: Alarm, move: Move) -> list[str]:
@@ -212,8 +229,10 @@ def alarm_unshelve_expired(*, now: datetime | None = None) -> list[Alarm]:
     return locked
 
 
-def alarm_put_out_of_service(*, alarm: Alarm | int, actor: AbstractBaseUser | None, comment: str = "") -> Alarm:
-    """Take the alarm out of service (maintenance on the instrument or the equipment)."""
+def alarm_put_out_of_service(*, alarm: Alarm | int, actor: AbstractBaseUser | None, comment: str) -> Alarm:
+    """Take the alarm out of service (maintenance on the instrument or the equipment). The reason
+    (`comment`) is required: blank or whitespace-only is a 422 naming `comment` (`required_reason`)."""
+    comment = required_reason(comment, verb="put out of service")
     with transaction.atomic():
         alarm = lock_alarm(alarm)
         alarm_move(

@@ -99,8 +99,15 @@
   async function alarmAction(alarm, kind, button, untilWorkOrder) {
     const error = document.getElementById("alarm-error");
     error.hidden = true;
-    button.disabled = true;
     const comment = (alarmComments[alarm.id] || "").trim();
+    if (kind === "alarm_shelve" && !comment) {  // ISA-18.2: hiding an alarm records why (the API refuses a blank reason too)
+      error.textContent = `Alarm #${alarm.id}: type the reason in its comment field to shelve it.`;
+      error.hidden = false;
+      const field = document.querySelector(`.cr-alarm-comment[data-alarm-id="${alarm.id}"]`);
+      if (field) field.focus();
+      return;
+    }
+    button.disabled = true;
     const body = kind === "alarm_acknowledge" ? { comment }
       : untilWorkOrder ? { until_work_order_closes: true, comment } : { minutes: 60, comment };
     try {
@@ -153,7 +160,7 @@
         const comment = el("input", "cr-alarm-comment");
         comment.type = "text";
         comment.maxLength = 500;
-        comment.placeholder = "Comment (why)";
+        comment.placeholder = "Comment (why; required to shelve)";
         comment.setAttribute("aria-label", `Comment on alarm #${alarm.id}`);
         comment.setAttribute("data-alarm-id", String(alarm.id));
         comment.value = alarmComments[alarm.id] || "";

@@ -248,8 +248,15 @@ def test_p02_bearing_scenario_live_in_the_control_room(browser, system) -> None:
     alarm.locator(".btn-ack").click()
     expect(page.locator("#alarm-list .cr-alarm").first).to_have_attribute("data-state", "acknowledged")
     expect(page.locator("#alarm-error")).to_be_hidden()
+    # Shelving needs a reason (ISA-18.2): a blank comment is refused on the page, the alarm stays put.
+    page.locator("#alarm-list .cr-alarm .btn-shelve").first.click()
+    expect(page.locator("#alarm-error")).to_be_visible()
+    expect(page.locator("#alarm-error")).to_contain_text("reason")
+    expect(page.locator("#alarm-list .cr-alarm").first).to_have_attribute("data-state", "acknowledged")
+    page.locator("#alarm-list .cr-alarm .cr-alarm-comment").first.fill("crew on the way")
     page.locator("#alarm-list .cr-alarm .btn-shelve").first.click()
     expect(page.locator("#alarm-list .cr-alarm").first).to_have_attribute("data-state", "shelved")
+    expect(page.locator("#alarm-error")).to_be_hidden()
 
     # Alarm changes made elsewhere publish no bus event; the page still catches up without a reload:
     # unshelved through the API, then cleared when the vibration is back to normal.

@@ -85,6 +85,7 @@ def test_operator_closes_the_loop_and_the_correction_becomes_memory(browser, sys
     )
     # ... shelves it until the order closes (the row says the limit it is judged against) ...
     expect(row.locator(".cr-alarm-detail")).to_contain_text("limit 4.50")
+    row.locator(".cr-alarm-comment").fill("Waiting on the bearing job")  # shelving needs a reason
     row.locator(".btn-shelve-wo").click()
     expect(row).to_have_attribute("data-state", "shelved")
     assert api.get(f"/api/v1/alarms/{alarm_id}").json()["shelved_until_work_order_closes"] is True

@@ -67,7 +67,7 @@ def _round(index: int, operator) -> tuple[Alarm, WorkOrder]:
     alarm = Alarm.objects.get(signal=vibration)
     order = WorkOrder.objects.get(triggered_by_alarm=alarm)
     WorkOrder.objects.filter(pk=order.pk).update(status="in_progress")
-    alarm_shelve(alarm=alarm, actor=operator, until_work_order_closes=True)
+    alarm_shelve(alarm=alarm, actor=operator, until_work_order_closes=True, comment="WO open")
     return alarm, order
 
 

@@ -23,7 +23,9 @@ def alarm(db):
 @pytest.mark.parametrize("minutes", [True, "30", 1.5])
 def test_shelve_minutes_must_be_a_whole_number(client, operator, alarm, minutes):
     client.force_login(operator)
-    response = client.post(f"/api/v1/alarms/{alarm.pk}/shelve", {"minutes": minutes}, content_type="application/json")
+    response = client.post(
+        f"/api/v1/alarms/{alarm.pk}/shelve", {"minutes": minutes, "comment": "known"}, content_type="application/json"
+    )
     assert response.status_code == 422, response.content
     assert response.json()["field"] == "minutes"
     alarm.refresh_from_db()
@@ -32,6 +34,8 @@ def test_shelve_minutes_must_be_a_whole_number(client, operator, alarm, minutes)
 
 def test_shelve_minutes_as_a_whole_float_still_shelves(client, operator, alarm):
     client.force_login(operator)
-    response = client.post(f"/api/v1/alarms/{alarm.pk}/shelve", {"minutes": 30.0}, content_type="application/json")
+    response = client.post(
+        f"/api/v1/alarms/{alarm.pk}/shelve", {"minutes": 30.0, "comment": "known"}, content_type="application/json"
+    )
     assert response.status_code == 200, response.content
     assert response.json()["state"] == "shelved"

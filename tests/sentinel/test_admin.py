@@ -51,7 +51,8 @@ def test_alarm_detail_shows_its_events(staff, alarm):
     [("acknowledge", "acknowledged"), ("shelve_one_hour", "shelved"), ("put_out_of_service", "out_of_service")],
 )
 def test_alarm_actions_call_the_services_and_audit(staff, alarm, action, state):
-    response = staff.post("/admin/sentinel/alarm/", {"action": action, "_selected_action": [alarm.pk]}, follow=True)
+    data = {"action": action, "_selected_action": [alarm.pk], "comment": "bearing work"}
+    response = staff.post("/admin/sentinel/alarm/", data, follow=True)
     assert response.status_code == 200
     alarm.refresh_from_db()
     assert alarm.state == state

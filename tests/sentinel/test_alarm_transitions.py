@@ -68,7 +68,7 @@ def test_bulk_clear_records_each_move(operator):
 
 def test_a_batch_with_one_illegal_move_is_refused_whole(operator):
     alarms = _alarms(3)
-    alarm_shelve(alarm=alarms[2], actor=operator, minutes=30)  # shelved → acknowledged is illegal
+    alarm_shelve(alarm=alarms[2], actor=operator, minutes=30, comment="known")  # shelved → acknowledged is illegal
     audits, events = AuditRecord.objects.count(), AlarmEvent.objects.count()
     with pytest.raises(Conflict) as exc, transaction.atomic():
         locked = lock_alarms([a.pk for a in alarms], states=["active_unack", "shelved"])
@@ -82,7 +82,7 @@ def test_a_batch_with_one_illegal_move_is_refused_whole(operator):
 def test_unshelve_restores_acknowledged_which_the_operator_map_refuses(operator):
     alarm = _alarms(1)[0]
     alarm_acknowledge(alarm=alarm, actor=operator)
-    alarm_shelve(alarm=alarm, actor=operator, minutes=5)
+    alarm_shelve(alarm=alarm, actor=operator, minutes=5, comment="known")
     with pytest.raises(Conflict):
         alarm_acknowledge(alarm=alarm, actor=operator)  # not a verb from shelved
     assert alarm_unshelve(alarm=alarm, actor=operator, comment="back").state == "acknowledged"
@@ -102,7 +102,7 @@ def _expired_shelves(n: int, operator) -> list[Alarm]:
     alarm_acknowledge(alarm=alarms[0], actor=operator)
     for i, alarm in enumerate(alarms):
         set_latest(alarm.signal, 1.0 if i == 1 else 5.0)
-        alarm_shelve(alarm=alarm, actor=operator, minutes=10)
+        alarm_shelve(alarm=alarm, actor=operator, minutes=10, comment="known")
     Alarm.objects.filter(pk__in=[a.pk for a in alarms]).update(shelved_until=timezone.now() - timedelta(seconds=1))
     return alarms
 

@@ -108,15 +108,15 @@ def test_timed_shelve_expires_in_the_scan(alarm, operator):
 
 def test_shelve_needs_exactly_one_of_minutes_or_work_order(alarm, operator):
     with pytest.raises(InvalidInput) as exc:
-        alarm_shelve(alarm=alarm, actor=operator)
+        alarm_shelve(alarm=alarm, actor=operator, comment="known")
     assert exc.value.field == "minutes"
     with pytest.raises(InvalidInput):
-        alarm_shelve(alarm=alarm, actor=operator, minutes=5, until_work_order_closes=True)
+        alarm_shelve(alarm=alarm, actor=operator, minutes=5, until_work_order_closes=True, comment="known")
 
 
 def test_shelved_until_work_order_closes_unshelves_to_cleared_when_the_value_recovered(alarm, vibration, operator):
     alarm_acknowledge(alarm=alarm, actor=operator)
-    alarm_shelve(alarm=alarm, actor=operator, until_work_order_closes=True)
+    alarm_shelve(alarm=alarm, actor=operator, until_work_order_closes=True, comment="WO open")
     set_latest(vibration, 2.0)
     sentinel_scan()  # shelved alarms are decided when they come back, not by the scan
     assert Alarm.objects.get().state == AlarmState.SHELVED
@@ -131,7 +131,7 @@ def test_a_shelve_until_a_work_order_closes_still_ends_at_the_longest_shelve(ala
     """Red team: shelved "until the work order closes" with no open order (or a closed one), the
     alarm stayed hidden for ever. It now also runs out at MAX_SHELVE_MINUTES, like a timed shelve."""
     alarm_acknowledge(alarm=alarm, actor=operator)
-    shelved = alarm_shelve(alarm=alarm, actor=operator, until_work_order_closes=True)
+    shelved = alarm_shelve(alarm=alarm, actor=operator, until_work_order_closes=True, comment="WO open")
     assert shelved.shelved_until is not None
     assert shelved.shelved_until - timezone.now() <= timedelta(minutes=MAX_SHELVE_MINUTES)
     assert alarm_unshelve_expired(now=shelved.shelved_until - timedelta(seconds=1)) == []
@@ -142,7 +142,7 @@ def test_a_shelve_until_a_work_order_closes_still_ends_at_the_longest_shelve(ala
 
 def test_unshelve_restores_the_state_before_when_still_breaching(alarm, operator):
     alarm_acknowledge(alarm=alarm, actor=operator)
-    alarm_shelve(alarm=alarm, actor=operator, minutes=5)
+    alarm_shelve(alarm=alarm, actor=operator, minutes=5, comment="known")
     assert alarm_unshelve(alarm=alarm, actor=operator).state == AlarmState.ACKNOWLEDGED
 
 
@@ -174,9 +174,9 @@ def test_cleared_alarm_is_final_and_a_new_breach_opens_a_new_alarm(alarm, vibrat
 def test_acknowledging_a_shelved_or_out_of_service_alarm_is_a_conflict(alarm, operator, approver, hide):
     alarm_acknowledge(alarm=alarm, actor=operator, comment="first look")
     if hide == "shelve":
-        alarm_shelve(alarm=alarm, actor=operator, minutes=30)
+        alarm_shelve(alarm=alarm, actor=operator, minutes=30, comment="known")
     else:
-        alarm_put_out_of_service(alarm=alarm, actor=operator)
+        alarm_put_out_of_service(alarm=alarm, actor=operator, comment="instrument swap")
     hidden_state = Alarm.objects.get(pk=alarm.pk).state
     with pytest.raises(Conflict) as exc:
         alarm_acknowledge(alarm=alarm, actor=approver, comment="again")

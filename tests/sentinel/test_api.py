@@ -96,11 +96,11 @@ def test_acknowledge_shelve_unshelve_out_of_service_flow(api_client, alarm):
     body = post(api_client, f"{base}/acknowledge", {"comment": "on it"}).json()
     assert body["state"] == "acknowledged" and body["acknowledged_by"] == "olga"
     assert body["acknowledge_comment"] == "on it"
-    body = post(api_client, f"{base}/shelve", {"minutes": 60}).json()
+    body = post(api_client, f"{base}/shelve", {"minutes": 60, "comment": "crew on the way"}).json()
     assert body["state"] == "shelved" and body["shelved_until"]
     body = post(api_client, f"{base}/unshelve").json()
     assert body["state"] == "acknowledged"
-    body = post(api_client, f"{base}/shelve", {"until_work_order_closes": True}).json()
+    body = post(api_client, f"{base}/shelve", {"until_work_order_closes": True, "comment": "WO open"}).json()
     assert body["shelved_until_work_order_closes"] is True
     body = post(api_client, f"{base}/out-of-service", {"comment": "instrument swap"}).json()
     assert body["state"] == "out_of_service"
@@ -130,11 +130,11 @@ def test_illegal_transition_is_409_with_the_allowed_states(api_client, alarm):
 
 
 def test_shelve_bad_input_names_the_field(api_client, alarm):
-    response = post(api_client, f"/api/v1/alarms/{alarm.pk}/shelve", {})
+    response = post(api_client, f"/api/v1/alarms/{alarm.pk}/shelve", {"comment": "known"})
     assert response.status_code == 422 and response.json()["field"] == "minutes"
-    response = post(api_client, f"/api/v1/alarms/{alarm.pk}/shelve", {"minutes": 0})
+    response = post(api_client, f"/api/v1/alarms/{alarm.pk}/shelve", {"minutes": 0, "comment": "known"})
     assert response.status_code == 422 and response.json()["field"] == "minutes"
-    response = post(api_client, f"/api/v1/alarms/{alarm.pk}/shelve", {"minutes": "soon"})
+    response = post(api_client, f"/api/v1/alarms/{alarm.pk}/shelve", {"minutes": "soon", "comment": "known"})
     assert response.status_code == 422 and response.json()["field"] == "minutes"
 
 
@@ -146,7 +146,7 @@ def test_unknown_alarm_is_404(api_client):
 def test_acknowledge_of_a_shelved_alarm_is_409_and_keeps_it_shelved(api_client, alarm, operator):
     base = f"/api/v1/alarms/{alarm.pk}"
     first = post(api_client, f"{base}/acknowledge", {"comment": "seen"}).json()
-    post(api_client, f"{base}/shelve", {"minutes": 30})
+    post(api_client, f"{base}/shelve", {"minutes": 30, "comment": "known"})
     response = post(api_client, f"{base}/acknowledge", {"comment": "again"})
     assert response.status_code == 409
     body = response.json()
@@ -174,7 +174,9 @@ def test_unknown_ids_in_the_path_are_404_naming_the_field(api_client, url, field
 @pytest.mark.parametrize("flag", ["yes", "true", 1, "false"])
 def test_shelve_until_the_work_order_closes_takes_only_a_json_boolean(api_client, alarm, flag):
     """ "yes" used to shelve the alarm (pydantic's lax bool); now a 422 naming the field, state unchanged."""
-    response = post(api_client, f"/api/v1/alarms/{alarm.pk}/shelve", {"until_work_order_closes": flag})
+    response = post(
+        api_client, f"/api/v1/alarms/{alarm.pk}/shelve", {"until_work_order_closes": flag, "comment": "known"}
+    )
     assert response.status_code == 422
     body = response.json()
     assert body["field"] == "until_work_order_closes" and body["detail"].startswith("until_work_order_closes:")

@@ -45,7 +45,9 @@ def test_an_approver_still_cannot_act_on_alarms_or_work_orders(client, approver,
     client.force_login(approver)
     ack = client.post(f"/api/v1/alarms/{alarm.pk}/acknowledge", {"comment": ""}, content_type="application/json")
     assert ack.status_code == 403
-    shelve = client.post(f"/api/v1/alarms/{alarm.pk}/shelve", {"minutes": 60}, content_type="application/json")
+    shelve = client.post(
+        f"/api/v1/alarms/{alarm.pk}/shelve", {"minutes": 60, "comment": "known"}, content_type="application/json"
+    )
     assert shelve.status_code == 403
     move = client.post(
         f"/api/v1/workorders/{order.pk}/transition", {"to_status": "cancelled"}, content_type="application/json"

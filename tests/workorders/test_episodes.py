@@ -145,7 +145,7 @@ def test_escalation_and_closing_reach_the_alarms_an_episode_joined(operator):
     order.refresh_from_db()
     assert order.priority == "critical" and WorkOrder.objects.filter(cell=cell).count() == 1
     # Shelved until the order closes, it comes back when the order is completed.
-    alarm_shelve(alarm=joined, actor=operator, until_work_order_closes=True)
+    alarm_shelve(alarm=joined, actor=operator, until_work_order_closes=True, comment="WO open")
     WorkOrder.objects.filter(pk=order.pk).update(status="in_progress")
     work_order_transition(work_order=order, to_status="completed", actor=operator)
     joined.refresh_from_db()
