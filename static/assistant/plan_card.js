@@ -1,8 +1,8 @@
 /* The inline goal-plan card of plan mode: the plan's live status, steps and their results (worded
-   by orchestrator/plan_views.js, as on the Plans page), with Approve, Execute, Poll and the answers
-   to its open asks (choices, decision cards) — the same /api/v1/aria routes as the Plans
-   page, refreshed on plan_updated / interaction_needed from the event bus. Text only via
-   textContent. */
+   by orchestrator/plan_views.js, as on the Plans page, with its "offline demo engine" mark), with
+   Approve, Execute, Poll and the answers to its open asks (choices, decision cards) — the same
+   /api/v1/aria routes as the Plans page, refreshed on plan_updated / interaction_needed from the
+   event bus. Text only via textContent. */
 (() => {
   "use strict";
   const API = "/api/v1/aria";
@@ -26,6 +26,8 @@
     status.dataset.status = plan.status;
     box.appendChild(status);
     const views = window.AriaPlanViews; // static/orchestrator/plan_views.js: the Plans page's wording
+    const offline = views && views.offlineMark(plan);  // drafted by the offline demo engine, as on the Plans page
+    if (offline) status.appendChild(offline);
     const guidance = views && views.guidance(plan);
     if (guidance) box.appendChild(guidance);
     const ol = el("ol", "aria-plan-steps");

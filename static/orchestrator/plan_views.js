@@ -1,7 +1,7 @@
 /* window.AriaPlanViews — how a plan reads to a person, shared by the Plans page (plans.js) and the
  * inline plan card (assistant/plan_card.js): step titles, step results (an investigation's root
  * cause and confidence with a link to its work order, a read's rows as a small table, errors
- * plainly), planner notes, the plan's guidance, decision cards and choice asks.
+ * plainly), planner notes, the plan's guidance, decision cards, choice asks and the offline mark.
  * Text only via textContent (Aria.el); links are built from ids, never from result text. */
 (() => {
   "use strict";
@@ -211,6 +211,12 @@
     return box;
   }
 
+  /* The "offline demo engine" mark (Aria.offlineMark) for a plan the offline engine drafted, else
+   * null: plan.offline comes from the engine that proposed its steps (blank when no model ran). */
+  function offlineMark(plan) {
+    return plan.offline === true ? window.Aria.offlineMark({ engine: plan.engine, real_provider: false }) : null;
+  }
+
   /* A choice ask: its question and one button per option (`answer(option)` returns a promise). */
   function choice(ask, button) {
     const box = el("div", "choice-ask");
@@ -227,5 +233,5 @@
     return box;
   }
 
-  window.AriaPlanViews = Object.freeze({ stepTitle, result, notes, guidance, card, choice, woLink, dependents });
+  window.AriaPlanViews = Object.freeze({ stepTitle, result, notes, guidance, card, choice, woLink, dependents, offlineMark });
 })();

@@ -110,8 +110,7 @@
     const head = el("div", "plan-head");
     head.appendChild(el("span", "plan-id", `#${plan.id}`));
     head.appendChild(el("span", "plan-goal", plan.goal));
-    // drafted by the offline demo engine (plan.offline comes from the engine that planned it)
-    const offline = plan.offline === true ? window.Aria.offlineMark({ engine: plan.engine, real_provider: false }) : null;
+    const offline = views.offlineMark(plan);  // drafted by the offline demo engine
     if (offline) head.appendChild(offline);
     const status = el("span", "plan-status", plan.status);
     status.setAttribute("data-status", plan.status);
