@@ -133,7 +133,7 @@ def duplicates(work: Work) -> dict[str, int]:
     step_done: Counter = Counter()
     for (payload,) in Event.objects.filter(created_at__gte=work.since, type="plan_updated").values_list("payload"):
         if payload.get("step_id") in step_ids and payload.get("step_status") == "done":
-            step_done[payload["step_id"]] += 1
+            step_done[(payload["step_id"], payload.get("owner_id"))] += 1  # one copy per recipient
     sample_rows = (
         SignalSample.objects.filter(signal_id__in=signals)
         .values("signal_id", "time")

@@ -6,7 +6,7 @@ from typing import TypeVar
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, PermissionsMixin, User
 from django.core.exceptions import ObjectDoesNotExist
-from django.db.models import Model, QuerySet
+from django.db.models import Model, Q, QuerySet
 
 from core.errors import Forbidden, NotAuthenticated, NotFound
 
@@ -77,6 +77,14 @@ def owned_by(queryset: QuerySet[M], user: AbstractBaseUser, *, owner_field: str 
     if is_admin(user):
         return queryset
     return queryset.filter(**{owner_field: user})
+
+
+def admin_ids() -> list[int]:
+    """Ids of the users `owned_by` shows every row (`is_admin`: active, and superuser or in the admin
+    group), in id order: who may see every owner's object, e.g. the recipients of a private event
+    about one (a plan's `plan_updated`)."""
+    admins = get_user_model().objects.filter(Q(is_superuser=True) | Q(groups__name=ADMIN), is_active=True)
+    return list(admins.order_by("pk").values_list("pk", flat=True).distinct())
 
 
 def get_owned_or_404(queryset: QuerySet[M], user: AbstractBaseUser, *, owner_field: str = "owner", **lookup) -> M:

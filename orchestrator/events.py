@@ -10,6 +10,11 @@ TurnState = Literal["inspecting", "validating", "executing", "answered", "reject
 
 
 class PlanUpdated(_Payload):
+    """Private: one copy for the plan's owner and one for each admin, each naming its recipient in
+    `owner_id` (the bus delivers it to no one else). Published only through
+    orchestrator.services.plans.plans_updated, which writes the copies."""
+
+    owner_id: int
     plan_id: int
     status: str
     step_id: int | None

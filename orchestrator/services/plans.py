@@ -3,14 +3,16 @@ person's moves on a single step (stop, skip) are in step_moves.py."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, cast
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from core.access import admin_ids
 from core.audit import audit_record
 from core.errors import Conflict, InvalidInput
-from core.events import publish
+from core.events import publish_many
 from core.transitions import Move, StateMachine, transition
 from orchestrator.choices import PLAN_TRANSITIONS, Autonomy, PlanStatus
 from orchestrator.models import Plan, PlanStep
@@ -21,21 +23,39 @@ from orchestrator.services.plan_choices import open_plan_choices, plan_steps_sav
 PLAN_MACHINE = StateMachine("plan", PLAN_TRANSITIONS)
 
 
-def plan_updated_event(plan: Plan, step: PlanStep | None = None) -> tuple[str, dict[str, Any]]:
-    return (
-        "plan_updated",
-        {
+def plan_updated_payloads(updates: Iterable[tuple[Plan, PlanStep | None]]) -> list[dict[str, Any]]:
+    """The `plan_updated` copies for these updates (a plan, and the step that moved or None): one per
+    recipient each — the plan's owner, then every admin (`core.access.admin_ids`: who `owned_by` shows
+    every plan) — carrying that user's `owner_id`, so only their sockets get it (core/consumers.py).
+    The admin ids are read once for all the updates."""
+    updates = list(updates)
+    if not updates:
+        return []
+    admins = admin_ids()
+    payloads = []
+    for plan, step in updates:
+        payload = {
             "plan_id": plan.pk,
             "status": plan.status,
             "step_id": step.pk if step else None,
             "step_status": step.status if step else None,
-        },
-    )
+        }
+        payloads += [{**payload, "owner_id": user_id} for user_id in dict.fromkeys((plan.owner_id, *admins))]
+    return payloads
+
+
+def plans_updated(updates: Iterable[tuple[Plan, PlanStep | None]]) -> None:
+    """Publish `plan_updated` for each update, privately (plan_updated_payloads), with one admin read and
+    one event INSERT whatever their number (in the caller's transaction; broadcast on commit). Every
+    publisher of `plan_updated` goes through here: the contract requires `owner_id`."""
+    payloads = plan_updated_payloads(updates)
+    if payloads:
+        publish_many("plan_updated", payloads)
 
 
 def plan_updated(plan: Plan, step: PlanStep | None = None) -> None:
-    """Publish `plan_updated` (in the caller's transaction; broadcast on commit)."""
-    publish(*plan_updated_event(plan, step))
+    """Publish `plan_updated` for one plan (and step) to its owner and the admins (plans_updated)."""
+    plans_updated([(plan, step)])
 
 
 def plan_create(
@@ -177,19 +197,20 @@ def plan_transition(*, plan: Plan, to_status: str, actor: AbstractBaseUser | Non
             fields.append("error")
         return fields
 
-    transition(
-        PLAN_MACHINE,
-        Plan.objects.all(),
-        plan.pk,
-        to_status,
-        actor=actor,
-        target_type="plan",
-        save_fields=(),
-        on_move=on_move,
-        message=lambda locked, to: f"Plan {locked.pk} is {locked.status}; it cannot become {to}.",
-        audit=lambda m: (f"plan.{m.to_state}", {"from": m.from_state, "to": m.to_state, "reason": reason}),
-        event=lambda m: plan_updated_event(m.instance),
-    )
+    with transaction.atomic():  # the move, its audit record and its events commit together
+        move = transition(
+            PLAN_MACHINE,
+            Plan.objects.all(),
+            plan.pk,
+            to_status,
+            actor=actor,
+            target_type="plan",
+            save_fields=(),
+            on_move=on_move,
+            message=lambda locked, to: f"Plan {locked.pk} is {locked.status}; it cannot become {to}.",
+            audit=lambda m: (f"plan.{m.to_state}", {"from": m.from_state, "to": m.to_state, "reason": reason}),
+        )
+        plan_updated(cast(Plan, move.instance))  # the locked row, in its new status
     plan.refresh_from_db()
     return plan
 

@@ -7,8 +7,9 @@ twice. A read has no side effect, so a run of reads that are ready together (non
 another) may be claimed together and settled together; that turns a long run of cheap reads from
 one claim + one outcome + one event + one commit per step into one of each per batch
 (bench/plan_steps.py). Each step still gets its own attempt key, its own transitions and its own
-`plan_updated` event. A worker killed mid-batch leaves the claimed steps `running`; the
-stale-lease pass re-runs each one with its key (harmless: reads).
+`plan_updated` event (private copies for the owner and the admins, whose ids are read once per
+batch). A worker killed mid-batch leaves the claimed steps `running`; the stale-lease pass re-runs
+each one with its key (harmless: reads).
 
 A step qualifies when it and its capability are read tier, the capability returns no job, the
 step has no quality gate, and the gate runs it without asking.
@@ -23,9 +24,9 @@ from django.db import connection
 from django.utils import timezone
 
 from core.capabilities import Capability, CapabilityResult, Tier
-from core.events import publish_many
 from orchestrator.choices import PlanStatus, StepStatus, gate_decision
 from orchestrator.models import Plan, PlanStep
+from orchestrator.services.plans import plans_updated
 
 BATCH_LIMIT = 50
 
@@ -73,8 +74,9 @@ def claim_batch(plan: Plan, steps: list[PlanStep]) -> list[PlanStep]:
 def record_batch(
     plan: Plan, dispatched: list[tuple[PlanStep, CapabilityResult]]
 ) -> list[tuple[PlanStep, CapabilityResult]]:
-    """Settle the batch's plain results as done — one UPDATE guarded by each attempt's key, one
-    event INSERT — in the caller's transaction. Returns the rest (errors) to record one by one."""
+    """Settle the batch's plain results as done — one UPDATE guarded by each attempt's key, one read
+    of the admin ids and one event INSERT (the private copies) — in the caller's transaction.
+    Returns the rest (errors) to record one by one."""
     plain = [(s, r) for s, r in dispatched if not r.is_error and r.job is None]
     rest = [(s, r) for s, r in dispatched if r.is_error or r.job is not None]
     if not plain:
@@ -99,6 +101,5 @@ def record_batch(
     for step, result in plain:
         if step.pk in won:
             step.status, step.result, step.error, step.updated_at = StepStatus.DONE, result.content, "", now
-    payloads = [{"plan_id": plan.pk, "status": plan.status, "step_id": s.pk, "step_status": s.status} for s in settled]
-    publish_many("plan_updated", payloads)
+    plans_updated((plan, step) for step in settled)  # one admin read and one INSERT for the batch
     return rest

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import cast
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
@@ -34,7 +35,7 @@ from orchestrator.choices import (
 )
 from orchestrator.dispatch import enqueue_execution
 from orchestrator.models import Interaction, Plan, PlanStep
-from orchestrator.services.plans import plan_transition, plan_updated, plan_updated_event
+from orchestrator.services.plans import plan_transition, plan_updated
 
 STEP_MACHINE = StateMachine("step", STEP_TRANSITIONS)
 
@@ -123,7 +124,7 @@ def _step_end(*, step: PlanStep, actor: AbstractBaseUser, reason: str, verb: str
             f": {reason}" if reason else ""
         )
         details = {"plan_id": plan.pk, "order": locked.order, "reason": reason}
-        transition(
+        move = transition(
             STEP_MACHINE,
             PlanStep.objects.all(),
             locked.pk,
@@ -134,8 +135,8 @@ def _step_end(*, step: PlanStep, actor: AbstractBaseUser, reason: str, verb: str
             save_fields=(),
             on_move=lambda row, move: _note(row, said),
             audit=lambda m: (f"plan.step_{verb}", {**m.details, "from": m.from_state}),
-            event=lambda m: plan_updated_event(plan, m.instance),
         )
+        plan_updated(plan, cast(PlanStep, move.instance))  # the step in its new status
         withdrawn = _withdraw_asks(locked, actor, said)
         if verb == "stop":  # nothing built on a stopped step runs
             block_dependents(plan, plan.steps.order_by("order"), actor)

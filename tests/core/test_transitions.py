@@ -71,7 +71,8 @@ def test_a_plan_move(make_user):
     assert (plan.status, plan.approved_by_id) == ("approved", owner.pk)
     record = AuditRecord.objects.latest("id")
     assert (record.action, record.details["from"], record.details["to"]) == ("plan.approved", "draft", "approved")
-    assert Event.objects.latest("id").payload == {
+    assert Event.objects.latest("id").payload == {  # the owner's copy (private: plans_updated)
+        "owner_id": owner.pk,
         "plan_id": plan.pk,
         "status": "approved",
         "step_id": None,
@@ -147,7 +148,13 @@ def test_the_bulk_move_saves_records_and_publishes_each_row(make_user):
             audit=lambda m: ("plan.approved", {"from": m.from_state}),
             event=lambda m: (
                 "plan_updated",
-                {"plan_id": m.instance.pk, "status": m.to_state, "step_id": None, "step_status": None},
+                {
+                    "owner_id": owner.pk,
+                    "plan_id": m.instance.pk,
+                    "status": m.to_state,
+                    "step_id": None,
+                    "step_status": None,
+                },
             ),
         )
     assert [m.instance.pk for m in moves] == sorted(p.pk for p in plans)
