@@ -9,29 +9,29 @@ from __future__ import annotations
 from typing import Any
 
 from django.core import checks
-from django.db import DEFAULT_DB_ALIAS
 
-NAMED = 20  # rows named one by one; more are summed up in one warning
-HINT = "Retire it (admin) and publish it again under a slug name."
+from core.db_checks import capped_warnings, tables_ready
 
 
 @checks.register(checks.Tags.database)
 def stored_names_check(databases: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
-    if not databases or DEFAULT_DB_ALIAS not in databases:
-        return []  # a database check runs only when asked for (check --database)
     from assistant.models import PublishedArtifact, Skill
     from assistant.validators import DRAFT_NAME, DRAFT_NAME_RULE
 
+    if not tables_ready(databases, Skill, PublishedArtifact):
+        return []
     # Both tables hold one row per published name (and version): small enough to read whole.
     skills = Skill.objects.order_by("pk").values_list("pk", "name")
     artifacts = PublishedArtifact.objects.filter(active=True).order_by("pk").values_list("pk", "type", "name")
-    found = [f"Skill {pk} {name!r}" for pk, name in skills if not DRAFT_NAME.match(name)]
-    found += [f"Published {kind} {pk} {name!r}" for pk, kind, name in artifacts if not DRAFT_NAME.match(name)]
-    messages: list[checks.CheckMessage] = [
-        checks.Warning(f"{text}: {DRAFT_NAME_RULE}", hint=HINT, id="assistant.W001") for text in found[:NAMED]
+    found = [f"Skill {pk} {name!r}: {DRAFT_NAME_RULE}" for pk, name in skills if not DRAFT_NAME.match(name)]
+    found += [
+        f"Published {kind} {pk} {name!r}: {DRAFT_NAME_RULE}"
+        for pk, kind, name in artifacts
+        if not DRAFT_NAME.match(name)
     ]
-    if len(found) > NAMED:
-        messages.append(
-            checks.Warning(f"{len(found) - NAMED} more names that are not slugs.", hint=HINT, id="assistant.W001")
-        )
-    return messages
+    return capped_warnings(
+        found,
+        check_id="assistant.W001",
+        hint="Retire it (admin) and publish it again under a slug name.",
+        more="more names that are not slugs.",
+    )

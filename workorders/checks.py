@@ -9,20 +9,26 @@ from collections.abc import Iterator
 from typing import Any
 
 from django.core import checks
-from django.db import DEFAULT_DB_ALIAS
 
+from core.db_checks import capped_warnings, tables_ready
 from core.errors import InvalidInput
 
-NAMED = 20  # rows named one by one; more are summed up in one warning
+HINT = "Correct it in the admin (its form checks the shape) or through the API."
 
 
 @checks.register(checks.Tags.database)
 def stored_shapes_check(databases: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
-    if not databases or DEFAULT_DB_ALIAS not in databases:
-        return []  # a database check runs only when asked for (check --database)
-    return _limited(_bad_work_orders(), "workorders.W001", "work orders") + _limited(
-        _bad_kbs(), "workorders.W002", "equipment KBs"
+    from workorders.models import EquipmentKB, WorkOrder
+
+    if not tables_ready(databases, WorkOrder, EquipmentKB):
+        return []
+    orders = capped_warnings(
+        _bad_work_orders(), check_id="workorders.W001", hint=HINT, more="more work orders with a malformed field."
     )
+    kbs = capped_warnings(
+        _bad_kbs(), check_id="workorders.W002", hint=HINT, more="more equipment KBs of the wrong shape."
+    )
+    return orders + kbs
 
 
 def _bad_work_orders() -> Iterator[str]:
@@ -50,17 +56,3 @@ def _bad_kbs() -> Iterator[str]:
             kb_data_check(data)
         except InvalidInput as exc:
             yield f"Equipment KB {pk} (cell {cell_id}): {exc.message}"
-
-
-def _limited(found: Iterator[str], check_id: str, what: str) -> list[checks.CheckMessage]:
-    hint = "Correct it in the admin (its form checks the shape) or through the API."
-    messages: list[checks.CheckMessage] = []
-    extra = 0
-    for text in found:
-        if len(messages) < NAMED:
-            messages.append(checks.Warning(text, hint=hint, id=check_id))
-        else:
-            extra += 1
-    if extra:
-        messages.append(checks.Warning(f"{extra} more {what} with a malformed field.", hint=hint, id=check_id))
-    return messages

@@ -60,3 +60,28 @@ def test_warnings_do_not_fail_the_check_but_are_capped(monkeypatch):
     assert output.count("workorders.W001") == 21 and "3 more work orders with a malformed field." in output
     with pytest.raises(SystemCheckError):
         call_command("check", "--database", "default", "--fail-level", "WARNING", stdout=StringIO(), stderr=StringIO())
+
+
+def test_migrate_on_a_fresh_database_is_not_stopped_by_the_checks(tmp_path):
+    """`migrate` runs the database checks before it migrates: on a fresh database their tables do
+    not exist yet (the checks first broke `manage.py migrate` with "no such table")."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'fresh.sqlite3'}"
+    done = subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput"], cwd=root, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    checked = subprocess.run(
+        [sys.executable, "manage.py", "check", "--database", "default"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert checked.returncode == 0 and "no issues" in checked.stdout, checked.stdout + checked.stderr[-2000:]
