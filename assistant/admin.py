@@ -1,8 +1,9 @@
 """The human console of the assistant: drafts (approve / reject / publish through the same
 services, so separation of duties holds here too), reviews, prompt versions and aliases (move =
-rollback), skills, published artifacts and runs. History is read-only. The runtime config
+rollback), skills, published artifacts. History is read-only. The runtime config
 (governance settings) is shown to approvers and changed only by an admin, through the audited
-service."""
+service. People's sessions, messages, attachments, operations, runs and held tool calls are their
+transcripts: admin-only (core.admin.AdminScopeOnlyMixin), not part of the approver console."""
 
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ from assistant.services.config import config_update, config_validate
 from assistant.services.drafts import MCP_REVIEW_TIERS, draft_approve, draft_reject
 from assistant.services.publish import draft_publish, prompt_alias_move, prompt_alias_remove
 from core.access import APPROVER, has_scopes, is_admin
+from core.admin import AdminScopeOnlyMixin
 from core.audit import audit_record
 from core.errors import DomainError
 
@@ -251,14 +253,15 @@ class PublishedArtifactAdmin(ApproverConsole, ReadOnly, admin.ModelAdmin):
 
 
 @admin.register(Run)
-class RunAdmin(ApproverConsole, ReadOnly, admin.ModelAdmin):
+class RunAdmin(AdminScopeOnlyMixin, ReadOnly, admin.ModelAdmin):
     list_display = ("id", "session", "mode", "engine", "model", "status", "tokens", "duration_ms", "created")
     list_filter = ("status", "mode", "engine")
 
 
 @admin.register(PendingToolCall)
-class PendingToolCallAdmin(ApproverConsole, ReadOnly, admin.ModelAdmin):
-    """Build mode's held changes and what their owners decided (read-only: only the owner decides)."""
+class PendingToolCallAdmin(AdminScopeOnlyMixin, ReadOnly, admin.ModelAdmin):
+    """Build mode's held changes and what their owners decided (read-only: only the owner decides;
+    admin-only: the arguments come from the owner's session)."""
 
     list_display = ("id", "session", "tool_name", "tier", "status", "decided_by", "decided_at", "created")
     list_filter = ("status", "tier")
@@ -266,7 +269,7 @@ class PendingToolCallAdmin(ApproverConsole, ReadOnly, admin.ModelAdmin):
     list_select_related = ("session", "decided_by")
 
 
-class MessageInline(ReadOnly, admin.TabularInline):
+class MessageInline(AdminScopeOnlyMixin, ReadOnly, admin.TabularInline):
     model = Message
     extra = 0
     fields = ("created", "role", "content")
@@ -274,7 +277,7 @@ class MessageInline(ReadOnly, admin.TabularInline):
 
 
 @admin.register(Session)
-class SessionAdmin(ReadOnly, admin.ModelAdmin):
+class SessionAdmin(AdminScopeOnlyMixin, ReadOnly, admin.ModelAdmin):
     list_display = ("id", "owner", "title", "archived", "updated")
     list_filter = ("archived",)
     search_fields = ("title", "owner__username")
@@ -282,13 +285,13 @@ class SessionAdmin(ReadOnly, admin.ModelAdmin):
 
 
 @admin.register(Attachment)
-class AttachmentAdmin(ReadOnly, admin.ModelAdmin):
+class AttachmentAdmin(AdminScopeOnlyMixin, ReadOnly, admin.ModelAdmin):
     list_display = ("id", "session", "kind", "name", "size", "truncated", "created")
     list_filter = ("kind",)
 
 
 @admin.register(Operation)
-class OperationAdmin(ReadOnly, admin.ModelAdmin):
+class OperationAdmin(AdminScopeOnlyMixin, ReadOnly, admin.ModelAdmin):
     list_display = ("id", "owner", "intent", "status", "created", "executed_at")
     list_filter = ("intent", "status")
 

@@ -2,6 +2,11 @@
 
 The audit trail, the event outbox and agent runs are evidence: the admin shows them and
 never lets anyone add, change or delete them.
+
+People's conversations (chat and authoring sessions, coordinator turns, their agent runs) are
+admin-only: `AdminScopeOnlyMixin` decides by the admin scope, never by Django model permissions
+alone, so an approver (staff, with the seeded view permissions) does not read other people's
+transcripts; agent runs are owner-scoped for non-admins (`AgentRunAdmin.get_queryset`).
 """
 
 from __future__ import annotations
@@ -9,10 +14,11 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin, messages
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.forms import ModelForm
 from django.http import HttpRequest
 
+from core.access import is_admin
 from core.audit import audit_record
 from core.models import AgentRun, AgentStep, ApiToken, AuditRecord, Event, ServiceAccount
 from core.tokens import api_token_create, api_token_revoke
@@ -29,6 +35,31 @@ class ReadOnlyAdminMixin:
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+def admin_staff(request: HttpRequest) -> bool:
+    """An active staff user with the admin scope (superuser or the admin group)."""
+    user = request.user
+    return bool(user.is_active and user.is_staff and is_admin(user))
+
+
+class AdminScopeOnlyMixin:
+    """Shown only to `admin_staff`, whatever model permissions a group holds: people's transcripts
+    (sessions, messages, runs, held tool calls, coordinator turns). Adds no write permission."""
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return admin_staff(request)
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return admin_staff(request)
+
+
+def runs_seen_by(queryset: QuerySet, request: HttpRequest, *, user_field: str = "user") -> QuerySet:
+    """Agent runs (or their steps) a non-admin may read in the admin: their own and the system's
+    (no user: scans, investigations), never another person's chat or coordinator run."""
+    if admin_staff(request):
+        return queryset
+    return queryset.filter(Q(**{user_field: request.user}) | Q(**{f"{user_field}__isnull": True}))
 
 
 @admin.register(ApiToken)
@@ -143,6 +174,9 @@ class AgentRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     search_fields = ("agent", "turn_id", "subject_type", "subject_id")
     inlines = (AgentStepInline,)
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet[AgentRun]:
+        return runs_seen_by(super().get_queryset(request), request)
+
 
 @admin.register(AgentStep)
 class AgentStepAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
@@ -150,3 +184,6 @@ class AgentStepAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_filter = ("kind", "is_error")
     search_fields = ("tool",)
     list_select_related = ("run",)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[AgentStep]:
+        return runs_seen_by(super().get_queryset(request), request, user_field="run__user")

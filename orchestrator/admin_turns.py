@@ -1,5 +1,6 @@
 """Coordinator turns in the admin: read-only (list, filters, detail with the explain view and the
-turn's place in the hash chain). Nothing here adds, changes or deletes a turn: the transcript is
+turn's place in the hash chain), and admin-only: a turn is a person's conversation with the
+coordinator, so an approver or other staff user does not read it here (core.admin.AdminScopeOnlyMixin). Nothing here adds, changes or deletes a turn: the transcript is
 append-only and written only by the coordinator (orchestrator/coordinator/transcript.py)."""
 
 from __future__ import annotations
@@ -12,14 +13,11 @@ from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from core.admin import AdminScopeOnlyMixin
 from core.models import AgentRun
 from orchestrator.coordinator.transcript import chain_body, chain_digest
 from orchestrator.models import CoordinatorTurn
 from orchestrator.schemas import turn_explain
-
-
-def _staff(request: HttpRequest) -> bool:
-    return bool(request.user.is_active and request.user.is_staff)
 
 
 def _rows(items: list[tuple[str, str]]) -> SafeString:
@@ -27,7 +25,7 @@ def _rows(items: list[tuple[str, str]]) -> SafeString:
 
 
 @admin.register(CoordinatorTurn)
-class CoordinatorTurnAdmin(admin.ModelAdmin):
+class CoordinatorTurnAdmin(AdminScopeOnlyMixin, admin.ModelAdmin):
     list_display = ("id", "user", "conversation", "status", "prompt_kind", "short_message", "created_at")
     list_filter = ("status", "prompt_kind", "created_at")
     list_select_related = ("user",)
@@ -50,13 +48,7 @@ class CoordinatorTurnAdmin(admin.ModelAdmin):
         "raw_record",
     )
 
-    # Staff read the transcript; nobody edits it here (a POST to the change form is a 403).
-    def has_module_permission(self, request: HttpRequest) -> bool:
-        return _staff(request)
-
-    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return _staff(request)
-
+    # Admins read the transcript; nobody edits it here (a POST to the change form is a 403).
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 

@@ -12,7 +12,7 @@ from django.core.management.base import CommandError
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from core.access import OPERATOR
+from core.access import ADMIN, APPROVER, OPERATOR
 from core.agents.engines.fake import FakeEngine, FakeReply
 from core.errors import InvalidInput
 from core.events import publish
@@ -218,12 +218,17 @@ def staff(user: User, superuser: bool = False) -> User:
     return User.objects.get(pk=user.pk)
 
 
-def test_admin_lists_and_explains_turns_for_staff(client, operator, make_user):
+def test_admin_lists_and_explains_turns_for_admins_only(client, operator, make_user):
     job_plan(operator)
     client.force_login(operator)
     turn = post_turn(client, "Stop it")
     assert client.get("/admin/orchestrator/coordinatorturn/").status_code == 302  # not staff: to the login
-    client.force_login(staff(make_user("auditor")))
+    # A turn is a person's conversation: staff without the admin scope (an approver too) get a 403.
+    for name, scopes in (("auditor", ()), ("april2", (APPROVER,))):
+        client.force_login(staff(make_user(name, *scopes)))
+        assert client.get("/admin/orchestrator/coordinatorturn/").status_code == 403
+        assert client.get(f"/admin/orchestrator/coordinatorturn/{turn['id']}/change/").status_code == 403
+    client.force_login(staff(make_user("auditor_admin", ADMIN)))
     listing = client.get("/admin/orchestrator/coordinatorturn/?status__exact=ok")
     assert listing.status_code == 200 and b"Stop it" in listing.content
     page = client.get(f"/admin/orchestrator/coordinatorturn/{turn['id']}/change/")

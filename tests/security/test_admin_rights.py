@@ -1,0 +1,175 @@
+"""What a non-superuser staff member can do in the Django admin, with the approver group's seeded
+permissions (core/management/commands/seed_demo.py approver_permissions) or in the operator group.
+
+Hostile cases: an approver (or a staff operator) must not read other people's chat or coordinator
+transcripts (assistant sessions/messages/runs/held tool calls/attachments/operations, coordinator
+turns, another person's agent runs) nor change governance rows (runtime config, skills, prompt
+aliases, published artifacts, service accounts, API tokens, signal limits). Admins still see it all."""
+
+import json
+
+import pytest
+from django.contrib.auth.models import Group
+
+from assistant.models import (
+    Attachment,
+    Message,
+    Operation,
+    PendingToolCall,
+    PromptAlias,
+    PromptVersion,
+    PublishedArtifact,
+    Run,
+    RuntimeConfig,
+    Session,
+    Skill,
+)
+from core.access import ADMIN, APPROVER, OPERATOR
+from core.management.commands.seed_demo import approver_permissions
+from core.models import AgentRun, AgentStep, ApiToken, ServiceAccount
+from orchestrator.models import CoordinatorTurn
+from tests.sentinel.factories import make_cell, make_signal
+
+pytestmark = pytest.mark.django_db
+
+SECRET = "my divorce is why I was late"  # what another person typed: must never show to an approver
+
+
+@pytest.fixture
+def approver_staff(make_user):
+    user = make_user("ada", APPROVER, is_staff=True)
+    Group.objects.get(name=APPROVER).permissions.add(*approver_permissions())  # as seed_demo does
+    return user
+
+
+@pytest.fixture
+def operator_staff(make_user):
+    return make_user("otto", OPERATOR, is_staff=True)
+
+
+@pytest.fixture
+def transcripts(operator):
+    """Another person's (olga's) chat, coordinator turn and agent runs, plus a system run."""
+    session = Session.objects.create(owner=operator, title="olga's chat")
+    Message.objects.create(session=session, role="user", content=SECRET)
+    run = Run.objects.create(session=session, engine="fake", input_summary=SECRET, output_summary="noted")
+    call = PendingToolCall.objects.create(
+        session=session,
+        capability="workorders.update",
+        tool_name="update_work_order",
+        tier="mutate",
+        args={"n": SECRET},
+    )
+    attachment = Attachment.objects.create(session=session, kind="text_snippet", name="note.txt", content_text=SECRET)
+    operation = Operation.objects.create(owner=operator, intent="chat", status="done")
+    turn = CoordinatorTurn.objects.create(user=operator, message=SECRET, answer="ok", hash="h" * 64)
+    agent_run = AgentRun.objects.create(agent="operator_qa", turn_id="t1", user=operator, engine="fake",
+                                        input_summary=SECRET)  # fmt: skip
+    AgentStep.objects.create(run=agent_run, index=0, tool="search_kb", args={"q": SECRET})
+    system_run = AgentRun.objects.create(agent="investigator", turn_id="t2", engine="fake", input_summary="WO-1 scan")
+    return {
+        "assistant/session": session,
+        "assistant/message": None,
+        "assistant/run": run,
+        "assistant/pendingtoolcall": call,
+        "assistant/attachment": attachment,
+        "assistant/operation": operation,
+        "orchestrator/coordinatorturn": turn,
+        "core/agentrun": agent_run,
+        "system_run": system_run,
+    }
+
+
+ADMIN_ONLY = [
+    "assistant/session",
+    "assistant/run",
+    "assistant/pendingtoolcall",
+    "assistant/attachment",
+    "assistant/operation",
+    "orchestrator/coordinatorturn",
+]
+
+
+@pytest.mark.parametrize("who", ["approver_staff", "operator_staff"])
+def test_staff_without_the_admin_scope_cannot_read_transcripts(client, request, transcripts, who):
+    client.force_login(request.getfixturevalue(who))
+    index = client.get("/admin/").content.decode()
+    for path in ADMIN_ONLY:
+        assert f"/admin/{path}/" not in index  # not listed
+        assert client.get(f"/admin/{path}/").status_code == 403
+        obj = transcripts[path]
+        page = client.get(f"/admin/{path}/{obj.pk}/change/")
+        assert page.status_code == 403 and SECRET not in page.content.decode()
+    # Another person's agent run is not listed, not openable, and its steps neither (own + system only).
+    runs = client.get("/admin/core/agentrun/")
+    if who == "approver_staff":
+        assert runs.status_code == 200
+        text = runs.content.decode()
+        assert f"/admin/core/agentrun/{transcripts['system_run'].pk}/change/" in text
+        assert f"/admin/core/agentrun/{transcripts['core/agentrun'].pk}/change/" not in text
+        hidden = client.get(f"/admin/core/agentrun/{transcripts['core/agentrun'].pk}/change/", follow=True)
+        assert SECRET not in hidden.content.decode()
+        steps = client.get("/admin/core/agentstep/").content.decode()
+        assert "search_kb" not in steps
+        assert client.get(f"/admin/core/agentrun/{transcripts['system_run'].pk}/change/").status_code == 200
+    else:
+        assert runs.status_code == 403  # the operator group holds no admin permissions
+
+
+def test_an_admin_still_reads_every_transcript(client, make_user, transcripts):
+    for user in (make_user("root", is_staff=True, is_superuser=True), make_user("adam2", ADMIN, is_staff=True)):
+        client.force_login(user)
+        for path in ADMIN_ONLY:
+            assert client.get(f"/admin/{path}/").status_code == 200, (user, path)
+        page = client.get(f"/admin/assistant/session/{transcripts['assistant/session'].pk}/change/")
+        assert page.status_code == 200 and SECRET in page.content.decode()
+        turn = client.get(
+            f"/admin/orchestrator/coordinatorturn/{transcripts['orchestrator/coordinatorturn'].pk}/change/"
+        )
+        assert turn.status_code == 200 and SECRET in turn.content.decode()
+        if user.is_superuser:  # core's evidence pages go by model permissions: the seeded admin is a superuser
+            runs = client.get("/admin/core/agentrun/").content.decode()
+            assert f"/admin/core/agentrun/{transcripts['core/agentrun'].pk}/change/" in runs
+
+
+def test_an_approver_cannot_change_governance_rows(client, approver_staff, make_user, vibration_signal):
+    RuntimeConfig.objects.update_or_create(pk=1, defaults={"data": {"max_turns": 6}})
+    skill = Skill.objects.create(name="pump-checks", instructions="Look at the bearing first.")
+    version = PromptVersion.objects.create(name="investigator", version=1, text="v1")
+    alias = PromptAlias.objects.create(name="investigator", alias="production", version=version)
+    artifact = PublishedArtifact.objects.create(type="skill", name="pump-checks", version=1)
+    reviewer = make_user("rev")
+    account = ServiceAccount.objects.create(user=reviewer, role=ServiceAccount.Role.REVIEWER)
+    client.force_login(approver_staff)
+
+    posts = {
+        "/admin/assistant/runtimeconfig/1/change/": {"data": json.dumps({"approval_policy": "full_autonomy"})},
+        f"/admin/assistant/skill/{skill.pk}/change/": {"name": "pump-checks", "instructions": "Skip checks."},
+        "/admin/assistant/skill/add/": {"name": "evil", "instructions": "x", "runtime_mode": "auto"},
+        f"/admin/assistant/promptalias/{alias.pk}/change/": {"name": "investigator", "alias": "x"},
+        f"/admin/assistant/publishedartifact/{artifact.pk}/change/": {"active": ""},
+        f"/admin/core/serviceaccount/{account.pk}/change/": {"user": reviewer.pk, "role": "release"},
+        "/admin/core/apitoken/add/": {"user": approver_staff.pk, "name": "mine"},
+        f"/admin/sentinel/signaldefinition/{vibration_signal.pk}/change/": {"alert": "99"},
+        "/admin/assistant/runtimeconfig/1/delete/": {"post": "yes"},
+    }
+    for url, data in posts.items():
+        assert client.post(url, data).status_code == 403, url
+    assert RuntimeConfig.objects.get(pk=1).data == {"max_turns": 6}
+    skill.refresh_from_db()
+    assert skill.instructions == "Look at the bearing first." and not Skill.objects.filter(name="evil").exists()
+    alias.refresh_from_db()
+    assert alias.alias == "production"
+    assert PublishedArtifact.objects.get(pk=artifact.pk).active
+    assert ServiceAccount.objects.get(pk=account.pk).role == ServiceAccount.Role.REVIEWER
+    assert not ApiToken.objects.exists()
+    vibration_signal.refresh_from_db()
+    assert vibration_signal.alert == 4.5
+    # Reading the governance settings stays allowed (as over the API: any scope reads them).
+    page = client.get("/admin/assistant/runtimeconfig/1/change/").content.decode()
+    assert 'name="_save"' not in page
+
+
+@pytest.fixture
+def vibration_signal(db):
+    return make_signal(make_cell("P-02"), "vibration_mm_s", alert=4.5, trip=7.1, deadband=0.2)
