@@ -122,7 +122,7 @@ ARIA_LONGEST_TASK_SECONDS = 960
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "BACKEND": "core.channel_layer.RedisChannelLayer",  # receive that ends when cancelled
             # redis-py 8 defaults socket_timeout to 5 s, the same as channels-redis' blocking
             # BZPOPMIN: an idle consumer's read would time out and kill the socket (1011).
             "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 15}], "capacity": 5000, "expiry": 30},

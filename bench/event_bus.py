@@ -31,6 +31,7 @@ import contextlib
 import json
 import os
 import secrets
+import signal
 import socket
 import subprocess
 import sys
@@ -257,7 +258,20 @@ def _start_server(kind: str, port: int, workers: int = 1, deflate: bool = False,
         ]
     else:
         cmd = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "-v", "0", target]
-    return subprocess.Popen(cmd, cwd=ROOT, env=os.environ.copy())
+    # Its own process group: stopping it stops uvicorn's worker processes too (a supervisor killed
+    # after the 15 s grace left its workers running, still serving their sockets).
+    return subprocess.Popen(cmd, cwd=ROOT, env=os.environ.copy(), start_new_session=True)
+
+
+def _stop_server(server: subprocess.Popen) -> None:
+    """SIGTERM to the server's process group; SIGKILL to whatever is left after 15 s."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(server.pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        server.wait(15)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(server.pid, signal.SIGKILL)  # workers still closing their sockets
+    server.wait()
 
 
 def _wait_ready(base: str, timeout: float = 60) -> None:
@@ -359,11 +373,7 @@ def main() -> int:
         baseline = clients_mod.run(run_phase(clients=1, **phase))
         fanout = clients_mod.run(run_phase(clients=args.clients, **phase))
     finally:
-        server.terminate()
-        try:
-            server.wait(15)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        _stop_server(server)
     ratio = fanout["latency_ms"]["p95"] / baseline["latency_ms"]["p95"]
     result = {
         "benchmark": "event_bus",

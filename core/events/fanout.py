@@ -43,6 +43,7 @@ from django.conf import settings
 from django.db import connections
 
 from core.events.transport import EVENTS_GROUP
+from core.loops import cancel_and_wait
 from core.models import Event
 from core.models.events import event_frame
 
@@ -153,11 +154,7 @@ class EventFanout:
             if self._reading is not None:
                 tasks.append(self._reading)
             self.channel, self._tasks, self._reading = None, [], None
-            for task in tasks:
-                task.cancel()
-            for task in tasks:
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
+            await cancel_and_wait(tasks)  # the receive may drop one cancellation (core.loops)
             with contextlib.suppress(Exception):
                 await get_channel_layer().group_discard(EVENTS_GROUP, channel)
 
