@@ -29,6 +29,15 @@ class InteractionNeeded(_Payload):
     required_scope: str
 
 
+class InteractionClosed(_Payload):
+    """An ask stopped waiting on its deciders; private copies for the same people as its
+    `interaction_needed` (orchestrator.services.ask_events)."""
+
+    plan_id: int
+    interaction_id: int
+    because: Literal["answered", "withdrawn", "plan_finished"]
+
+
 class CoordinatorTurnState(_Payload):
     """Where a running coordinator turn is. Private to `owner_id` (the bus delivers it to no one
     else); `coordinator_turn_id` is the transcript row, known once the turn is recorded."""
@@ -44,4 +53,5 @@ class CoordinatorTurnState(_Payload):
 def register() -> None:
     register_event_type("plan_updated", PlanUpdated)
     register_event_type("interaction_needed", InteractionNeeded)
+    register_event_type("interaction_closed", InteractionClosed)
     register_event_type("coordinator_turn_state", CoordinatorTurnState)

@@ -29,6 +29,7 @@ from orchestrator.choices import PLAN_FINISHED, InteractionKind, InteractionStat
 from orchestrator.dispatch import enqueue_execution
 from orchestrator.models import Interaction, Plan, PlanStep
 from orchestrator.planning.validation import validate_inputs
+from orchestrator.services.ask_events import asks_closed
 from orchestrator.services.decision_cards import decision_card
 from orchestrator.services.plan_choices import choice_replan, choice_replan_write, planning_basis
 from orchestrator.services.plans import plan_transition, plan_updated
@@ -237,6 +238,7 @@ def _answered(
     interaction.answered_by = actor
     interaction.answered_at = timezone.now()
     interaction.save(update_fields=["status", "answer", "answered_by", "answered_at"])
+    asks_closed([interaction], owner_id=interaction.plan.owner_id, because="answered")
     audit_record(
         actor=actor,
         action=f"interaction.{'approve' if approved else 'reject'}",

@@ -14,10 +14,11 @@ from core.audit import audit_record
 from core.errors import Conflict, InvalidInput
 from core.events import publish_many
 from core.transitions import Move, StateMachine, transition
-from orchestrator.choices import PLAN_TRANSITIONS, Autonomy, PlanStatus
-from orchestrator.models import Plan, PlanStep
+from orchestrator.choices import PLAN_FINISHED, PLAN_TRANSITIONS, Autonomy, InteractionStatus, PlanStatus
+from orchestrator.models import Interaction, Plan, PlanStep
 from orchestrator.planning import Proposal, get_planner, normalize_refs
 from orchestrator.planning.validation import validate_proposals
+from orchestrator.services.ask_events import asks_closed
 from orchestrator.services.plan_choices import open_plan_choices, plan_steps_save, refuse_while_choosing
 
 PLAN_MACHINE = StateMachine("plan", PLAN_TRANSITIONS)
@@ -210,7 +211,11 @@ def plan_transition(*, plan: Plan, to_status: str, actor: AbstractBaseUser | Non
             message=lambda locked, to: f"Plan {locked.pk} is {locked.status}; it cannot become {to}.",
             audit=lambda m: (f"plan.{m.to_state}", {"from": m.from_state, "to": m.to_state, "reason": reason}),
         )
-        plan_updated(cast(Plan, move.instance))  # the locked row, in its new status
+        locked = cast(Plan, move.instance)
+        plan_updated(locked)  # the locked row, in its new status
+        if to_status in PLAN_FINISHED:  # its open asks leave their deciders' lists
+            open_asks = Interaction.objects.filter(plan=locked, status=InteractionStatus.OPEN).order_by("pk")
+            asks_closed(open_asks, owner_id=locked.owner_id, because="plan_finished")
     plan.refresh_from_db()
     return plan
 

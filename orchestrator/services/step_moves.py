@@ -35,6 +35,7 @@ from orchestrator.choices import (
 )
 from orchestrator.dispatch import enqueue_execution
 from orchestrator.models import Interaction, Plan, PlanStep
+from orchestrator.services.ask_events import asks_closed
 from orchestrator.services.plans import plan_transition, plan_updated
 
 STEP_MACHINE = StateMachine("step", STEP_TRANSITIONS)
@@ -172,4 +173,5 @@ def _withdraw_asks(step: PlanStep, actor: AbstractBaseUser, said: str) -> int:
             actor=actor, action="interaction.withdrawn", target_type="interaction", target_id=ask.pk,
             details={"plan_id": step.plan_id, "step_id": step.pk, "reason": said},
         )  # fmt: skip
+    asks_closed(asks, owner_id=step.plan.owner_id, because="withdrawn")
     return len(asks)

@@ -1,7 +1,8 @@
 /* The "needs you" nav badge: the number of plans paused on the viewer's decision.
  * Markup (in the nav):  <a href="/plans/">Plans <span id="needs-me-badge" class="nav-badge" hidden></span></a>
  * Script (after aria/events.js):  <script src="{% static 'orchestrator/needs_me.js' %}" defer></script>
- * Counts come from GET /api/v1/aria/needs-me and refresh on plan_updated / interaction_needed events. */
+ * Counts come from GET /api/v1/aria/needs-me and refresh on plan_updated / interaction_needed /
+ * interaction_closed events (an approver gets no plan_updated of another owner's plan). */
 (() => {
   "use strict";
   const badge = document.getElementById("needs-me-badge");
@@ -25,7 +26,7 @@
 
   refresh();
   if (window.AriaEvents) {
-    window.AriaEvents.connect({ types: ["plan_updated", "interaction_needed"], onFrame: soon });
+    window.AriaEvents.connect({ types: ["plan_updated", "interaction_needed", "interaction_closed"], onFrame: soon });
   } else {
     setInterval(refresh, 30000);
   }

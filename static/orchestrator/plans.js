@@ -234,7 +234,7 @@
   function onStatus(status) { pill.textContent = status; pill.setAttribute("data-status", status); }
   if (window.AriaEvents) {
     window.AriaEvents.connect({
-      types: ["plan_updated", "interaction_needed"],
+      types: ["plan_updated", "interaction_needed", "interaction_closed"],
       onFrame: refresh,
       onStatus
     });

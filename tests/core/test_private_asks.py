@@ -202,3 +202,64 @@ def test_a_scope_of_several_users_writes_one_copy_each_and_nests(people):
     assert first.payload["owner_id"] == owner
     assert by_order == {1: sorted([owner, approver]), 2: [approver], 3: sorted([owner, approver])}
     assert "owner_id" not in public.payload and inner.payload["owner_id"] == approver and kept.pk
+
+
+# --- interaction_closed ----------------------------------------------------------------------------
+
+
+def _closed_audience(interaction_id: int) -> list[tuple[int, str]]:
+    rows = Event.objects.filter(type="interaction_closed", payload__interaction_id=interaction_id).order_by("id")
+    return [(row.payload["owner_id"], row.payload["because"]) for row in rows]
+
+
+def _gated_ask(people: dict[str, Any]) -> Interaction:
+    plan = start(build_plan(people["owner"], [GATED]))
+    return Interaction.objects.get(plan=plan)
+
+
+def test_an_answered_gated_ask_leaves_the_lists_of_its_owner_and_approvers_alone(people):
+    from orchestrator.services.interactions import interaction_answer
+
+    ask = _gated_ask(people)
+    assert _closed_audience(ask.pk) == []
+    interaction_answer(interaction=ask, actor=people["approver"], decision="approve")
+    assert _closed_audience(ask.pk) == [(people["owner"].pk, "answered"), (people["approver"].pk, "answered")]
+
+
+def test_a_withdrawn_ask_and_a_finished_plans_ask_are_announced_to_their_deciders(people):
+    from orchestrator.services.plans import plan_cancel
+    from orchestrator.services.step_moves import step_skip
+
+    withdrawn = _gated_ask(people)
+    step_skip(step=withdrawn.step, actor=people["owner"], reason="not today")
+    assert _closed_audience(withdrawn.pk) == [(people["owner"].pk, "withdrawn"), (people["approver"].pk, "withdrawn")]
+
+    left_open = _gated_ask(people)
+    plan_cancel(plan=left_open.plan, actor=people["owner"])
+    assert _closed_audience(left_open.pk) == [
+        (people["owner"].pk, "plan_finished"),
+        (people["approver"].pk, "plan_finished"),
+    ]
+
+
+async def test_an_approvers_socket_hears_the_ask_close_another_operators_does_not(people):
+    from orchestrator.services.interactions import interaction_answer
+
+    ask = await sync_to_async(_gated_ask)(people)
+    decider = await sync_to_async(make_second_approver)(people)
+
+    def decide() -> None:
+        interaction_answer(interaction=ask, actor=decider, decision="reject")
+
+    seen = await _frames_by_user(people, decide, after=None)
+    closed = {name: _of_type(seen[name], "interaction_closed") for name in ("owner", "approver", "other")}
+    assert [len(closed[n]) for n in ("owner", "approver", "other")] == [1, 1, 0]
+    assert closed["approver"][0]["interaction_id"] == ask.pk and closed["approver"][0]["because"] == "answered"
+
+
+def make_second_approver(people: dict[str, Any]):
+    from django.contrib.auth.models import Group, User
+
+    user = User.objects.create_user("amos")
+    user.groups.add(Group.objects.get_or_create(name=APPROVER)[0])
+    return user
