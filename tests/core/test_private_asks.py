@@ -6,15 +6,11 @@ author and, while the draft enters or leaves their queue, the approvers. Each ge
 (core.events.private_scope with several users); another operator's socket never gets any, live or
 on replay."""
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
-from channels.testing import WebsocketCommunicator
-from django.db import transaction
 
-from aria_project.asgi import application
 from assistant.choices import DraftStatus
 from assistant.services.drafts import draft_approve, draft_create
 from core.access import ADMIN, APPROVER, OPERATOR
@@ -23,9 +19,9 @@ from core.models import Event, ServiceAccount
 from orchestrator.models import Interaction
 from orchestrator.services.interactions import interaction_request_approval
 from tests.assistant.factories import SKILL_SPEC, make_tested_draft
-from tests.conftest import session_cookie
 from tests.orchestrator import testcaps  # noqa: F401  (registers the otest.* capabilities)
 from tests.orchestrator.conftest import build_plan, start
+from tests.socket_frames import frames_by_user
 
 pytestmark = pytest.mark.django_db(transaction=True)
 GATED = {"capability": "otest.release", "inputs": {"label": "open valve V-7 on P-02"}}
@@ -41,38 +37,6 @@ def people(make_user) -> dict[str, Any]:
     }
 
 
-def _headers(user) -> list[tuple[bytes, bytes]]:
-    return [(b"cookie", session_cookie(user).encode()), (b"origin", b"http://testserver")]
-
-
-def _public_marker() -> int:
-    with transaction.atomic():
-        return publish("work_order_ready", {"work_order_id": 0}).pk
-
-
-async def _frames_by_user(users: dict[str, Any], act: Callable[[], Any] | None, *, after: int | None) -> dict:
-    """Open a /ws/events socket per user (with `?after=` when given), run `act`, then publish a
-    public marker; what each socket received before the marker, by user name."""
-    path = "/ws/events" if after is None else f"/ws/events?after={after}"
-    sockets = {}
-    for name, user in users.items():
-        socket = WebsocketCommunicator(application, path, headers=await sync_to_async(_headers)(user))
-        connected, _ = await socket.connect()
-        assert connected
-        sockets[name] = socket
-    if act is not None:
-        await sync_to_async(act)()
-    marker = await sync_to_async(_public_marker)()
-    seen: dict[str, list[dict]] = {}
-    for name, socket in sockets.items():
-        frames = []
-        while (frame := await socket.receive_json_from(timeout=5)).get("id") != marker:
-            frames.append(frame)
-        seen[name] = frames
-        await socket.disconnect()
-    return seen
-
-
 def _of_type(frames: list[dict], event_type: str) -> list[dict]:
     return [f for f in frames if f["type"] == event_type]
 
@@ -85,7 +49,7 @@ def _last_id() -> int:
 
 
 async def test_a_gated_ask_reaches_its_owner_and_approvers_live_never_another_operator(people):
-    seen = await _frames_by_user(people, lambda: start(build_plan(people["owner"], [GATED])), after=None)
+    seen = await frames_by_user(people, lambda: start(build_plan(people["owner"], [GATED])), after=None)
     owner, approver, other = (_of_type(seen[n], "interaction_needed") for n in ("owner", "approver", "other"))
     assert len(owner) == 1 and len(approver) == 1 and other == []
     assert approver[0]["question"] == owner[0]["question"] and "V-7" in approver[0]["question"]
@@ -96,7 +60,7 @@ async def test_a_gated_ask_reaches_its_owner_and_approvers_live_never_another_op
 async def test_a_gated_ask_is_replayed_to_its_owner_and_approvers_never_another_operator(people):
     first = await sync_to_async(_last_id)()
     await sync_to_async(lambda: start(build_plan(people["owner"], [GATED])))()
-    seen = await _frames_by_user(people, None, after=first)
+    seen = await frames_by_user(people, None, after=first)
     assert [len(_of_type(seen[n], "interaction_needed")) for n in ("owner", "approver", "other")] == [1, 1, 0]
 
 
@@ -171,7 +135,7 @@ def test_a_draft_reaches_the_approvers_only_as_it_enters_or_leaves_their_queue(p
 
 async def test_a_draft_change_reaches_its_author_and_approvers_live_never_another_operator(people):
     draft = await sync_to_async(make_tested_draft)(people["owner"], spec=SKILL_SPEC, type="skill", name="pure")
-    seen = await _frames_by_user(people, lambda: draft_approve(draft=draft, actor=people["approver"]), after=None)
+    seen = await frames_by_user(people, lambda: draft_approve(draft=draft, actor=people["approver"]), after=None)
     statuses = {n: [f["status"] for f in _of_type(seen[n], "draft_updated")] for n in people}
     assert statuses == {"owner": [DraftStatus.APPROVED], "approver": [DraftStatus.APPROVED], "other": []}
 
@@ -179,7 +143,7 @@ async def test_a_draft_change_reaches_its_author_and_approvers_live_never_anothe
 async def test_a_new_draft_is_replayed_to_its_author_alone(people):
     first = await sync_to_async(_last_id)()
     await sync_to_async(draft_create)(owner=people["owner"], type="skill", name="secret-pump-fix", spec=SKILL_SPEC)
-    seen = await _frames_by_user(people, None, after=first)
+    seen = await frames_by_user(people, None, after=first)
     names = {n: [f["name"] for f in _of_type(seen[n], "draft_updated")] for n in people}
     assert names == {"owner": ["secret-pump-fix"], "approver": [], "other": []}
 
@@ -251,7 +215,7 @@ async def test_an_approvers_socket_hears_the_ask_close_another_operators_does_no
     def decide() -> None:
         interaction_answer(interaction=ask, actor=decider, decision="reject")
 
-    seen = await _frames_by_user(people, decide, after=None)
+    seen = await frames_by_user(people, decide, after=None)
     closed = {name: _of_type(seen[name], "interaction_closed") for name in ("owner", "approver", "other")}
     assert [len(closed[n]) for n in ("owner", "approver", "other")] == [1, 1, 0]
     assert closed["approver"][0]["interaction_id"] == ask.pk and closed["approver"][0]["because"] == "answered"

@@ -9,12 +9,10 @@ from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
-from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import User
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from aria_project.asgi import application
 from core.access import ADMIN, APPROVER, OPERATOR, admin_ids, is_admin
 from core.capabilities import CapabilityResult
 from core.errors import InvalidInput
@@ -26,9 +24,9 @@ from orchestrator.services.executor import plan_execute
 from orchestrator.services.plans import plan_transition, plans_updated
 from orchestrator.services.read_batch import claim_batch, record_batch
 from orchestrator.services.step_moves import step_skip
-from tests.conftest import session_cookie
 from tests.orchestrator import testcaps  # noqa: F401  (registers the otest.* capabilities)
 from tests.orchestrator.conftest import build_plan, start
+from tests.socket_frames import frames_by_user
 
 READ = {"capability": "otest.read_value", "inputs": {"key": "k"}}
 
@@ -128,42 +126,18 @@ def test_a_public_plan_updated_is_refused_by_the_contract(people):
 # --- the sockets ----------------------------------------------------------------------------------
 
 
-def _headers(user) -> list[tuple[bytes, bytes]]:
-    return [(b"cookie", session_cookie(user).encode()), (b"origin", b"http://testserver")]
-
-
-def _public_marker() -> int:
-    with transaction.atomic():
-        return publish("work_order_ready", {"work_order_id": 0}).pk
-
-
-async def _frames_by_user(users: dict[str, Any], act: Callable[[], Any] | None, *, after: int | None) -> dict:
-    """Open a /ws/events socket per user (with `?after=` when given), run `act`, then publish a public
-    marker; the plan_updated frames each socket received before the marker, by user name."""
-    path = "/ws/events" if after is None else f"/ws/events?after={after}"
-    sockets = {}
-    for name, user in users.items():
-        socket = WebsocketCommunicator(application, path, headers=await sync_to_async(_headers)(user))
-        connected, _ = await socket.connect()
-        assert connected
-        sockets[name] = socket
-    if act is not None:
-        await sync_to_async(act)()
-    marker = await sync_to_async(_public_marker)()
-    seen: dict[str, list[dict]] = {}
-    for name, socket in sockets.items():
-        frames = []
-        while (frame := await socket.receive_json_from(timeout=5)).get("id") != marker:
-            frames.append(frame)
-        seen[name] = [f for f in frames if f["type"] == "plan_updated"]
-        await socket.disconnect()
-    return seen
+async def _plan_frames_by_user(users: dict[str, Any], act: Callable[[], Any] | None, *, after: int | None) -> dict:
+    """The plan_updated frames each user's socket received (tests.socket_frames)."""
+    seen = await frames_by_user(users, act, after=after)
+    return {name: [f for f in frames if f["type"] == "plan_updated"] for name, frames in seen.items()}
 
 
 @pytest.mark.django_db(transaction=True)
 async def test_live_the_owner_and_an_admin_get_plan_updated_another_operator_and_an_approver_nothing(people):
     plans: list[Plan] = []
-    seen = await _frames_by_user(people, lambda: plans.append(start(build_plan(people["owner"], [READ]))), after=None)
+    seen = await _plan_frames_by_user(
+        people, lambda: plans.append(start(build_plan(people["owner"], [READ]))), after=None
+    )
     (plan,) = plans
     statuses = ["running", "done", "completed"]
     for name in ("owner", "admin"):
@@ -178,11 +152,11 @@ async def test_live_the_owner_and_an_admin_get_plan_updated_another_operator_and
 async def test_on_replay_the_owner_and_an_admin_get_plan_updated_another_operator_nothing(people):
     first = await sync_to_async(_last_id)()
     await sync_to_async(lambda: start(build_plan(people["owner"], [READ])))()
-    seen = await _frames_by_user(people, None, after=first)
+    seen = await _plan_frames_by_user(people, None, after=first)
     assert {n: len(f) for n, f in seen.items()} == {"owner": 3, "admin": 3, "other": 0, "approver": 0}
     assert {f["owner_id"] for f in seen["admin"]} == {people["admin"].pk}
     # and from the very start of the outbox (?after=0): still nothing of it for the others
-    seen = await _frames_by_user({n: people[n] for n in ("other", "approver")}, None, after=0)
+    seen = await _plan_frames_by_user({n: people[n] for n in ("other", "approver")}, None, after=0)
     assert seen == {"other": [], "approver": []}
 
 
