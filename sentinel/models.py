@@ -217,10 +217,20 @@ class Connector(models.Model):
         max_length=300, blank=True, help_text="MQTT subscription, e.g. plant/# or spBv1.0/# (default: #)."
     )
     username_env = models.CharField(
-        max_length=100, blank=True, help_text="Name of the environment variable holding the user name."
+        max_length=100,
+        blank=True,
+        help_text=(
+            "Name of an environment variable of the connectors process holding the user name; it must start "
+            "with ARIA_CONNECTOR_ (e.g. ARIA_CONNECTOR_PLANT_USER)."
+        ),
     )
     password_env = models.CharField(
-        max_length=100, blank=True, help_text="Name of the environment variable holding the password."
+        max_length=100,
+        blank=True,
+        help_text=(
+            "Name of an environment variable of the connectors process holding the password; it must start "
+            "with ARIA_CONNECTOR_ (e.g. ARIA_CONNECTOR_PLANT_PASSWORD)."
+        ),
     )
     security_mode = models.CharField(max_length=20, choices=SecurityMode.choices, default=SecurityMode.NONE)
     security_policy = models.CharField(max_length=40, blank=True, help_text="OPC UA, e.g. Basic256Sha256.")
