@@ -13,7 +13,7 @@ MODEL_PLAN_IN_HISTORY = """
 from django.contrib.auth.models import User
 from assistant.services.sessions import message_create, session_create
 from orchestrator.services.plans import plan_create
-owner = User.objects.get(username="pia")
+owner = User.objects.get(username="pim")
 plan = plan_create(owner=owner, goal="What is on the backlog today?", planner="model")
 session = session_create(owner=owner, mode="plan", title="Offline plan")
 message_create(session=session, role="user", content=plan.goal)
@@ -24,9 +24,9 @@ print("ENGINE", plan.engine)
 
 
 def test_the_drawer_plan_card_marks_a_plan_of_the_offline_engine(page, aria_server):
-    aria_server.create_user("pia", "drawer-offline-pass-1", "operator")
+    aria_server.create_user("pim", "drawer-offline-pass-1", "operator")
     assert "ENGINE fake" in aria_server.manage("shell", "-c", MODEL_PLAN_IN_HISTORY)
-    sign_in(page, "pia", "drawer-offline-pass-1")
+    sign_in(page, "pim", "drawer-offline-pass-1")
 
     # plan mode drafts with the heuristic planner: no model ran, no mark
     page.select_option("#aria-mode", "plan")
