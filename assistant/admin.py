@@ -36,8 +36,8 @@ from assistant.publishers import MCP_DEFAULT_TIER, mcp_tools_of
 from assistant.services.config import config_update, config_validate
 from assistant.services.drafts import MCP_REVIEW_TIERS, draft_approve, draft_reject
 from assistant.services.publish import draft_publish, prompt_alias_move, prompt_alias_remove
-from core.access import APPROVER, has_scopes, is_admin
-from core.admin import AdminScopeOnlyMixin
+from core.access import APPROVER, has_scopes
+from core.admin import AdminScopeOnlyMixin, admin_staff
 from core.audit import audit_record
 from core.errors import DomainError
 
@@ -325,15 +325,11 @@ class RuntimeConfigAdmin(ApproverConsole, admin.ModelAdmin):
     list_display = ("__str__", "updated")
     readonly_fields = ("updated",)
 
-    def _governs(self, request: HttpRequest) -> bool:
-        user = request.user
-        return bool(user.is_active and user.is_staff and is_admin(user))
-
     def has_add_permission(self, request: HttpRequest) -> bool:
-        return self._governs(request) and not RuntimeConfig.objects.filter(pk=1).exists()
+        return admin_staff(request) and not RuntimeConfig.objects.filter(pk=1).exists()
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return self._governs(request)  # never from Django model permissions alone
+        return admin_staff(request)  # never from Django model permissions alone
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False  # going back to defaults is a change (empty object), audited like any other

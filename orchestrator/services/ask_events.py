@@ -1,8 +1,11 @@
-"""`interaction_closed`: an ask no longer waits on its deciders — answered, withdrawn with its
-step, or its plan finished. The same people get it as got its `interaction_needed` (the plan's
-owner and, for a gated step, the holders of its scope), each a private copy, so their "needs me"
-badge and list drop it live. Before plan events were private, every user's `plan_updated` told
-them; now an approver sees no plan events of another owner's plan."""
+"""An ask's events, to its deciders alone: the plan's owner and, for a gated step, the holders of
+its scope — each a private copy (the question may name plant details).
+
+- `interaction_needed`: the ask opened, or its approval was requested again.
+- `interaction_closed`: the ask no longer waits — answered, withdrawn with its step, or its plan
+  finished — so the deciders' "needs me" badge and list drop it live. Before plan events were
+  private, every user's `plan_updated` told them; now an approver sees no plan events of another
+  owner's plan."""
 
 from __future__ import annotations
 
@@ -15,12 +18,32 @@ from orchestrator.models import Interaction
 ClosedBecause = Literal["answered", "withdrawn", "plan_finished"]
 
 
+def ask_deciders(owner_id: int, required_scope: str) -> list[int]:
+    """The owner, then every active holder of `required_scope` other than the owner (none for "")."""
+    return [owner_id, *scope_holder_ids(required_scope, besides=owner_id)]
+
+
+def ask_needed(ask: Interaction, *, owner_id: int) -> None:
+    """Publish `interaction_needed` for `ask` to its deciders (in the caller's transaction)."""
+    with private_scope(*ask_deciders(owner_id, ask.required_scope)):
+        publish(
+            "interaction_needed",
+            {
+                "plan_id": ask.plan_id,
+                "interaction_id": ask.pk,
+                "kind": ask.kind,
+                "question": ask.question,
+                "required_scope": ask.required_scope,
+            },
+        )
+
+
 def asks_closed(asks: Iterable[Interaction], *, owner_id: int, because: ClosedBecause) -> None:
     """Publish `interaction_closed` for each of one plan's asks (in the caller's transaction)."""
-    holders: dict[str, list[int]] = {}
+    deciders: dict[str, list[int]] = {}
     for ask in asks:
         scope = ask.required_scope
-        if scope not in holders:
-            holders[scope] = scope_holder_ids(scope, besides=owner_id)
-        with private_scope(owner_id, *holders[scope]):
+        if scope not in deciders:
+            deciders[scope] = ask_deciders(owner_id, scope)
+        with private_scope(*deciders[scope]):
             publish("interaction_closed", {"plan_id": ask.plan_id, "interaction_id": ask.pk, "because": because})

@@ -24,12 +24,11 @@ from core.access import APPROVER, has_scopes, is_admin, is_service_account
 from core.audit import audit_record
 from core.capabilities import Tier
 from core.errors import Conflict, Forbidden, InvalidInput, NotAuthenticated
-from core.events import private_scope, publish, scope_holder_ids
 from orchestrator.choices import PLAN_FINISHED, InteractionKind, InteractionStatus, PlanStatus, StepStatus
 from orchestrator.dispatch import enqueue_execution
 from orchestrator.models import Interaction, Plan, PlanStep
 from orchestrator.planning.validation import validate_inputs
-from orchestrator.services.ask_events import asks_closed
+from orchestrator.services.ask_events import ask_needed, asks_closed
 from orchestrator.services.decision_cards import decision_card
 from orchestrator.services.plan_choices import choice_replan, choice_replan_write, planning_basis
 from orchestrator.services.plans import plan_transition, plan_updated
@@ -64,18 +63,7 @@ def _open(
     )
     if Plan.objects.filter(pk=plan.pk, status=PlanStatus.RUNNING).exists():
         plan_transition(plan=plan, to_status=PlanStatus.PAUSED, actor=None, reason="")
-    # the owner, and for a gated step the approvers who may decide it; no one else
-    with private_scope(plan.owner_id, *scope_holder_ids(required_scope, besides=plan.owner_id)):
-        publish(
-            "interaction_needed",
-            {
-                "plan_id": plan.pk,
-                "interaction_id": interaction.pk,
-                "kind": kind,
-                "question": question,
-                "required_scope": required_scope,
-            },
-        )
+    ask_needed(interaction, owner_id=plan.owner_id)  # the owner and, for a gated step, its approvers
     return interaction
 
 
@@ -335,16 +323,5 @@ def interaction_request_approval(*, interaction: Interaction, actor: AbstractBas
             target_id=interaction.pk,
             details={"plan_id": interaction.plan_id, "required_scope": interaction.required_scope, "note": note},
         )
-        owner_id = interaction.plan.owner_id
-        with private_scope(owner_id, *scope_holder_ids(interaction.required_scope, besides=owner_id)):
-            publish(
-                "interaction_needed",
-                {
-                    "plan_id": interaction.plan_id,
-                    "interaction_id": interaction.pk,
-                    "kind": interaction.kind,
-                    "question": interaction.question,
-                    "required_scope": interaction.required_scope,
-                },
-            )
+        ask_needed(interaction, owner_id=interaction.plan.owner_id)
     return interaction
