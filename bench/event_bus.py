@@ -31,8 +31,6 @@ import contextlib
 import json
 import os
 import secrets
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -41,6 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 import event_bus_clients as clients_mod  # noqa: E402  (beside this script)
+import topology  # noqa: E402  (beside this script)
 
 AGENT = "bench"
 
@@ -211,12 +210,6 @@ async def run_phase(
 # --- orchestration ------------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _session_cookie() -> str:
     """A logged-in session for a bench user, stored in the database the server reads."""
     from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
@@ -261,17 +254,6 @@ def _start_server(kind: str, port: int, workers: int = 1, deflate: bool = False,
     # Its own process group: stopping it stops uvicorn's worker processes too (a supervisor killed
     # after the 15 s grace left its workers running, still serving their sockets).
     return subprocess.Popen(cmd, cwd=ROOT, env=os.environ.copy(), start_new_session=True)
-
-
-def _stop_server(server: subprocess.Popen) -> None:
-    """SIGTERM to the server's process group; SIGKILL to whatever is left after 15 s."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(server.pid, signal.SIGTERM)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        server.wait(15)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(server.pid, signal.SIGKILL)  # workers still closing their sockets
-    server.wait()
 
 
 def _wait_ready(base: str, timeout: float = 60) -> None:
@@ -351,7 +333,7 @@ def main() -> int:
     logging.getLogger("httpx").setLevel(logging.WARNING)
     call_command("migrate", verbosity=0, interactive=False)
     cookie = _session_cookie()
-    port = _free_port()
+    port = topology.free_port()
     base = f"http://127.0.0.1:{port}"
     headers = {"Cookie": f"sessionid={cookie}", "Origin": base}
     if args.workers > 1 and args.server != "uvicorn":
@@ -373,7 +355,7 @@ def main() -> int:
         baseline = clients_mod.run(run_phase(clients=1, **phase))
         fanout = clients_mod.run(run_phase(clients=args.clients, **phase))
     finally:
-        _stop_server(server)
+        topology.stop_group(server, 15)
     ratio = fanout["latency_ms"]["p95"] / baseline["latency_ms"]["p95"]
     result = {
         "benchmark": "event_bus",

@@ -43,6 +43,27 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def signal_group(popen: subprocess.Popen, sig: int) -> None:
+    """`sig` to the process group `popen` leads (started with start_new_session=True)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(popen.pid, sig)
+
+
+def stop_group(popen: subprocess.Popen, timeout: float = 20.0) -> None:
+    """Stop the process group `popen` leads: SIGCONT (a paused process cannot act on SIGTERM) and
+    SIGTERM, SIGKILL after `timeout`, then SIGKILL to what is left (pool children, server workers
+    still closing their sockets, left behind by a main process that exited)."""
+    if popen.poll() is None:
+        signal_group(popen, signal.SIGCONT)
+        signal_group(popen, signal.SIGTERM)
+        try:
+            popen.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            signal_group(popen, signal.SIGKILL)
+            popen.wait()
+    signal_group(popen, signal.SIGKILL)
+
+
 def with_path(url: str, path: str) -> str:
     return urlunsplit(urlsplit(url)._replace(path="/" + path))
 
@@ -173,8 +194,7 @@ class Proc:
     def signal_group(self, sig: int) -> None:
         """The whole process group: a prefork worker's children too (as when a container dies)."""
         if self.popen is not None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.popen.pid, sig)
+            signal_group(self.popen, sig)
 
     def kill(self) -> None:
         self.signal_group(signal.SIGKILL)
@@ -182,15 +202,8 @@ class Proc:
             self.popen.wait()
 
     def stop(self, timeout: float = 20.0) -> None:
-        if not self.alive:
-            return
-        self.signal_group(signal.SIGCONT)  # a paused process cannot act on SIGTERM
-        self.signal_group(signal.SIGTERM)
-        try:
-            self.popen.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.kill()
-        self.signal_group(signal.SIGKILL)  # pool children left behind by a main process that exited
+        if self.alive:
+            stop_group(self.popen, timeout)
 
 
 @dataclass
