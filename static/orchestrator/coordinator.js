@@ -14,6 +14,7 @@
   const turnNode = (turn) => {
     const li = el("li", "coord-turn");
     li.setAttribute("data-status", turn.status);
+    li.setAttribute("data-turn", String(turn.id));
     li.appendChild(el("span", "coord-q", `${turn.message} `));
     li.appendChild(el("span", "plan-status coord-status", turn.status));
     const answer = li.appendChild(el("div", "coord-answer", turn.answer));
@@ -23,11 +24,14 @@
     return li;
   };
 
+  // The first load can return after the user has sent a message: the turns sent on this page
+  // (pending or answered) stay on top, and a loaded turn already shown is not shown twice.
   const load = async () => {
     try {
       const turns = await api("GET", API);
-      list.textContent = "";
-      turns.slice(0, 10).forEach((t) => list.appendChild(turnNode(t)));
+      const shown = new Set([...list.querySelectorAll("li[data-turn]")].map((li) => li.dataset.turn));
+      turns.slice(0, 10).filter((t) => !shown.has(String(t.id)))
+        .forEach((t) => list.appendChild(turnNode(t)));
     } catch (err) { /* the box stays as rendered */ }
   };
 
@@ -45,6 +49,7 @@
       live.finish(turn);
       const node = turnNode(turn);
       node.insertBefore(live.node, node.querySelector(".coord-answer"));
+      list.querySelectorAll(`li[data-turn="${turn.id}"]`).forEach((li) => li.remove());  // loaded meanwhile
       list.replaceChild(node, pending);
     } catch (err) {
       live.finish(null);

@@ -80,3 +80,35 @@ def test_plans_page_coordinator_box_shows_live_states(page, server):
     expect(turn.locator(".coord-live")).to_have_text(STATES, timeout=45_000)
     expect(turn.locator(".coord-answer .offline-mark")).to_have_text("offline demo engine")
     assert not page.console_errors, page.console_errors
+
+
+def test_plans_page_keeps_a_turn_sent_before_its_list_loaded(page, server):
+    """The box's first load can come back after the user has sent a message (a slow server):
+    the turn just answered stays on top with its live states, earlier turns go below it, and
+    none shows twice. CI saw the load wipe a turn sent in that gap."""
+    drawer_login(page, server, "cass", "operator")
+    page.goto("/plans/")
+    page.fill("#coord-form input[name=message]", "First question")
+    page.click("#coord-form button[type=submit]")
+    expect(page.locator("#coord-turns .coord-turn .coord-live")).to_have_attribute(
+        "data-state", "answered", timeout=45_000
+    )
+
+    held = []  # the list's GET, held until the next turn has been answered
+    page.route(
+        "**/api/v1/aria/coordinator/turns",
+        lambda route: held.append(route) if route.request.method == "GET" else route.continue_(),
+    )
+    page.reload()
+    expect(page.locator("#coord-turns .coord-turn")).to_have_count(0)
+    page.fill("#coord-form input[name=message]", "Second question")
+    page.click("#coord-form button[type=submit]")
+    turns = page.locator("#coord-turns .coord-turn")
+    expect(turns.first.locator(".coord-live")).to_have_text(STATES, timeout=45_000)
+    assert len(held) == 1
+    held[0].continue_()
+
+    expect(turns).to_have_count(2)
+    expect(turns.locator(".coord-q")).to_have_text(["Second question", "First question"])
+    expect(turns.first.locator(".coord-live")).to_have_text(STATES)
+    assert not page.console_errors, page.console_errors
