@@ -3,8 +3,8 @@
 The audit trail, the event outbox and agent runs are evidence: the admin shows them and
 never lets anyone add, change or delete them.
 
-People's conversations (chat and authoring sessions, coordinator turns, their agent runs) are
-admin-only: `AdminScopeOnlyMixin` decides by the admin scope, never by Django model permissions
+People's conversations (chat and authoring sessions, coordinator turns, their agent runs) and
+who may act on ARIA (API tokens, service accounts) are admin-only: `AdminScopeOnlyMixin` decides by the admin scope, never by Django model permissions
 alone, so an approver (staff, with the seeded view permissions) does not read other people's
 transcripts; agent runs are owner-scoped for non-admins (`AgentRunAdmin.get_queryset`).
 """
@@ -45,13 +45,24 @@ def admin_staff(request: HttpRequest) -> bool:
 
 class AdminScopeOnlyMixin:
     """Shown only to `admin_staff`, whatever model permissions a group holds: people's transcripts
-    (sessions, messages, runs, held tool calls, coordinator turns). Adds no write permission."""
+    (sessions, messages, runs, held tool calls, coordinator turns) and the identities that act on
+    ARIA (API tokens, service accounts). Writes need the admin scope as well as the model
+    permission the admin class grants (none for the read-only transcripts)."""
 
     def has_module_permission(self, request: HttpRequest) -> bool:
         return admin_staff(request)
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return admin_staff(request)
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return admin_staff(request) and super().has_add_permission(request, *args)  # type: ignore[misc]
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return admin_staff(request) and super().has_change_permission(request, obj)  # type: ignore[misc]
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return admin_staff(request) and super().has_delete_permission(request, obj)  # type: ignore[misc]
 
 
 def runs_seen_by(queryset: QuerySet, request: HttpRequest, *, user_field: str = "user") -> QuerySet:
@@ -63,7 +74,7 @@ def runs_seen_by(queryset: QuerySet, request: HttpRequest, *, user_field: str = 
 
 
 @admin.register(ApiToken)
-class ApiTokenAdmin(admin.ModelAdmin):
+class ApiTokenAdmin(AdminScopeOnlyMixin, admin.ModelAdmin):
     list_display = ("name", "user", "key_prefix", "created_at", "last_used_at", "revoked_at")
     list_filter = ("revoked_at",)
     search_fields = ("name", "user__username", "key_prefix")
@@ -106,7 +117,7 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
 
 @admin.register(ServiceAccount)
-class ServiceAccountAdmin(admin.ModelAdmin):
+class ServiceAccountAdmin(AdminScopeOnlyMixin, admin.ModelAdmin):
     list_display = ("user", "role", "description")
     list_filter = ("role",)
     search_fields = ("user__username", "description")

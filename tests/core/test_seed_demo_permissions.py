@@ -9,7 +9,6 @@ CHANGELISTS = [
     "/admin/sentinel/alarm/",
     "/admin/core/auditrecord/",
     "/admin/core/agentrun/",
-    "/admin/core/apitoken/",
     "/admin/core/event/",
     "/admin/sentinel/cell/",
     "/admin/workorders/failurehistory/",

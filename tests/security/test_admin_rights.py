@@ -3,13 +3,13 @@ permissions (core/management/commands/seed_demo.py approver_permissions) or in t
 
 Hostile cases: an approver (or a staff operator) must not read other people's chat or coordinator
 transcripts (assistant sessions/messages/runs/held tool calls/attachments/operations, coordinator
-turns, another person's agent runs) nor change governance rows (runtime config, skills, prompt
+turns, another person's agent runs) nor the API tokens and service accounts, nor change governance rows (runtime config, skills, prompt
 aliases, published artifacts, service accounts, API tokens, signal limits). Admins still see it all."""
 
 import json
 
 import pytest
-from django.contrib.auth.models import Group
+from django.contrib.auth.models import Group, User
 
 from assistant.models import (
     Attachment,
@@ -67,6 +67,8 @@ def transcripts(operator):
                                         input_summary=SECRET)  # fmt: skip
     AgentStep.objects.create(run=agent_run, index=0, tool="search_kb", args={"q": SECRET})
     system_run = AgentRun.objects.create(agent="investigator", turn_id="t2", engine="fake", input_summary="WO-1 scan")
+    token = ApiToken.objects.create(user=operator, name=SECRET, key_prefix="abcd1234", key_hash="x" * 64)
+    account = ServiceAccount.objects.create(user=User.objects.create(username="bot"), role="system", description=SECRET)
     return {
         "assistant/session": session,
         "assistant/message": None,
@@ -77,6 +79,8 @@ def transcripts(operator):
         "orchestrator/coordinatorturn": turn,
         "core/agentrun": agent_run,
         "system_run": system_run,
+        "core/apitoken": token,
+        "core/serviceaccount": account,
     }
 
 
@@ -87,6 +91,8 @@ ADMIN_ONLY = [
     "assistant/attachment",
     "assistant/operation",
     "orchestrator/coordinatorturn",
+    "core/apitoken",  # who can act on ARIA, and as whom
+    "core/serviceaccount",
 ]
 
 

@@ -32,8 +32,10 @@ SERVICE_ACCOUNTS: dict[str, tuple[str, tuple[str, ...], str]] = {
     "release": (ServiceAccount.Role.RELEASE, (), "The release principal that publishes approved drafts."),
     "system": (ServiceAccount.Role.SYSTEM, (OPERATOR,), "Background work: scans, investigations, plans."),
 }
-# The approver uses /admin/ as the approval console: it may view every ARIA model and change the
+# The approver uses /admin/ as the approval console: it may view the ARIA models and change the
 # two whose admin actions a supervisor runs (acknowledge/shelve alarms, work-order transitions).
+# People's transcripts, API tokens and service accounts stay admin-only whatever these permissions
+# say (core.admin.AdminScopeOnlyMixin).
 # Never add/delete: the audit trail, events and agent runs are append-only.
 APPROVER_VIEW_APPS = ("core", "sentinel", "workorders")
 APPROVER_CHANGE_MODELS = (("workorders", "workorder"), ("sentinel", "alarm"))
