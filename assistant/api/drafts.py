@@ -6,7 +6,7 @@ from django.http import HttpRequest
 from ninja import Router, Status
 
 from assistant import selectors
-from assistant.api.schemas import ApproveIn, DecisionIn, DraftIn, DraftOut, DraftPatch, ReviewOut
+from assistant.api.schemas import ApproveIn, DecisionIn, DraftIn, DraftOut, DraftPatch, ReviewOut, with_status_reasons
 from assistant.choices import DraftStatus
 from assistant.models import Draft
 from assistant.services.drafts import (
@@ -43,7 +43,7 @@ def list_drafts(
         qs = qs.filter(status=status)
     if session_id is not None:
         qs = qs.filter(session_id=session_id)
-    return list(qs[:200])
+    return with_status_reasons(list(qs[:200]))
 
 
 @router.post("/drafts", response={201: DraftOut})

@@ -8,7 +8,8 @@ from typing import Any, Literal
 from ninja import Schema
 from pydantic import ConfigDict, Field, StrictBool, StrictInt
 
-from assistant.services.publish import draft_status_reason
+from assistant.models import Draft
+from assistant.services.publish import draft_status_reason, draft_status_reasons
 from assistant.validators import DRAFT_NAME
 
 ModeName = Literal["chat", "build", "plan", "coordinate"]
@@ -90,8 +91,19 @@ class DraftOut(Schema):
 
     @staticmethod
     def resolve_status_reason(obj: Any) -> str:
-
+        listed = getattr(obj, "listed_status_reason", None)  # a listing read them all at once: with_status_reasons
+        if listed is not None:
+            return listed
         return draft_status_reason(obj) if hasattr(obj, "reviews") else ""
+
+
+def with_status_reasons(drafts: list[Draft]) -> list[Draft]:
+    """A listing's drafts for DraftOut, the failed ones' status_reason read together in one query
+    (one draft's route reads its own: the same reason, by draft_status_reason)."""
+    reasons = draft_status_reasons(drafts)
+    for draft in drafts:
+        draft.listed_status_reason = reasons.get(draft.pk, "")
+    return drafts
 
 
 class TurnOut(Schema):

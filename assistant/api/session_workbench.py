@@ -12,7 +12,7 @@ from django.http import HttpRequest
 from ninja import Router, Status
 
 from assistant import selectors
-from assistant.api.schemas import DraftOut
+from assistant.api.schemas import DraftOut, with_status_reasons
 from assistant.api.workbench import (
     ExecuteIn,
     OperationOut,
@@ -46,7 +46,7 @@ def list_session_drafts(request: HttpRequest, session_id: int, status: DraftStat
     qs = selectors.drafts_visible(request.user).filter(session=session)
     if status:
         qs = qs.filter(status=status)
-    return list(qs[:200])
+    return with_status_reasons(list(qs[:200]))
 
 
 @router.post(f"{BASE}/intent/resolve")

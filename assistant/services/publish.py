@@ -7,15 +7,18 @@ publishes only under full_autonomy."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.db.models import Max
 from django.utils import timezone
 
 from assistant.choices import ApprovalPolicy, DraftStatus, ReviewDecision, ReviewKind
 from assistant.conf import get_config
 from assistant.models import Draft, PromptAlias, PromptVersion, PublishedArtifact, Review
 from assistant.publishers import publish_artifact
-from assistant.services.drafts import draft_transition
+from assistant.services.drafts import AUDIT_TARGET, draft_transition
 from assistant.services.principals import review_principals
 from core.access import APPROVER, has_scopes, is_service_account
 from core.audit import audit_record
@@ -136,17 +139,26 @@ def draft_publish(*, draft: Draft, actor: AbstractBaseUser) -> Draft:
     return draft_transition(draft=draft, to_status=S.PUBLISHED, actor=actor, artifact_id=artifact.pk)
 
 
+WITH_REASON = (S.PUBLISH_FAILED, S.REVIEW_FAILED, S.REVIEW_REJECTED)  # the states a draft shows a reason in
+
+
+def draft_status_reasons(drafts: Iterable[Draft]) -> dict[int, str]:
+    """{draft id: the reason recorded with its latest move} for the failed ones among `drafts`, in
+    one query however many they are (none when none failed)."""
+
+    failed = [str(draft.pk) for draft in drafts if draft.status in WITH_REASON]
+    if not failed:
+        return {}
+    moves = AuditRecord.objects.filter(target_type=AUDIT_TARGET, action="draft.transition", target_id__in=failed)
+    latest = moves.order_by().values("target_id").annotate(last=Max("id")).values("last")
+    rows = AuditRecord.objects.filter(pk__in=latest).values_list("target_id", "details")
+    return {int(target_id): str((details or {}).get("reason", "")) for target_id, details in rows}
+
+
 def draft_status_reason(draft: Draft) -> str:
     """The reason recorded with the draft's latest move (why it failed), or ""."""
 
-    if draft.status not in (S.PUBLISH_FAILED, S.REVIEW_FAILED, S.REVIEW_REJECTED):
-        return ""
-    record = (
-        AuditRecord.objects.filter(target_type="assistant.draft", target_id=str(draft.pk), action="draft.transition")
-        .order_by("-id")
-        .first()
-    )
-    return str((record.details or {}).get("reason", "")) if record else ""
+    return draft_status_reasons([draft]).get(draft.pk, "")
 
 
 def prompt_alias_move(*, name: str, version: int, actor: AbstractBaseUser, alias: str = "production") -> PromptAlias:
@@ -199,6 +211,7 @@ __all__ = [
     "PublishedArtifact",
     "draft_publish",
     "draft_status_reason",
+    "draft_status_reasons",
     "latest_approval",
     "prompt_alias_move",
     "prompt_alias_remove",

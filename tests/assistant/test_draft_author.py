@@ -7,13 +7,21 @@ from django.test.utils import CaptureQueriesContext
 
 from assistant.choices import DraftStatus
 from assistant.models import Draft
-from assistant.services.drafts import draft_create
+from assistant.services.drafts import (
+    draft_approve,
+    draft_create,
+    draft_reject,
+    draft_test,
+    draft_transition,
+    draft_validate,
+)
 from assistant.services.sessions import session_create
 from core.access import APPROVER, OPERATOR
 
 from .factories import SKILL_SPEC
 
 pytestmark = pytest.mark.django_db
+S = DraftStatus
 API = "/api/v1/assistant"
 HOSTILE = "<img src=x onerror=alert(1)>"
 
@@ -87,3 +95,67 @@ def test_listing_drafts_takes_the_same_queries_for_one_or_many_authors(client, o
     many, listed = _queries(client, url)
     assert len(listed) == 6 and all(d["owner_username"] for d in listed)
     assert many == one
+
+
+def _move(draft: Draft, actor, to_status: str, reason: str = "") -> Draft:
+    return draft_transition(draft=draft, to_status=to_status, actor=actor, **({"reason": reason} if reason else {}))
+
+
+def _reasoned_drafts(owner, approver, rounds: int, session) -> dict[int, tuple[str, str]]:
+    """`rounds` × (publish failed twice, review rejected, review failed, approved), every move with a
+    reason naming its draft, one draft's failures after the others': {id: (status, the reason to show)}.
+    The approved draft shows none (its move's reason is no failure's)."""
+    drafts = []
+    for _ in range(rounds):
+        for kind in (S.PUBLISH_FAILED, S.REVIEW_REJECTED, S.REVIEW_FAILED, S.APPROVED):
+            name = f"d{Draft.objects.count()}"
+            draft = draft_create(owner=owner, type="skill", name=name, spec=SKILL_SPEC, session=session)
+            drafts.append((draft_test(draft=draft_validate(draft=draft, actor=owner), actor=owner), kind))
+    expected = {}
+    for draft, kind in drafts:
+        reason = {S.REVIEW_REJECTED: "rejected ", S.REVIEW_FAILED: "engine down "}.get(kind, "")
+        reason += draft.name if reason else ""
+        if kind == S.REVIEW_REJECTED:
+            draft_reject(draft=draft, actor=approver, reason=reason)
+        elif kind == S.REVIEW_FAILED:
+            _move(_move(draft, approver, S.REVIEWING), approver, S.REVIEW_FAILED, reason)
+        else:
+            draft_approve(draft=draft, actor=approver, reason=f"approved {draft.name}")
+        expected[draft.pk] = (kind, reason)
+    for attempt in ("1st", "2nd"):  # publishing fails twice, each time after the other drafts' failures
+        for draft, kind in drafts:
+            if kind == S.PUBLISH_FAILED:
+                _move(_move(draft, approver, S.PUBLISHING), approver, S.PUBLISH_FAILED, f"{attempt} {draft.name}")
+                expected[draft.pk] = (kind, f"{attempt} {draft.name}")
+    return expected
+
+
+@pytest.mark.parametrize("route", ["mine", "session", "review"])
+def test_failed_drafts_list_with_their_own_latest_reason_in_the_same_queries_for_few_or_many(
+    client, operator, make_user, route
+):
+    reviewer = make_user("rhea", OPERATOR, APPROVER)
+    session = session_create(owner=operator, mode="build")
+    url = {
+        "mine": f"{API}/drafts",
+        "session": f"{API}/sessions/{session.pk}/drafts",
+        "review": f"{API}/drafts?review=true",  # others' approved and publish_failed drafts
+    }[route]
+    client.force_login(reviewer if route == "review" else operator)
+
+    def listing(expected: dict[int, tuple[str, str]]) -> int:
+        count, listed = _queries(client, url)
+        shown = {
+            pk: reason
+            for pk, (status, reason) in expected.items()
+            if route != "review" or status in (S.APPROVED, S.PUBLISH_FAILED)
+        }
+        assert {d["id"]: d["status_reason"] for d in listed} == shown
+        return count
+
+    first = _reasoned_drafts(operator, reviewer, 1, session)
+    few = listing(first)
+    many = listing(first | _reasoned_drafts(operator, reviewer, 1, session))  # a session holds 10 drafts at most
+    assert many == few
+    for pk, (_, reason) in first.items():  # one draft's own route says the same
+        assert client.get(f"{API}/drafts/{pk}").json()["status_reason"] == reason
