@@ -34,7 +34,16 @@ from django.utils import timezone
 from core.access import has_scopes
 from core.capabilities import CapabilityContext, CapabilityResult, Tier, dispatch, registry
 from core.errors import Conflict
-from core.leases import Lease, lease_acquire, lease_release, lease_seize, lease_ttl, leases_heartbeat
+from core.leases import (
+    Lease,
+    lease_acquire,
+    lease_release,
+    lease_seize,
+    lease_ttl,
+    leases_heartbeat,
+    leases_release,
+    leases_seize,
+)
 from orchestrator.choices import STEP_CLOSED, STEP_SETTLED, InteractionStatus, PlanStatus, StepStatus, gate_decision
 from orchestrator.dispatch import enqueue_execution
 from orchestrator.models import Interaction, Plan, PlanStep
@@ -136,8 +145,9 @@ def _claim(plan: Plan, step: PlanStep) -> bool:
 
 def _lease_claimed(steps: list[PlanStep]) -> None:
     """Claimed steps take their work lease in the claim's transaction: never running unleased."""
-    for step in steps:
-        step.lease = lease_seize(step_lease_key(step.pk), ttl_seconds=lease_ttl())
+    leases = leases_seize([step_lease_key(step.pk) for step in steps], ttl_seconds=lease_ttl())
+    for step, lease in zip(steps, leases, strict=True):
+        step.lease = lease
 
 
 def _take_over(plan: Plan, step: PlanStep, stale_before) -> Lease | None:
@@ -342,8 +352,7 @@ def plan_execute(plan_id: int, *, stale_after: timedelta | None = None) -> Plan:
         with transaction.atomic():
             for done in record_batch(plan, dispatched) if len(dispatched) > 1 else dispatched:
                 _record(plan, *done)
-            for lease in held:
-                lease_release(lease)
+            leases_release(held)
             dispatched = []
             move, step = _next_move(plan, steps)
             claimed = [step] if move == "run" else step if move == "run_batch" else []

@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from core.models import Event
+from core.models import Event, WorkLease
 from orchestrator.choices import PlanStatus, StepStatus
 from orchestrator.models import PlanStep
 from orchestrator.services import executor
@@ -52,6 +52,23 @@ def test_ready_reads_run_as_one_batch_each_with_its_own_key_result_and_event(own
     claims = [q for q in ctx.captured_queries if """SET "status" = 'running'""" in q["sql"]]
     assert len(claims) == 2  # the batch of three, then step 4
     assert step_updates(plan) == [(s.pk, "done") for s in steps]
+
+
+@pytest.mark.usefixtures("steady_registry")
+def test_a_batch_costs_the_same_statements_for_5_reads_as_for_25(owner):
+    """Leases are taken and released for the whole batch at once (core.leases.leases_seize /
+    leases_release): before, each step cost its own savepoint, lease INSERT and DELETE."""
+
+    def run(n):
+        plan = build_plan(owner, [read(i) for i in range(1, n + 1)])
+        plan_transition(plan=plan, to_status=PlanStatus.RUNNING, actor=owner)
+        with CaptureQueriesContext(connection) as ctx:
+            assert plan_execute(plan.pk).status == PlanStatus.COMPLETED
+        leases = [q for q in ctx.captured_queries if "core_worklease" in q["sql"]]
+        return len(ctx.captured_queries), len(leases)
+
+    assert run(5) == run(25)
+    assert not WorkLease.objects.exists()  # every lease released with the outcomes
 
 
 def test_an_error_in_a_batch_fails_that_step_and_the_plan_the_rest_are_done(owner):

@@ -63,7 +63,7 @@ class Publisher:
 
         self.received: list[tuple[str, bytes]] = []
         self.client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=unique("test-publisher"))
-        self.client.on_message = lambda c, u, m: self.received.append((m.topic, m.payload))
+        self.client.on_message = lambda c, u, m: self.received.append((m.topic, bytes(m.payload)))
         self.client.connect(BROKER_HOST, BROKER_PORT)
         self.client.loop_start()
 
