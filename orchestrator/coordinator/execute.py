@@ -74,8 +74,11 @@ def delegate_step(action: Action, refs: list[dict[str, Any]]) -> dict[str, Any]:
     return {"capability": cap.name, "inputs": validate_inputs(cap.name, inputs)}
 
 
-def execute_delegations(actions: list[Action], indexes: list[int], user: AbstractBaseUser) -> dict[str, Any]:
-    """All delegations of one action plan become ONE draft plan, their dependencies kept."""
+def execute_delegations(
+    actions: list[Action], indexes: list[int], user: AbstractBaseUser, *, engine: str = ""
+) -> dict[str, Any]:
+    """All delegations of one action plan become ONE draft plan, their dependencies kept; `engine`
+    (the one that proposed them) is recorded on the plan as its steps' author."""
     position = {index: pos for pos, index in enumerate(indexes)}
     steps, refs, goals = [], [], []
     for index in indexes:
@@ -87,7 +90,7 @@ def execute_delegations(actions: list[Action], indexes: list[int], user: Abstrac
         refs += [r for r in action.context_refs if r not in refs]
         goals.append(f"{action.profile}: {action.goal or action.text}")
     try:
-        plan = plan_create(owner=user, goal="; ".join(goals), context_refs=refs, steps=steps)
+        plan = plan_create(owner=user, goal="; ".join(goals), context_refs=refs, steps=steps, engine=engine)
     except DomainError as exc:
         return {"ok": False, "error": exc.message}
     return {"ok": True, "plan_id": plan.pk, "status": plan.status, "steps": len(steps)}

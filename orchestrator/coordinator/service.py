@@ -17,7 +17,7 @@ from core.capabilities import CapabilityContext
 from core.errors import Conflict, InvalidInput, NotFound
 from core.events import current_turn_id, private_scope, turn_scope
 from core.leases import lease_hold
-from core.models import AgentStep
+from core.models import AgentRun, AgentStep
 from orchestrator.choices import CONVERSATION
 from orchestrator.coordinator.context import PACKET_MARKER, build_context_packet, read_tools
 from orchestrator.coordinator.execute import execute_action, execute_delegations, outcome_text
@@ -137,15 +137,18 @@ def coordinator_turn_without_model(
     return progress.recorded(transcript_save(turn))
 
 
-def _execute_allowed(plan: ActionPlan, verdict, user: AbstractBaseUser, executed: list[dict[str, Any]]) -> None:
-    """Run the allowed actions in order; all delegations of the plan become one plan, last."""
+def _execute_allowed(
+    plan: ActionPlan, verdict, user: AbstractBaseUser, executed: list[dict[str, Any]], *, engine: str
+) -> None:
+    """Run the allowed actions in order; all delegations of the plan become one plan, last, marked
+    as proposed by `engine` (the name on the agent run that wrote the action plan)."""
     delegates = [i for i in verdict.allowed if plan.actions[i].type == "delegate"]
     for index in verdict.allowed:
         if index not in delegates:
             outcome = execute_action(plan.actions[index], user)
             executed.append({"action_index": index, "type": plan.actions[index].type, "result": outcome})
     if delegates:
-        outcome = execute_delegations(plan.actions, delegates, user)
+        outcome = execute_delegations(plan.actions, delegates, user, engine=engine)
         executed += [{"action_index": i, "type": "delegate", "result": outcome} for i in delegates]
 
 
@@ -208,7 +211,7 @@ def _interpreted_turn(*, user: AbstractBaseUser, message: str, conversation: str
             verdict = validate_action_plan(plan, user, message=message)
             if verdict.allowed:
                 progress.executing()
-            _execute_allowed(plan, verdict, user, executed)
+            _execute_allowed(plan, verdict, user, executed, engine=result.run.engine)
         except Exception as exc:  # never a silent failure: the turn records and says what broke
             error = f"{'executing' if verdict else 'validating'} the action plan failed: {type(exc).__name__}: {exc}"
             plan = plan if verdict else None
@@ -255,7 +258,8 @@ def coordinator_proposal_confirm(
         verdict, executed = validate_action_plan(plan, user, message=message, confirmed=True), []
         if verdict.allowed:
             progress.executing()
-        _execute_allowed(plan, verdict, user, executed)
+        proposed_by = AgentRun.objects.filter(pk=turn.agent_run_id).values_list("engine", flat=True).first()
+        _execute_allowed(plan, verdict, user, executed, engine=proposed_by or "")
         failed = verdict.rejected or any(not e["result"].get("ok") for e in executed)
         confirm = CoordinatorTurn(
             user=user, conversation=turn.conversation, prompt_kind="confirm",

@@ -71,9 +71,12 @@ def plan_create(
     steps: list[dict[str, Any]] | None = None,
     derived_from: Plan | None = None,
     derivation: dict[str, Any] | None = None,
+    engine: str = "",
 ) -> Plan:
     """Ask the planner for steps (or take the given ones), validate them against the registry,
-    store a draft plan (`derived_from`/`derivation`: the plan it is a changed copy of, and how)."""
+    store a draft plan (`derived_from`/`derivation`: the plan it is a changed copy of, and how).
+    `engine`: with given steps, the engine that proposed them (the coordinator's, or the source
+    plan's for a derived copy), so the offline demo engine's steps carry its mark."""
     goal = (goal or "").strip()
     if not goal:
         raise InvalidInput("A plan needs a goal.", field="goal")
@@ -82,7 +85,7 @@ def plan_create(
     refs = normalize_refs(context_refs or [])
     constraints = constraints or {}
     if steps is not None:  # proposed by a caller (e.g. the coordinator delegating), validated the same way
-        proposal, planner = Proposal(steps), "given"
+        proposal, planner = Proposal(steps, engine=engine), "given"
     else:
         proposal = get_planner(planner).propose(goal=goal, context_refs=refs, constraints=constraints, user=owner)
     checked = validate_proposals(proposal.steps, context_refs=refs)
@@ -181,7 +184,7 @@ def plan_derive(*, source: Plan, owner: AbstractBaseUser, remove_steps: list[int
     return plan_create(
         owner=owner, goal=goal.strip() or source.goal, constraints=source.constraints, done_when=source.done_when,
         context_refs=source.context_refs, autonomy=source.autonomy, steps=proposals,
-        derived_from=source, derivation=derivation,
+        derived_from=source, derivation=derivation, engine=source.engine,
     )  # fmt: skip
 
 
