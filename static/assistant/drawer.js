@@ -313,12 +313,18 @@
   }
 
   /* ---------- attachments ---------- */
+  // Refreshes in flight (two uploads, a session opened) may resolve out of order: the newest is
+  // drawn, once, and only for the session still open.
+  let attachmentsLoad = 0;
   async function refreshAttachments() {
     const chips = $("aria-chips");
     if (!chips) return;
+    const mine = ++attachmentsLoad;
+    const sid = state.sessionId;
+    if (!sid) { chips.replaceChildren(); return; }
+    const items = await api("GET", `/sessions/${sid}/attachments`).catch(() => []);
+    if (mine !== attachmentsLoad || sid !== state.sessionId) return;
     chips.replaceChildren();
-    if (!state.sessionId) return;
-    const items = await api("GET", `/sessions/${state.sessionId}/attachments`).catch(() => []);
     items.forEach((a) => {
       const chip = el("li", "aria-chip", `${a.name}${a.truncated ? " (truncated)" : ""}`);
       const x = el("button", null, "×");

@@ -1,0 +1,86 @@
+"""Lists and panels re-read from a fetch that comes back late, in headless Chromium against the real
+server: an older answer that lands after a newer one (or after the user's own change) is not drawn
+over it. Each test answers one GET with the state read when it was sent (`route.fetch()`), holds it
+while a newer state is drawn, and lets it land last — the ordering a slow server gave CI."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.live_server import start_live_server
+from tests.browser.tabs import drawer_login, open_tab, sign_in
+
+pytestmark = pytest.mark.browser
+PASSWORD = "races-pass-123456"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    server = start_live_server(
+        tmp_path_factory.mktemp("fetch-races"), {"ARIA_ENGINE": "fake", "ARIA_EVENTS_TAIL_SECONDS": "1"}
+    )
+    server.manage("seed_demo")
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def page(browser, server):
+    page = open_tab(browser, server)
+    yield page
+    page.context.close()
+
+
+def hold_first_get(page: Any, url: Any) -> list[tuple[Any, Any]]:
+    """Answer the first GET of `url` with the server's state now, but hand it to the page only when
+    the test says so (route.fulfill); every other request goes through."""
+    held: list[tuple[Any, Any]] = []
+
+    def handle(route: Any) -> None:
+        if route.request.method == "GET" and not held:
+            held.append((route, route.fetch()))
+        else:
+            route.continue_()
+
+    page.route(url, handle)
+    return held
+
+
+def wait_for(page: Any, done: Callable[[], Any], what: str) -> None:
+    for _ in range(300):  # route handlers run while the page waits
+        if done():
+            return
+        page.wait_for_timeout(100)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def land_last(page: Any, held: list[tuple[Any, Any]]) -> None:
+    route, response = held[0]
+    route.fulfill(response=response)
+    page.wait_for_timeout(800)  # the page has read and handled it
+
+
+def login(page: Any, server: Any, username: str, next_path: str, *scopes: str) -> None:
+    server.create_user(username, PASSWORD, *scopes)
+    sign_in(page, username, PASSWORD, next_path=next_path)
+
+
+def test_drawer_attachments_show_each_once_when_an_older_refresh_lands_last(page, server):
+    drawer_login(page, server, "race-chips", "operator")
+    notes = ["first note", "second note"]
+    page.on("dialog", lambda dialog: dialog.accept(notes.pop(0)))
+    held = hold_first_get(page, re.compile(r"/sessions/\d+/attachments$"))
+    page.click("#aria-snippet")  # refresh #1 reads [first]
+    wait_for(page, lambda: held, "the first refresh")
+    page.click("#aria-snippet")  # refresh #2 reads [first, second]
+    chips = page.locator("#aria-chips .aria-chip")
+    expect(chips).to_have_count(2)
+
+    land_last(page, held)
+    expect(chips).to_have_count(2)
+    assert not page.console_errors, page.console_errors
