@@ -179,7 +179,10 @@
     return ctx.scopes;
   }
 
+  // Refreshes in flight (a click, draft_updated frames) may resolve out of order: the newest wins.
+  let latest = 0;
   async function refresh() {
+    const current = ++latest;
     const list = $("aria-draft-list");
     const review = $("aria-review-list");
     if (ctx.policy === undefined) {
@@ -187,12 +190,14 @@
     }
     if (list) {  // this session's drafts: drawn for operators only (drawer.html)
       const mine = ctx.sessionId ? await api("GET", `/drafts?session_id=${ctx.sessionId}`).catch(() => []) : [];
+      if (current !== latest) return;
       list.replaceChildren(...mine.map(mineRow));
     }
     const approver = (await scopes()).some((s) => s === "approver" || s === "admin");
     $("aria-review").hidden = !approver;
     if (approver) {
       const waiting = await api("GET", "/drafts?review=true").catch(() => []);
+      if (current !== latest) return;
       const focused = document.activeElement;
       const typingIn = focused && review.contains(focused) && focused.classList.contains("aria-decision-reason") ? focused.dataset.draftId : null;
       review.replaceChildren(...waiting.map(reviewRow));

@@ -84,3 +84,29 @@ def test_drawer_attachments_show_each_once_when_an_older_refresh_lands_last(page
     land_last(page, held)
     expect(chips).to_have_count(2)
     assert not page.console_errors, page.console_errors
+
+
+def test_drawer_drafts_keep_the_newer_status_when_an_older_refresh_lands_last(page, server):
+    drawer_login(page, server, "race-drafts", "operator")
+    page.select_option("#aria-mode", "build")
+    page.locator(".aria-draft-create summary").click()
+    page.select_option("#aria-draft-type", "prompt")
+    page.fill("#aria-draft-name", "race_prompt")
+    page.get_by_role("button", name="Create draft").click()
+    row = page.locator("#aria-draft-list .aria-draft").first
+    expect(row.locator(".aria-badge")).to_have_text("draft")
+    draft_id = int(row.get_attribute("data-draft-id"))
+    page.wait_for_timeout(2500)  # the creation's own draft_updated frame has been handled
+
+    held = hold_first_get(page, re.compile(r"/drafts\?session_id=\d+$"))
+    frame = {"draft_id": draft_id, "draft_type": "prompt", "name": "race_prompt", "version": 1}
+    server.publish("draft_updated", {**frame, "status": "draft"})  # refresh #1 reads "draft"
+    wait_for(page, lambda: held, "the first refresh")
+    server.manage("shell", "-c", f"from assistant.models import Draft\n"
+                  f"Draft.objects.filter(pk={draft_id}).update(status='validated')\n")  # fmt: skip
+    server.publish("draft_updated", {**frame, "status": "validated"})  # refresh #2 reads it
+    expect(row.locator(".aria-badge")).to_have_text("validated")
+
+    land_last(page, held)
+    expect(row.locator(".aria-badge")).to_have_text("validated")
+    assert not page.console_errors, page.console_errors
