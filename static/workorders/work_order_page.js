@@ -124,17 +124,23 @@
     drawRca();
     drawPlan();
     AriaWorkOrderActions.render(document.getElementById("wo-execution"), wo, { canOperate: data.can_operate,
-      onChange: (detail) => { showError(""); wo = detail; draw(); }, onError: showError });
+      onChange: (detail) => { showError(""); latest += 1; wo = detail; draw(); }, onError: showError });
     drawReport();
     drawHistory();
     drawEvidence();
   }
+  // Reloads in flight (several frames, an action's answer) may resolve out of order: the newest wins.
+  let latest = 0;
   async function reload() {
+    const mine = ++latest;
+    let fresh;
     try {
-      wo = await api("GET", path("detail"));
+      fresh = await api("GET", path("detail"));
     } catch (err) {
       return;  // the next event reloads
     }
+    if (mine !== latest) return;
+    wo = fresh;
     draw();
   }
 

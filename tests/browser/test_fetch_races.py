@@ -110,3 +110,31 @@ def test_drawer_drafts_keep_the_newer_status_when_an_older_refresh_lands_last(pa
     land_last(page, held)
     expect(row.locator(".aria-badge")).to_have_text("validated")
     assert not page.console_errors, page.console_errors
+
+
+def test_work_order_page_keeps_the_newer_state_when_an_older_reload_lands_last(page, server):
+    out = server.manage(
+        "shell", "-c",
+        "from sentinel.models import Cell\n"
+        "from workorders.models import WorkOrder\n"
+        "wo = WorkOrder.objects.create(cell=Cell.objects.get(tag='P-02'), title='Race on P-02', status='open',"
+        " priority='high')\n"
+        "print('WO', wo.pk)\n",
+    )  # fmt: skip
+    order_id = int(re.search(r"WO (\d+)", out).group(1))
+    login(page, server, "race-wo", f"/workorders/{order_id}/", "operator")
+    status = page.locator("#wo-status")
+    expect(status).to_have_attribute("data-status", "open")
+
+    held = hold_first_get(page, f"**/api/v1/workorders/{order_id}/execution")
+    frame = {"work_order_id": order_id, "from_status": "open", "change": "transition", "actor": "race"}
+    server.publish("work_order_updated", {**frame, "status": "open"})  # reload #1 reads "open"
+    wait_for(page, lambda: held, "the first reload")
+    server.manage("shell", "-c", f"from workorders.models import WorkOrder\n"
+                  f"WorkOrder.objects.filter(pk={order_id}).update(status='in_progress')\n")  # fmt: skip
+    server.publish("work_order_updated", {**frame, "status": "in_progress"})  # reload #2 reads it
+    expect(status).to_have_attribute("data-status", "in_progress")
+
+    land_last(page, held)
+    expect(status).to_have_attribute("data-status", "in_progress")
+    assert not page.console_errors, page.console_errors
