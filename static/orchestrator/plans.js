@@ -189,11 +189,14 @@
   }
 
   let pending = null;
+  let latest = 0; // refreshes in flight (a click and bus frames) may resolve out of order: newest wins
   function refresh() {
     if (pending) return;
     pending = setTimeout(async () => {
       pending = null;
+      const mine = ++latest;
       const [plans, needs] = await Promise.allSettled([api("GET", "/plans"), api("GET", "/needs-me")]);
+      if (mine !== latest) return;  // a newer refresh was sent meanwhile: its answer is drawn
       if (plans.status === "fulfilled") renderPlans(plans.value); else say(plans.reason.message);
       if (needs.status === "fulfilled") renderNeeds(needs.value);
     }, 150);

@@ -138,3 +138,30 @@ def test_work_order_page_keeps_the_newer_state_when_an_older_reload_lands_last(p
     land_last(page, held)
     expect(status).to_have_attribute("data-status", "in_progress")
     assert not page.console_errors, page.console_errors
+
+
+def test_plans_page_keeps_the_newer_plans_when_an_older_load_lands_last(page, server):
+    login(page, server, "race-plans", "/plans/", "operator")
+    expect(page.locator("#plans-ws-status")).to_have_attribute("data-status", "open")
+    page.fill("#plans-new input[name=goal]", "What is on the backlog?")
+    page.click("#plans-new button[type=submit]")
+    plan = page.locator("article.plan").first
+    expect(plan.locator(".plan-status")).to_have_text("draft")
+    plan_id = int(plan.get_attribute("id").removeprefix("plan-"))
+    page.wait_for_timeout(2500)  # the creation's own plan_updated frames have been handled
+
+    held = hold_first_get(page, "**/api/v1/aria/plans")
+    shell = (
+        "from orchestrator.models import Plan\n"
+        "from orchestrator.services.plans import plan_updated\n"
+        "{change}plan_updated(Plan.objects.get(pk={pk}))\n"
+    )
+    server.manage("shell", "-c", shell.format(change="", pk=plan_id))  # a frame: load #1 reads "draft"
+    wait_for(page, lambda: held, "the first load")
+    cancel = f"Plan.objects.filter(pk={plan_id}).update(status='cancelled')\n"
+    server.manage("shell", "-c", shell.format(change=cancel, pk=plan_id))  # load #2 reads "cancelled"
+    expect(plan.locator(".plan-status")).to_have_text("cancelled")
+
+    land_last(page, held)
+    expect(plan.locator(".plan-status")).to_have_text("cancelled")
+    assert not page.console_errors, page.console_errors
