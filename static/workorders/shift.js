@@ -103,15 +103,20 @@
     return li;
   }
 
+  // Loads in flight (a search, a filter, a live frame) may resolve out of order: the newest wins.
+  const latest = { logbook: 0, handovers: 0, detail: 0 };
+
   async function loadLogbook() {
     const url = API.logbook + query({ cell_id: filterSelect.value, q: $("logbook-search").value.trim(), limit: 30 });
+    const mine = ++latest.logbook;
     let data;
     try {
       data = await api("GET", url);
     } catch (err) {
-      say(err.message);
+      if (mine === latest.logbook) say(err.message);
       return;
     }
+    if (mine !== latest.logbook) return;
     const list = $("logbook-list");
     list.textContent = "";
     data.items.forEach((entry) => { list.appendChild(entryNode(entry)); });
@@ -183,6 +188,7 @@
   function label(h) { return `${h.date} ${h.shift} · ${h.outgoing}`; }
 
   function showDetail(h) {
+    latest.detail += 1;  // a reload sent before this is older: it is not shown over it
     selected = h;
     dirty = false;
     $("handover-detail").hidden = false;
@@ -208,14 +214,17 @@
     });
   }
 
-  async function openHandover(id) {
+  // `live`: a reload for a bus frame, dropped when the user started editing while it was on its way.
+  async function openHandover(id, live) {
+    const mine = ++latest.detail;
     let handover;
     try {
       handover = await api("GET", API.handover.replace("{id}", id));
     } catch (err) {
-      say(err.message);
+      if (mine === latest.detail) say(err.message);
       return;
     }
+    if (mine !== latest.detail || (live && dirty)) return;
     showDetail(handover);
   }
 
@@ -239,13 +248,15 @@
 
   async function loadHandovers() {
     const url = API.handovers + query({ q: $("handover-search").value.trim(), limit: 20 });
+    const mine = ++latest.handovers;
     let data;
     try {
       data = await api("GET", url);
     } catch (err) {
-      say(err.message);
+      if (mine === latest.handovers) say(err.message);
       return;
     }
+    if (mine !== latest.handovers) return;
     const list = $("handover-list");
     list.textContent = "";
     data.items.forEach((h) => { list.appendChild(itemNode(h)); });
@@ -329,7 +340,7 @@
       onFrame: (frame) => {
         if (frame.type === "logbook_entry_created") { soon("logbook", loadLogbook); return; }
         soon("handovers", loadHandovers);
-        if (selected && frame.handover_id === selected.id && !dirty) soon("detail", () => { openHandover(selected.id); });
+        if (selected && frame.handover_id === selected.id && !dirty) soon("detail", () => { openHandover(selected.id, true); });
       }
     });
   }

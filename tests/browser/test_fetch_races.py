@@ -165,3 +165,29 @@ def test_plans_page_keeps_the_newer_plans_when_an_older_load_lands_last(page, se
     land_last(page, held)
     expect(plan.locator(".plan-status")).to_have_text("cancelled")
     assert not page.console_errors, page.console_errors
+
+
+def test_shift_handover_reload_does_not_take_the_edits_typed_while_it_was_on_its_way(page, server):
+    login(page, server, "race-shift", "/shift/", "operator")
+    expect(page.locator("#shift-ws-status")).to_have_attribute("data-status", "open")
+    page.click("#handover-draft")
+    detail = page.locator("#handover-detail")
+    expect(detail.locator("#handover-status")).to_have_text("draft")
+    handover_id = int(detail.get_attribute("data-handover-id"))
+    body = page.locator("#handover-body")
+    report = body.input_value()
+    page.wait_for_timeout(2500)  # the draft's own handover_updated frame has been handled
+
+    held = hold_first_get(page, f"**/api/v1/workorders/shift/handovers/{handover_id}")
+    server.publish(
+        "handover_updated",
+        {"handover_id": handover_id, "status": "draft", "date": "2026-01-01", "shift": "early",
+         "outgoing": "race-shift", "incoming": None, "action": "edited"},
+    )  # fmt: skip
+    wait_for(page, lambda: held, "the live reload of the open handover")
+    typed = report + "\n- P-02: check the seal at 14:00"
+    body.fill(typed)  # the operator edits while that reload is on its way
+
+    land_last(page, held)
+    expect(body).to_have_value(typed)
+    assert not page.console_errors, page.console_errors
