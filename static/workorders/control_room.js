@@ -210,7 +210,7 @@
     }
     document.getElementById("wo-empty").hidden = state.work_orders.length > 0;
     AriaWorkOrderCards.render(host, state.work_orders, { canOperate: state.can_operate,
-      onChange: (detail) => { if (!patchWorkOrder(detail.id, detail)) refreshState(); refreshAccuracy(); },
+      onChange: (detail) => { orderLoad[detail.id] = (orderLoad[detail.id] || 0) + 1; if (!patchWorkOrder(detail.id, detail)) refreshState(); refreshAccuracy(); },
       onError: (message) => { const e = document.getElementById("alarm-error"); e.textContent = message; e.hidden = false; } });
   }
   // "RCA confirmed n / corrected m": how often technicians agreed with the proposed root cause.
@@ -237,9 +237,14 @@
     renderWorkOrders();
     return true;
   }
+  // Reloads of one order in flight (rca_ready, then work_order_ready) may resolve out of order: the
+  // newest wins (an action's answer counts as newest), so "analyzed" never lands over "open".
+  const orderLoad = {};
   async function refreshWorkOrder(id) {
+    const mine = orderLoad[id] = (orderLoad[id] || 0) + 1;
     try {
       const data = await api("GET", url("work_order", id));
+      if (mine !== orderLoad[id]) return;
       const wo = data && (data.work_order || data);
       if (!wo || wo.id !== id || !patchWorkOrder(id, wo)) refreshState();
     } catch (err) {
@@ -283,7 +288,9 @@
       flags.appendChild(el("span", "trend-flag flag-stale", "no samples yet"));
     }
   }
+  const trendLoad = {};  // cell id → its newest trend GET: a signal picked meanwhile is drawn, not the older one
   async function drawTrend(cell, figure) {
+    const mine = trendLoad[cell.id] = (trendLoad[cell.id] || 0) + 1;
     const signalId = chosenSignal[cell.id] || defaultSignal(cell);
     const found = findSignal(signalId);
     if (!found) return;
@@ -294,12 +301,13 @@
     figure.setAttribute("data-signal-id", String(signalId));
     try {
       const body = await api("GET", `${url("trends", signalId)}?minutes=${TREND_MINUTES}&buckets=60`);
+      if (mine !== trendLoad[cell.id]) return;
       const pts = AriaTrendChart.points(body);
       AriaTrendChart.draw(host, { points: pts, thresholds: found.signal.thresholds, unit: found.signal.unit,
         title: `${cell.tag} ${found.signal.name}`, stale: !!found.signal.stale });
       figure.setAttribute("data-points", String(pts.length));
     } catch (err) {
-      host.textContent = `Trend unavailable: ${err.message}`;
+      if (mine === trendLoad[cell.id]) host.textContent = `Trend unavailable: ${err.message}`;
     }
   }
   function renderTrends() {
@@ -346,12 +354,15 @@
 
   // --- state and events ---------------------------------------------------------------------------
   let refreshTimer = null;
+  let stateLoad = 0;  // the timer is cleared before the GET: snapshots in flight may resolve out of order, newest wins
   function refreshState() {
     if (refreshTimer) return;
     refreshTimer = setTimeout(async () => {
       refreshTimer = null;
+      const mine = ++stateLoad;
       try {
         const data = await api("GET", paths.state);
+        if (mine !== stateLoad) return;
         const cellsChanged = JSON.stringify(data.cells.map((c) => [c.id, c.signals.length])) !==
           JSON.stringify(state.cells.map((c) => [c.id, c.signals.length]));
         state = data;
@@ -362,7 +373,6 @@
         else reflagTrends();
       } catch (err) { /* the next event or reconnect retries */ }
     }, 250);
-
   }
 
   function onFrame(frame) {

@@ -191,3 +191,102 @@ def test_shift_handover_reload_does_not_take_the_edits_typed_while_it_was_on_its
     land_last(page, held)
     expect(body).to_have_value(typed)
     assert not page.console_errors, page.console_errors
+
+
+def make_order(server: Any, title: str, status: str) -> int:
+    out = server.manage(
+        "shell", "-c",
+        "from sentinel.models import Cell\n"
+        "from workorders.models import WorkOrder\n"
+        f"wo = WorkOrder.objects.create(cell=Cell.objects.get(tag='P-02'), title={title!r}, status={status!r},"
+        " priority='high')\n"
+        "print('WO', wo.pk)\n",
+    )  # fmt: skip
+    return int(re.search(r"WO (\d+)", out).group(1))
+
+
+def set_order_status(server: Any, order_id: int, status: str) -> None:
+    server.manage("shell", "-c", f"from workorders.models import WorkOrder\n"
+                  f"WorkOrder.objects.filter(pk={order_id}).update(status={status!r})\n")  # fmt: skip
+
+
+def control_room(page: Any, server: Any, username: str) -> None:
+    login(page, server, username, "/", "operator")
+    expect(page.locator("#ws-status")).to_have_attribute("data-status", "open")
+
+
+def park_snapshots(page: Any, let_through: int = 0) -> list[Any]:
+    """The Control Room re-reads its snapshot every 5 s, which would mend an older answer drawn over a
+    newer one: after `let_through` snapshots, the rest are held unanswered (the test reads the page
+    right after the older answer landed, not waiting on it)."""
+    parked: list[Any] = []
+
+    def handle(route: Any) -> None:
+        nonlocal let_through
+        if let_through > 0:
+            let_through -= 1
+            route.continue_()
+        else:
+            parked.append(route)
+
+    page.route("**/control-room/state", handle)
+    return parked
+
+
+def test_control_room_snapshot_keeps_the_newer_state_when_an_older_snapshot_lands_last(page, server):
+    order_id = make_order(server, "Race on the snapshot", "open")
+    control_room(page, server, "race-cr-state")
+    card = page.locator(f"#work-order-{order_id}")
+    expect(card).to_have_attribute("data-status", "open")
+
+    held = hold_first_get(page, "**/control-room/state")  # the next periodic snapshot reads "open"
+    wait_for(page, lambda: held, "the first snapshot")
+    park_snapshots(page, let_through=1)
+    set_order_status(server, order_id, "in_progress")  # a later snapshot reads it
+    expect(card).to_have_attribute("data-status", "in_progress")
+
+    land_last(page, held)
+    assert card.get_attribute("data-status") == "in_progress"
+    assert not page.console_errors, page.console_errors
+
+
+def test_control_room_order_stays_open_when_its_rca_ready_reload_lands_last(page, server):
+    order_id = make_order(server, "Race on the RCA", "analyzed")
+    control_room(page, server, "race-cr-order")
+    card = page.locator(f"#work-order-{order_id}")
+    expect(card).to_have_attribute("data-status", "analyzed")
+    park_snapshots(page)
+    held = hold_first_get(page, f"**/api/v1/workorders/{order_id}")
+    server.publish("rca_ready", {"work_order_id": order_id, "rca_summary": "bearing_wear: race", "confidence": 0.8})
+    wait_for(page, lambda: held, "the rca_ready reload")  # it reads "analyzed"
+    set_order_status(server, order_id, "open")
+    with page.expect_response(re.compile(rf"/api/v1/workorders/{order_id}$")):  # the frame patches "open" first
+        server.publish("work_order_ready", {"work_order_id": order_id})  # its reload reads "open"
+    expect(card).to_have_attribute("data-status", "open")
+
+    land_last(page, held)
+    assert card.get_attribute("data-status") == "open"
+    assert not page.console_errors, page.console_errors
+
+
+def test_control_room_trend_shows_the_signal_picked_last_when_an_older_trend_lands_last(page, server):
+    control_room(page, server, "race-cr-trend")
+    figure = page.locator(".trend").filter(has=page.locator(".trend-select option:nth-child(2)")).first
+    select = figure.locator(".trend-select")
+    expect(figure.locator("svg.trend-svg")).to_have_count(1)
+    first = select.input_value()
+    other = next(v for v in select.locator("option").evaluate_all("os => os.map((o) => o.value)") if v != first)
+
+    held = hold_first_get(page, re.compile(rf"/api/v1/signals/{other}/trends\?"))
+    select.select_option(other)  # its trend GET is held
+    wait_for(page, lambda: held, "the trend of the signal picked first")
+    with page.expect_response(re.compile(rf"/api/v1/signals/{first}/trends\?")):
+        select.select_option(first)  # the operator changes their mind: this trend is drawn
+    title = figure.locator("svg.trend-svg title")
+    name = select.locator(f'option[value="{first}"]').inner_text()
+    expect(title).to_have_text(re.compile(re.escape(name) + "$"))
+
+    land_last(page, held)
+    assert title.text_content().endswith(name), title.text_content()
+    assert select.input_value() == first
+    assert not page.console_errors, page.console_errors
