@@ -9,10 +9,13 @@
   if (!badge) return;
   const url = badge.getAttribute("data-url") || "/api/v1/aria/needs-me";
   let timer = null;
+  let latest = 0; // the first load and frame-driven refreshes may resolve out of order: newest wins
 
   const refresh = async () => {
+    const mine = ++latest;
     try {
       const body = await window.Aria.api("GET", url);
+      if (mine !== latest) return;
       badge.textContent = String(body.count);
       badge.hidden = body.count === 0;
       badge.setAttribute("title", `${body.count} plan(s) waiting for your decision`);

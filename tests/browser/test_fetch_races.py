@@ -290,3 +290,31 @@ def test_control_room_trend_shows_the_signal_picked_last_when_an_older_trend_lan
     assert title.text_content().endswith(name), title.text_content()
     assert select.input_value() == first
     assert not page.console_errors, page.console_errors
+
+
+def test_needs_me_badge_keeps_the_newer_count_when_the_first_load_lands_last(page, server):
+    held = hold_first_get(page, "**/api/v1/aria/needs-me")
+    login(page, server, "race-badge", "/shift/", "operator")  # the badge's first load reads 0
+    wait_for(page, lambda: held, "the badge's first load")
+    server.manage("shell", "-c",
+        "from django.contrib.auth.models import User\n"
+        "from orchestrator.models import Interaction, Plan\n"
+        "plan = Plan.objects.create(owner=User.objects.get(username='race-badge'), goal='Race on the badge')\n"
+        "Interaction.objects.create(plan=plan, kind='confirm', question='Go on?')\n")  # fmt: skip
+    badge = page.locator("#needs-me-badge")
+    frame = (
+        "from orchestrator.models import Plan\n"
+        "from orchestrator.services.plans import plan_updated\n"
+        "plan_updated(Plan.objects.get(goal='Race on the badge'))\n"
+    )
+    for _ in range(20):  # a frame once the badge's socket is open: its refresh reads 1
+        server.manage("shell", "-c", frame)
+        page.wait_for_timeout(1000)
+        if badge.text_content() == "1":
+            break
+    expect(badge).to_have_text("1")
+
+    land_last(page, held)
+    expect(badge).to_have_text("1")
+    expect(badge).to_be_visible()
+    assert not page.console_errors, page.console_errors
