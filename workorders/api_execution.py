@@ -65,7 +65,8 @@ class CompleteIn(Schema):
     rca_verdict: Literal["confirmed", "corrected"] = Field(description="Was the proposed root cause right?")
     actual_root_cause: str = Field(default="", max_length=4000, description="Required when corrected.")
     parts_used: list[PartUsedIn] = Field(default_factory=list, max_length=30)
-    labour_hours: float = Field(gt=0, le=1000)
+    # Strict: a number (3, 3.5), not true (would be 1.0) or "2"; NaN and infinities are refused too.
+    labour_hours: float = Field(gt=0, le=1000, strict=True, allow_inf_nan=False)
 
 
 def execution_detail(work_order_id: int) -> dict[str, Any]:

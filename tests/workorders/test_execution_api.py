@@ -59,6 +59,12 @@ def test_codes_and_accuracy_are_readable_by_approvers_who_cannot_act(client, app
     [
         (report(labour_hours=-1), "labour_hours"),
         (report(labour_hours=5000), "labour_hours"),
+        (report(labour_hours=True), "labour_hours"),
+        (report(labour_hours="2"), "labour_hours"),
+        (report(labour_hours=None), "labour_hours"),
+        (report(labour_hours=[2]), "labour_hours"),
+        (report(parts_used=[{"ref": "SKF-6310-2Z-C3", "qty": True}]), "parts_used.0.qty"),
+        (report(parts_used=[{"ref": "SKF-6310-2Z-C3", "qty": "1"}]), "parts_used.0.qty"),
         (report(rca_verdict="maybe"), "rca_verdict"),
         (report(problem_code="x" * 41), "problem_code"),
         (report(parts_used=[{"ref": "SKF-6310-2Z-C3", "qty": 0}]), "parts_used.0.qty"),
@@ -76,6 +82,17 @@ def test_bad_completion_input_is_422_naming_the_field(client, operator, cell, bo
     assert response.status_code == 422, response.json()
     assert response.json()["field"] == field
     assert not CompletionReport.objects.filter(work_order=wo).exists()
+    wo.refresh_from_db()
+    assert wo.status == "in_progress"
+
+
+def test_whole_hours_are_accepted_as_labour(client, operator, cell):
+    wo = analysed_order(cell)
+    client.force_login(operator)
+    post(client, f"{BASE}/{wo.pk}/start")
+    done = post(client, f"{BASE}/{wo.pk}/complete", report(labour_hours=2))
+    assert done.status_code == 200, done.json()
+    assert CompletionReport.objects.get(work_order=wo).labour_hours == 2
 
 
 def test_bad_assign_and_hold_input(client, operator, cell):
