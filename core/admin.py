@@ -6,7 +6,8 @@ never lets anyone add, change or delete them.
 People's conversations (chat and authoring sessions, coordinator turns, their agent runs) and
 who may act on ARIA (API tokens, service accounts) are admin-only: `AdminScopeOnlyMixin` decides by the admin scope, never by Django model permissions
 alone, so an approver (staff, with the seeded view permissions) does not read other people's
-transcripts; agent runs are owner-scoped for non-admins (`AgentRunAdmin.get_queryset`).
+transcripts; agent runs and the event outbox's private copies are owner-scoped for non-admins
+(`runs_seen_by`, `events_seen_by`).
 """
 
 from __future__ import annotations
@@ -67,10 +68,27 @@ class AdminScopeOnlyMixin:
 
 def runs_seen_by(queryset: QuerySet, request: HttpRequest, *, user_field: str = "user") -> QuerySet:
     """Agent runs (or their steps) a non-admin may read in the admin: their own and the system's
-    (no user: scans, investigations), never another person's chat or coordinator run."""
+    (no user, or a service account: scans, investigations, repair orders), never another person's
+    chat or coordinator run."""
     if admin_staff(request):
         return queryset
-    return queryset.filter(Q(**{user_field: request.user}) | Q(**{f"{user_field}__isnull": True}))
+    return queryset.filter(
+        Q(**{user_field: request.user})
+        | Q(**{f"{user_field}__isnull": True})
+        | Q(**{f"{user_field}__service_account__isnull": False})
+    )
+
+
+def events_seen_by(queryset: QuerySet[Event], request: HttpRequest) -> QuerySet[Event]:
+    """Outbox rows a non-admin may read in the admin: public events, their own private copies and
+    the service accounts', never the copy another person's socket got (their chat's tool calls,
+    thinking, plans) — the rule `runs_seen_by` keeps for runs."""
+    if admin_staff(request):
+        return queryset
+    services = list(ServiceAccount.objects.values_list("user_id", flat=True))
+    return queryset.filter(
+        Q(payload__owner_id__isnull=True) | Q(payload__owner_id=request.user.pk) | Q(payload__owner_id__in=services)
+    )
 
 
 @admin.register(ApiToken)
@@ -158,6 +176,9 @@ class EventAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = ("id", "type", "turn_id", "created_at")
     list_filter = ("type",)
     search_fields = ("type", "turn_id")
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Event]:
+        return events_seen_by(super().get_queryset(request), request)
 
 
 class AgentStepInline(ReadOnlyAdminMixin, admin.TabularInline):

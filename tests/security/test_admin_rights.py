@@ -26,7 +26,7 @@ from assistant.models import (
 )
 from core.access import ADMIN, APPROVER, OPERATOR
 from core.management.commands.seed_demo import approver_permissions
-from core.models import AgentRun, AgentStep, ApiToken, ServiceAccount
+from core.models import AgentRun, AgentStep, ApiToken, Event, ServiceAccount
 from orchestrator.models import CoordinatorTurn
 from tests.sentinel.factories import make_cell, make_signal
 
@@ -67,6 +67,17 @@ def transcripts(operator):
                                         input_summary=SECRET)  # fmt: skip
     AgentStep.objects.create(run=agent_run, index=0, tool="search_kb", args={"q": SECRET})
     system_run = AgentRun.objects.create(agent="investigator", turn_id="t2", engine="fake", input_summary="WO-1 scan")
+    # what the chat's socket got: a private copy for olga; a public event; the system account's own
+    tool_event = Event.objects.create(
+        type="tool_call_started", payload={"args": {"q": SECRET}, "owner_id": operator.pk}
+    )
+    public_event = Event.objects.create(type="alarm_raised", payload={"cell": "P-02"})
+    system_user = User.objects.create(username="system-bot")
+    ServiceAccount.objects.create(user=system_user, role="system")
+    service_run = AgentRun.objects.create(agent="work_order_generator", turn_id="t3", engine="fake", user=system_user)
+    service_event = Event.objects.create(
+        type="agent_finished", payload={"agent": "investigator", "owner_id": system_user.pk}
+    )
     token = ApiToken.objects.create(user=operator, name=SECRET, key_prefix="abcd1234", key_hash="x" * 64)
     account = ServiceAccount.objects.create(user=User.objects.create(username="bot"), role="system", description=SECRET)
     return {
@@ -79,6 +90,8 @@ def transcripts(operator):
         "orchestrator/coordinatorturn": turn,
         "core/agentrun": agent_run,
         "system_run": system_run,
+        "service_run": service_run,
+        "events": (tool_event, public_event, service_event),
         "core/apitoken": token,
         "core/serviceaccount": account,
     }
@@ -118,6 +131,16 @@ def test_staff_without_the_admin_scope_cannot_read_transcripts(client, request, 
         steps = client.get("/admin/core/agentstep/").content.decode()
         assert "search_kb" not in steps
         assert client.get(f"/admin/core/agentrun/{transcripts['system_run'].pk}/change/").status_code == 200
+        # the system's runs under a service account (investigator, generator) are the system's too
+        assert f"/admin/core/agentrun/{transcripts['service_run'].pk}/change/" in text
+        # the outbox: public events and the service accounts' copies, never olga's private copy
+        private, public, service = transcripts["events"]
+        listed = client.get("/admin/core/event/").content.decode()
+        assert f"/admin/core/event/{public.pk}/change/" in listed
+        assert f"/admin/core/event/{service.pk}/change/" in listed
+        assert f"/admin/core/event/{private.pk}/change/" not in listed
+        hidden_event = client.get(f"/admin/core/event/{private.pk}/change/", follow=True)
+        assert SECRET not in hidden_event.content.decode()
     else:
         assert runs.status_code == 403  # the operator group holds no admin permissions
 
@@ -136,6 +159,8 @@ def test_an_admin_still_reads_every_transcript(client, make_user, transcripts):
         if user.is_superuser:  # core's evidence pages go by model permissions: the seeded admin is a superuser
             runs = client.get("/admin/core/agentrun/").content.decode()
             assert f"/admin/core/agentrun/{transcripts['core/agentrun'].pk}/change/" in runs
+            private = transcripts["events"][0]
+            assert SECRET in client.get(f"/admin/core/event/{private.pk}/change/").content.decode()
 
 
 def test_an_approver_cannot_change_governance_rows(client, approver_staff, make_user, vibration_signal):
