@@ -299,16 +299,18 @@ class OperationAdmin(AdminScopeOnlyMixin, ReadOnly, admin.ModelAdmin):
 class RuntimeConfigForm(forms.ModelForm):
     """The stored settings as one JSON object, checked against the same bounds as the API."""
 
-    data = forms.JSONField(required=False, help_text="Only the settings that differ from the defaults.")
+    data = forms.JSONField(
+        required=False, help_text="Only the settings that differ from the defaults; {} for all defaults."
+    )
 
     class Meta:
         model = RuntimeConfig
         fields = ("data",)
 
     def clean_data(self) -> dict[str, Any]:
-        data = self.cleaned_data.get("data") or {}
-        if not isinstance(data, dict):
-            raise forms.ValidationError("The settings must be a JSON object.")
+        data = self.cleaned_data.get("data")
+        if not isinstance(data, dict):  # null or [] would otherwise empty the whole config
+            raise forms.ValidationError("The settings must be a JSON object ({} for all defaults).")
         base = dict(getattr(settings, "ARIA_ASSISTANT", {}) or {})
         try:
             config_validate({**base, **data})

@@ -285,3 +285,49 @@ def test_admin_site_change_by_a_superuser_is_bounded_and_audited(client, make_us
     assert audit.actor == root
     assert audit.details["before"] == {"approval_policy": "manual", "max_turns": 6}
     assert audit.details["after"] == {"approval_policy": "agent_review", "max_turns": 5}
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("max_open_drafts_per_author", True),
+        ("max_turns", "5"),
+        ("max_turns", 5.5),
+        ("reasoning", 1),
+        ("reasoning", "true"),
+        ("review_confidence_floor", True),
+        ("run_timeout_seconds", "60"),
+    ],
+)
+def test_a_bool_for_a_number_or_a_number_for_a_bool_is_refused_by_api_form_and_service(
+    client, admin_user, make_user, field, value
+):
+    client.force_login(admin_user)
+    response = patch(client, {field: value})
+    assert response.status_code == 422, response.content
+    assert response.json()["field"] == field
+    with pytest.raises(InvalidInput) as refused:
+        config_update(actor=admin_user, changes={field: value})
+    assert refused.value.field == field
+    assert not RuntimeConfig.objects.exists() and not config_audits().exists()
+    set_config(max_turns=6)
+    client.force_login(make_user("root", is_staff=True, is_superuser=True))
+    form = admin_change(client, {field: value})
+    assert form.status_code == 200 and field.encode() in form.content  # the form names the key
+    assert RuntimeConfig.objects.get(pk=1).data == {"max_turns": 6} and not config_audits().exists()
+
+
+def test_whole_numbers_and_real_flags_are_accepted(client, admin_user):
+    client.force_login(admin_user)
+    response = patch(client, {"max_turns": 5.0, "reasoning": True, "run_timeout_seconds": 60})
+    assert response.status_code == 200, response.content
+    assert RuntimeConfig.objects.get(pk=1).data == {"max_turns": 5, "reasoning": True, "run_timeout_seconds": 60.0}
+
+
+@pytest.mark.parametrize("raw", ["null", "[]", "", '"a string"', "5"])
+def test_admin_form_refuses_a_non_object_rather_than_emptying_the_config(client, make_user, raw):
+    set_config(max_turns=6)
+    client.force_login(make_user("root", is_staff=True, is_superuser=True))
+    response = client.post("/admin/assistant/runtimeconfig/1/change/", {"data": raw})
+    assert response.status_code == 200 and b"must be a JSON object" in response.content, response.status_code
+    assert RuntimeConfig.objects.get(pk=1).data == {"max_turns": 6} and not config_audits().exists()
