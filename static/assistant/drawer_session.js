@@ -111,17 +111,22 @@
   }
 
   /* ---------- build mode: tool approval and skills of this session ---------- */
+  // Refreshes in flight (a session opened, a turn answered) may resolve out of order or land after
+  // the user changed tool approval or a skill: the newest wins, and the user's change counts as newest.
+  const latest = { approval: 0, skills: 0 };
   async function refresh(options) {
     Object.assign(ctx, options || {});
     const select = $("aria-tool-approval");
     const list = $("aria-skill-list");
     if (!select) return;  // the session panel is drawn for operators only (drawer.html)
+    const mine = { approval: ++latest.approval, skills: ++latest.skills };
     if (!ctx.sessionId) { select.value = "ask"; list.replaceChildren(el("li", "aria-note", "Skills: send a message first.")); return; }
     try {
       const s = await api("GET", `/sessions/${ctx.sessionId}`);
-      select.value = s.tool_approval || "ask";
-    } catch (e) { ctx.notice(e.message, "aria-error"); }
+      if (mine.approval === latest.approval) select.value = s.tool_approval || "ask";
+    } catch (e) { if (mine.approval === latest.approval) ctx.notice(e.message, "aria-error"); }
     const skills = await api("GET", `/sessions/${ctx.sessionId}/skills`).catch(() => []);
+    if (mine.skills !== latest.skills) return;
     list.replaceChildren(...skills.map(skillRow));
     if (!skills.length) list.appendChild(el("li", "aria-note", "No skills published yet."));
   }
@@ -140,6 +145,7 @@
     });
     pick.value = s.session_state;
     pick.addEventListener("change", async () => {
+      latest.skills += 1;  // a refresh on its way shows the state before this change: it is not drawn
       try {
         const skills = await api("PUT", `/sessions/${ctx.sessionId}/skills/${encodeURIComponent(s.name)}`, { state: pick.value });
         $("aria-skill-list").replaceChildren(...skills.map(skillRow));
@@ -150,6 +156,7 @@
   }
 
   if ($("aria-tool-approval")) $("aria-tool-approval").addEventListener("change", async (event) => {
+    latest.approval += 1;  // a refresh on its way shows the value before this change: it is not drawn
     const status = $("aria-tool-approval-status");
     try {
       const sid = ctx.ensureSession ? await ctx.ensureSession() : ctx.sessionId;

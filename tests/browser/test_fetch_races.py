@@ -318,3 +318,49 @@ def test_needs_me_badge_keeps_the_newer_count_when_the_first_load_lands_last(pag
     expect(badge).to_have_text("1")
     expect(badge).to_be_visible()
     assert not page.console_errors, page.console_errors
+
+
+def drawer_build_session(page: Any, server: Any, username: str) -> None:
+    """An operator's drawer in build mode with a session (made by setting tool approval to 'allow')."""
+    drawer_login(page, server, username, "operator")
+    page.select_option("#aria-mode", "build")
+    page.select_option("#aria-tool-approval", "allow")
+    expect(page.locator("#aria-tool-approval-status")).to_contain_text("without asking")
+    rebuild(page)  # the panel reads the new session's skills
+    page.locator(".aria-skills summary").click()
+    expect(page.locator('.aria-skill[data-skill="maintenance-domain"] select')).to_have_value("auto")
+    page.wait_for_timeout(500)  # the build mode's own refreshes have landed
+
+
+def rebuild(page: Any) -> None:
+    """Leave build mode and come back: the session panel refreshes."""
+    page.select_option("#aria-mode", "chat")
+    page.select_option("#aria-mode", "build")
+
+
+def test_drawer_tool_approval_keeps_the_users_change_when_an_older_refresh_lands_last(page, server):
+    drawer_build_session(page, server, "race-approval")
+    held = hold_first_get(page, re.compile(r"/sessions/\d+$"))
+    rebuild(page)  # the refresh reads "allow"
+    wait_for(page, lambda: held, "the session panel's refresh")
+    page.select_option("#aria-tool-approval", "ask")  # the user changes it meanwhile
+    expect(page.locator("#aria-tool-approval-status")).to_contain_text("waits for your Confirm")
+
+    land_last(page, held)
+    expect(page.locator("#aria-tool-approval")).to_have_value("ask")
+    assert not page.console_errors, page.console_errors
+
+
+def test_drawer_skill_keeps_the_users_pin_when_an_older_refresh_lands_last(page, server):
+    drawer_build_session(page, server, "race-skill")
+    held = hold_first_get(page, re.compile(r"/sessions/\d+/skills$"))
+    rebuild(page)  # the refresh reads "auto"
+    wait_for(page, lambda: held, "the skills refresh")
+    skill = page.locator('.aria-skill[data-skill="maintenance-domain"] select')
+    with page.expect_response(re.compile(r"/sessions/\d+/skills/maintenance-domain$")):
+        skill.select_option("pinned")  # the user pins it meanwhile: the answer redraws the list
+    expect(skill).to_have_value("pinned")
+
+    land_last(page, held)
+    expect(skill).to_have_value("pinned")
+    assert not page.console_errors, page.console_errors
