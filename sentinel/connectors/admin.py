@@ -10,7 +10,12 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from core.audit import audit_record
-from sentinel.connectors.config import credential_env_problem, endpoint_port_problem, topic_filter_problem
+from sentinel.connectors.config import (
+    credential_env_problem,
+    endpoint_host_problem,
+    endpoint_port_problem,
+    topic_filter_problem,
+)
 from sentinel.connectors.endpoints import CREDENTIALS_REFUSED, carries_credentials, endpoint_shown
 from sentinel.connectors.rate import rate_shown
 from sentinel.models import Connector, ConnectorTag
@@ -59,8 +64,8 @@ class ConnectorForm(forms.ModelForm):
             self.add_error("endpoint", f"must start with {' or '.join(SCHEMES[kind])}")
         elif carries_credentials(endpoint):
             self.add_error("endpoint", CREDENTIALS_REFUSED)
-        elif port_problem := endpoint_port_problem(endpoint):
-            self.add_error("endpoint", port_problem)
+        elif problem := endpoint_port_problem(endpoint) or endpoint_host_problem(endpoint):
+            self.add_error("endpoint", problem)  # the words the session would stop with at start
         topic_filter = data.get("topic_filter") or ""
         if kind != Connector.Kind.OPCUA and topic_filter and (problem := topic_filter_problem(topic_filter)):
             self.add_error("topic_filter", problem)

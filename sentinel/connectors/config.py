@@ -5,6 +5,7 @@ script. Each check returns the problem in words, or None.
 - A topic filter follows MQTT 3.1.1 §4.7: `#` only as the last level and alone in it, `+` alone
   in its level, no NUL, not empty. paho raises `ValueError` for a bad one inside its network
   thread, where nobody sees it, so ARIA says it first.
+- An endpoint names a host (`mqtt://` alone would leave the connector in error for good).
 - An endpoint's port, when given, is 1..65535 (`urlsplit` turns `:0` into "no port", and the
   session would quietly use the default).
 - Credentials are read only from environment variables named `ARIA_CONNECTOR_…`: an admin who
@@ -56,6 +57,18 @@ def endpoint_port_problem(endpoint: str) -> str | None:
         return f"port must be a number from 1 to 65535 ({error})"
     if port is not None and not 1 <= port <= 65535:
         return f"port must be a number from 1 to 65535, not {port}"
+    return None
+
+
+def endpoint_host_problem(endpoint: str) -> str | None:
+    """Why `endpoint` names no usable host (`mqtt://`, `opc.tcp://:4840/`), or None. A session
+    refuses such a row at start; the admin form refuses it on save with the same words."""
+    try:
+        host = urlsplit(endpoint.strip()).hostname
+    except ValueError:
+        host = None  # a malformed port or IPv6 literal: the port check names it
+    if not host or any(c.isspace() for c in host):
+        return "must name a host: scheme://host[:port], e.g. mqtt://broker.plant:1883 or opc.tcp://plc-7:4840/"
     return None
 
 

@@ -15,7 +15,12 @@ from urllib.parse import urlsplit
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
-from sentinel.connectors.config import credentials, endpoint_port_problem, topic_filter_problem
+from sentinel.connectors.config import (
+    credentials,
+    endpoint_host_problem,
+    endpoint_port_problem,
+    topic_filter_problem,
+)
 from sentinel.connectors.feed import Feed
 from sentinel.connectors.payloads import (
     SPARKPLUG_NAMESPACE,
@@ -35,12 +40,12 @@ REBIRTH_EVERY_SECONDS = 5.0
 
 def broker_address(endpoint: str) -> tuple[str, int, bool]:
     """mqtt://host[:1883] or mqtts://host[:8883] → (host, port, tls); ValueError otherwise."""
-    parts = urlsplit(endpoint)
-    if parts.scheme not in ("mqtt", "mqtts", "tcp", "ssl") or not parts.hostname:
-        raise ValueError("endpoint must be mqtt://host[:port] or mqtts://host[:port]")
-    problem = endpoint_port_problem(endpoint)
+    problem = endpoint_port_problem(endpoint) or endpoint_host_problem(endpoint)
     if problem:
         raise ValueError(f"endpoint {problem}")
+    parts = urlsplit(endpoint.strip())
+    if parts.scheme not in ("mqtt", "mqtts", "tcp", "ssl") or not parts.hostname:
+        raise ValueError("endpoint must be mqtt://host[:port] or mqtts://host[:port]")
     tls = parts.scheme in ("mqtts", "ssl")
     return parts.hostname, parts.port or (8883 if tls else 1883), tls
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from asyncua import Client, ua
 
-from sentinel.connectors.config import credentials, endpoint_port_problem
+from sentinel.connectors.config import credentials, endpoint_host_problem, endpoint_port_problem
 from sentinel.connectors.endpoints import CREDENTIALS_REFUSED, carries_credentials
 from sentinel.connectors.feed import Feed
 
@@ -76,9 +76,9 @@ class OpcUaSession:
     def __init__(self, connector: Any, feed: Feed) -> None:
         if carries_credentials(connector.endpoint):
             raise ValueError(f"endpoint {CREDENTIALS_REFUSED}")
-        port_problem = endpoint_port_problem(connector.endpoint)
-        if port_problem:
-            raise ValueError(f"endpoint {port_problem}")
+        problem = endpoint_port_problem(connector.endpoint) or endpoint_host_problem(connector.endpoint)
+        if problem:
+            raise ValueError(f"endpoint {problem}")
         self.feed = feed
         self.url = connector.endpoint
         self.security = security_string(connector)

@@ -102,9 +102,11 @@ def test_a_filter_the_broker_drops_the_client_for_is_an_error_retried_with_backo
         ("mqtt://127.0.0.1:99999", "port must be a number from 1 to 65535"),
         ("mqtt://127.0.0.1:0", "port must be a number from 1 to 65535, not 0"),  # was quietly 1883
         ("opc.tcp://127.0.0.1:70000/aria", "port must be a number from 1 to 65535"),
+        ("mqtt://", "endpoint must name a host"),
+        ("opc.tcp:///aria", "endpoint must name a host"),  # asyncua would dial no host at all
     ],
 )
-def test_a_stored_port_out_of_range_never_connects(supervisor, endpoint, said):
+def test_a_stored_endpoint_without_a_usable_port_or_host_never_connects(supervisor, endpoint, said):
     kind = Connector.Kind.OPCUA if endpoint.startswith("opc") else Connector.Kind.MQTT_JSON
     connector = _connector(kind=kind, endpoint=endpoint)
     assert pump(supervisor, lambda: status_of(connector) == Connector.Status.ERROR)
