@@ -4,12 +4,14 @@ import logging
 import uuid
 from typing import Any
 
+import pydantic
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from ninja import NinjaAPI
-from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.errors import AuthenticationError, HttpError, ValidationError, ValidationErrorContext
+from ninja.params.models import BodyModel
 from ninja.parser import Parser
 
 from core.api import router as core_router
@@ -36,6 +38,23 @@ class AriaAPI(NinjaAPI):
     def get_openapi_schema(self, **kwargs: Any) -> Any:
         """Each operation also documents the errors the handlers below answer with."""
         return document_error_responses(super().get_openapi_schema(**kwargs))
+
+    def validation_error_from_error_contexts(self, error_contexts: list[ValidationErrorContext]) -> ValidationError:
+        """A request with no body at all names the body's required fields (`comment`), as an empty
+        object `{}` would, rather than the whole body as one unnamed missing field."""
+        return super().validation_error_from_error_contexts([_body_as_empty_object(c) for c in error_contexts])
+
+
+def _body_as_empty_object(context: ValidationErrorContext) -> ValidationErrorContext:
+    model = context.model
+    errors = context.pydantic_validation_error.errors()
+    if not issubclass(model, BodyModel) or not all(e["type"] == "missing" and len(e["loc"]) == 1 for e in errors):
+        return context
+    try:
+        model.model_validate({str(e["loc"][0]): {} for e in errors})
+    except pydantic.ValidationError as exc:
+        return ValidationErrorContext(pydantic_validation_error=exc, model=model)
+    return context  # every field of the body has a default: the body itself was required
 
 
 # The docs (/api/v1/docs, also /api/docs) and the schema are for signed-in users and token clients.

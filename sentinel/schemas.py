@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 from ninja import Schema
-from pydantic import Field, StrictBool
+from pydantic import AfterValidator, Field, StrictBool
+from pydantic_core import PydanticCustomError
 
 from core.json_types import whole_number
 from sentinel.models import Alarm, AlarmEvent, SignalDefinition, SignalLatest
@@ -97,19 +99,30 @@ class CommentIn(Schema):
 # A reason to hide an alarm: at least one character that is not whitespace (what str.strip() removes,
 # so \x1c-\x1f too), at most the AlarmEvent comment's 500. The service checks the same rule.
 REASON_PATTERN = r"[^\s\x1c-\x1f]"
+_VISIBLE = re.compile(REASON_PATTERN)
+
+
+def _has_visible_character(value: str) -> str:
+    # The schema states the pattern (for clients); a refusal says it in words, not as the regex.
+    if not _VISIBLE.search(value):
+        raise PydanticCustomError("blank_reason", "must give a reason: only spaces or control characters were sent")
+    return value
+
+
+Reason = Annotated[str, AfterValidator(_has_visible_character)]
 
 
 def reason_field(what: str) -> Any:
     return Field(
         min_length=1,
         max_length=500,
-        pattern=REASON_PATTERN,
+        json_schema_extra={"pattern": REASON_PATTERN},
         description=f"Why the alarm is {what} (required; recorded on the alarm event and the audit record).",
     )
 
 
 class ReasonIn(Schema):
-    comment: str = reason_field("put out of service")
+    comment: Reason = reason_field("put out of service")
 
 
 class ShelveIn(Schema):
@@ -118,7 +131,7 @@ class ShelveIn(Schema):
     until_work_order_closes: StrictBool = Field(  # "yes" or 1 is a 422, not a shelve
         False, description="Shelved until the alarm's work order closes, and at most 7 days (the longest shelve)."
     )
-    comment: str = reason_field("shelved")
+    comment: Reason = reason_field("shelved")
 
 
 class OutOfOrderOut(Schema):

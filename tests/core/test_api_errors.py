@@ -118,3 +118,16 @@ def test_pages_outside_the_api_keep_djangos_behaviour(client: Client) -> None:
     # The limits guard /api/ only: the login form still reads its own body.
     response = client.post("/login/", {"username": "x" * 10, "password": "y"})
     assert response.status_code == 200
+
+
+def test_a_request_with_no_body_names_the_bodys_required_fields(client: Client, operator) -> None:
+    client.force_login(operator)
+    # Any route with a required body: the fields are checked before the order is looked up.
+    response = client.generic("POST", "/api/v1/workorders/1/complete", b"", content_type="application/json")
+    assert response.status_code == 422, response.content
+    body = response.json()
+    assert (body["field"], body["detail"]) == ("work_done", "work_done: Field required")
+    missing = {e["loc"][-1] for e in body["errors"]}
+    assert missing == {"work_done", "problem_code", "cause_code", "remedy_code", "rca_verdict", "labour_hours"}
+    # A route whose body is optional still runs without one.
+    assert client.generic("POST", "/api/v1/workorders/999999/start", b"").status_code == 404

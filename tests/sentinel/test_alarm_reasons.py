@@ -80,8 +80,8 @@ def test_service_records_the_stripped_reason(alarm, operator, kind):
 
 
 def _post(client, url, body):
-    if body is None:
-        return client.post(url, content_type="application/json")
+    if body is None:  # no body at all (the test client's post() would send "{}")
+        return client.generic("POST", url, b"", content_type="application/json")
     return client.post(url, data=json.dumps(body), content_type="application/json")
 
 
@@ -97,11 +97,31 @@ def test_api_refuses_without_a_reason_naming_comment(api_client, alarm, kind, co
     _unchanged(alarm)
 
 
-def test_api_out_of_service_without_a_body_names_comment(api_client, alarm):
-    response = _post(api_client, f"/api/v1/alarms/{alarm.pk}/out-of-service", None)
+@pytest.mark.parametrize("kind", ROUTES)
+def test_api_without_a_body_names_comment(api_client, alarm, kind):
+    response = _post(api_client, f"/api/v1/alarms/{alarm.pk}/{ROUTES[kind][0]}", None)
     assert response.status_code == 422, response.content
     assert (response.json()["field"], response.json()["detail"]) == ("comment", "comment: Field required")
+    assert [e["loc"] for e in response.json()["errors"]] == [["body", "payload", "comment"]]
     _unchanged(alarm)
+
+
+@pytest.mark.parametrize("kind", ROUTES)
+@pytest.mark.parametrize("comment", ["\x1f \x1c", "\x1d", " \x1e\t"])
+def test_api_reason_of_only_control_characters_is_refused_in_words(api_client, alarm, kind, comment):
+    path, extra, _, _ = ROUTES[kind]
+    response = _post(api_client, f"/api/v1/alarms/{alarm.pk}/{path}", {**extra, "comment": comment})
+    assert response.status_code == 422, response.content
+    detail = response.json()["detail"]
+    assert detail == "comment: must give a reason: only spaces or control characters were sent"
+    assert "pattern" not in detail and "\\x1c" not in detail
+    _unchanged(alarm)
+
+
+def test_the_schema_still_states_the_reason_pattern(api_client):
+    schemas = api_client.get("/api/v1/openapi.json").json()["components"]["schemas"]
+    assert schemas["ShelveIn"]["properties"]["comment"]["pattern"] == "[^\\s\\x1c-\\x1f]"
+    assert schemas["ReasonIn"]["properties"]["comment"]["pattern"] == "[^\\s\\x1c-\\x1f]"
 
 
 @pytest.mark.parametrize("kind", ROUTES)
