@@ -146,6 +146,21 @@ def test_edit_sign_acknowledge_with_separation_of_duties(operator, incoming):
     ]
 
 
+def test_the_author_acknowledging_their_unsigned_draft_is_told_it_is_not_signed(operator):
+    handover = handover_draft(actor=operator)
+    with pytest.raises(Conflict) as early:
+        handover_acknowledge(handover=handover, actor=operator)
+    assert (early.value.code, early.value.extra["status"], early.value.extra["allowed"]) == (
+        "illegal_transition",
+        "draft",
+        ["signed"],
+    )
+    assert "signed by you" not in early.value.message
+    handover.refresh_from_db()
+    assert handover.status == "draft" and handover.incoming is None
+    assert not AuditRecord.objects.filter(action="handover.acknowledge").exists()
+
+
 def test_even_an_admin_cannot_acknowledge_their_own_report(make_user):
     boss = make_user("ada", ADMIN)
     handover = handover_sign(handover=handover_draft(actor=boss), actor=boss)

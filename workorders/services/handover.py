@@ -274,7 +274,8 @@ def handover_acknowledge(*, handover: ShiftHandover | int, actor: AbstractBaseUs
         raise InvalidInput(f"comment: at most {MAX_COMMENT_CHARS} characters.", field="comment")
     with transaction.atomic():
         locked = _lock(handover)
-        if locked.outgoing_id == actor.pk:
+        # Only a signed report can be acknowledged: an unsigned one is the 409 below, whoever asks.
+        if locked.status == H.SIGNED and locked.outgoing_id == actor.pk:
             raise Forbidden(
                 f"Handover {locked.pk} was signed by you; the incoming operator acknowledges it.",
                 code="separation_of_duties",
