@@ -16,6 +16,9 @@
 
   let sessionId = "";
   let operation = null;  // the operation on screen (planned, then executed/failed)
+  // Loads in flight may resolve after the user switched session (or after a newer load): the newest
+  // wins, so the previous session's operation or drafts never appear; the user's own plan counts as newest.
+  const latest = { plan: 0, drafts: 0 };
 
   const base = () => (sessionId ? `${data.api}/sessions/${encodeURIComponent(sessionId)}` : data.api);
 
@@ -143,6 +146,7 @@
     if (slots === null) return;
     const op = await call("POST", "/plans", { intent, slots, text: $("wb-text").value.trim() }).catch(() => null);
     if (op) {
+      latest.plan += 1;
       plannedIn.add(sessionId).add("");  // waits here (and, for the no-session view, among all)
       $("wb-operation").hidden = true;
       showPlan(op);
@@ -152,12 +156,14 @@
   // answer 404 (nothing waiting), which the browser logs as a console error, so it is not asked.
   const plannedIn = new Set(data.planned_in || []);
   async function resumeLatest() {
+    const mine = ++latest.plan;
     if (!plannedIn.has(sessionId)) return;
     try {
       const op = await api("GET", `${base()}/plans/latest`);
+      if (mine !== latest.plan) return;
       showPlan(op, `Operation #${op.id} (${op.intent}, planned ${fmtDateTime(op.created)}) still waits for your confirmation.`);
     } catch (err) {
-      if (err.status !== 404) showError(err);  // 404: nothing waiting
+      if (mine === latest.plan && err.status !== 404) showError(err);  // 404: nothing waiting
     }
   }
 
@@ -196,12 +202,14 @@
     if (!executed) { $("wb-execute").disabled = !$("wb-confirm").checked; return; }
     // The stored operation is the record: read it back rather than trusting the reply alone.
     const stored = await call("GET", `/operations/${encodeURIComponent(executed.id)}`).catch(() => executed);
+    latest.plan += 1;
     showResult(stored);
     loadDrafts();
   }
 
   // --- the session's drafts -------------------------------------------------------------------
   async function loadDrafts() {
+    const mine = ++latest.drafts;
     const panel = $("wb-drafts-panel");
     panel.hidden = !sessionId;
     if (!sessionId) return;
@@ -210,8 +218,9 @@
     try {
       drafts = await api("GET", `${base()}/drafts`);
     } catch (err) {
-      showError(err);
+      if (mine === latest.drafts) showError(err);
     }
+    if (mine !== latest.drafts) return;
     list.textContent = "";
     drafts.forEach((d) => {
       const li = el("li", "wb-draft", `#${d.id} ${d.type} ${d.name} v${d.version} · ${d.status}`);
