@@ -217,7 +217,10 @@
     linesLoaded = true;
   }
 
+  // Loads in flight (the window or line changed while a report loads) may resolve out of order: newest wins.
+  let latest = 0;
   async function load() {
+    const mine = ++latest;
     const params = new URLSearchParams();
     params.set("hours", form.elements.hours.value);
     if (form.elements.line_id.value) params.set("line_id", form.elements.line_id.value);
@@ -227,11 +230,13 @@
     try {
       report = await api("GET", `${API}?${params}`);
     } catch (err) {
+      if (mine !== latest) return;
       status.setAttribute("data-status", "closed");
       status.textContent = "error";
       say(err.message);
       return;
     }
+    if (mine !== latest) return;
     positions(report);
     kpis(report);
     rateChart(report);

@@ -72,3 +72,26 @@ def test_workbench_shows_nothing_of_the_previous_session_when_its_loads_land_las
     assert shown == {"operation": False, "drafts": 0, "no drafts": True}
     assert page.locator("#wb-session").input_value() == str(second)
     assert not script_errors(page), page.console_errors
+
+
+def test_alarm_performance_shows_the_line_picked_last_when_an_older_report_lands_last(page, server):
+    server.create_user("race-perf", PASSWORD, "operator")
+    sign_in(page, "race-perf", PASSWORD, next_path="/alarms/performance/")
+    status = page.locator("#perf-status")
+    expect(status).to_have_attribute("data-status", "open")
+    site = status.text_content()
+    line = page.locator("#perf-window select[name=line_id] option:nth-child(2)")
+    line_id, line_name = line.get_attribute("value"), line.text_content()
+
+    held = hold_first_get(page, re.compile(r"/api/v1/alarm-performance\?"))
+    page.select_option("#perf-window select[name=hours]", "8")  # the whole site's report is held
+    wait_for(page, lambda: held, "the whole site's report")
+    with page.expect_response(re.compile(rf"line_id={line_id}")):
+        page.select_option("#perf-window select[name=line_id]", line_id)  # the user picks a line meanwhile
+    expect(status).to_have_attribute("data-status", "open")
+    expect(status).to_have_text(line_name)
+    assert line_name != site
+
+    land_last(page, held)
+    expect(status).to_have_text(line_name)
+    assert not script_errors(page), page.console_errors
