@@ -3,18 +3,20 @@
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ActionForm
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 
 from core.audit import audit_record
-from core.errors import DomainError
+from core.errors import DomainError, InvalidInput
 from sentinel.connectors import admin as _connectors_admin  # noqa: F401  (registers Connector)
 from sentinel.models import Alarm, AlarmEvent, Cell, Line, SignalDefinition, SignalLatest, Site, StaleCondition
 from sentinel.services import alarm_acknowledge, alarm_put_out_of_service, alarm_shelve, alarm_unshelve
-from sentinel.services.alarms import REASON_MAX_LENGTH
+from sentinel.services.alarms import REASON_MAX_LENGTH, required_reason
 
 THRESHOLD_FIELDS = ("low_alert", "alert", "high_alert", "trip", "deadband", "on_delay_seconds", "enabled")
 
@@ -120,6 +122,17 @@ def _reason(request: HttpRequest) -> str:
     return str(request.POST.get("comment", ""))
 
 
+def _required_reason(modeladmin: admin.ModelAdmin, request: HttpRequest, verb: str) -> str | None:
+    """The reason checked once, by the services' own rule, before any alarm moves; refused in the
+    words of the field the page shows ("Reason"), not the API's `comment`."""
+    try:
+        return required_reason(_reason(request), verb=verb)
+    except InvalidInput as exc:
+        said = exc.message.removeprefix("comment: ")
+        modeladmin.message_user(request, f"Reason: {said} No alarm was changed.", messages.ERROR)
+        return None
+
+
 def _run(modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet[Alarm], verb: str, action) -> None:
     done, failed = 0, []
     for alarm in queryset.order_by("pk"):
@@ -164,6 +177,19 @@ class AlarmAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None):
         return False
 
+    def response_action(
+        self, request: HttpRequest, queryset: QuerySet[Any], *args: Any, **kwargs: Any
+    ) -> HttpResponse | None:
+        """Django answers an invalid actions bar with "No action selected."; a Reason that is too
+        long is said as such, and nothing runs."""
+        form = self.action_form(request.POST, auto_id=False)
+        cast(forms.ChoiceField, form.fields["action"]).choices = self.get_action_choices(request)
+        if not form.is_valid() and set(form.errors) == {"comment"}:
+            said = " ".join(str(e) for e in form.errors["comment"])
+            self.message_user(request, f"Reason: {said} No alarm was changed.", messages.ERROR)
+            return HttpResponseRedirect(request.get_full_path())
+        return super().response_action(request, queryset, *args, **kwargs)
+
     @admin.action(description="Acknowledge selected alarms")
     def acknowledge(self, request, queryset):
         comment = _reason(request)
@@ -177,7 +203,9 @@ class AlarmAdmin(admin.ModelAdmin):
 
     @admin.action(description="Shelve selected alarms for 1 hour (reason required)")
     def shelve_one_hour(self, request, queryset):
-        comment = _reason(request)
+        comment = _required_reason(self, request, "shelved")
+        if comment is None:
+            return
         _run(
             self,
             request,
@@ -195,7 +223,9 @@ class AlarmAdmin(admin.ModelAdmin):
 
     @admin.action(description="Put selected alarms out of service (reason required)")
     def put_out_of_service(self, request, queryset):
-        comment = _reason(request)
+        comment = _required_reason(self, request, "put out of service")
+        if comment is None:
+            return
         _run(
             self,
             request,

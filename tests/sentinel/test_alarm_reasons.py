@@ -157,14 +157,36 @@ def staff(client):
 
 
 @pytest.mark.parametrize("action", ADMIN_ACTIONS)
-@pytest.mark.parametrize("comment", ["", "   ", None])
+@pytest.mark.parametrize("comment", ["", "   ", "\x1f\x1c", None])
 def test_admin_action_without_a_reason_changes_nothing(staff, alarm, action, comment):
     data = {"action": action, "_selected_action": [alarm.pk]}
     if comment is not None:
         data["comment"] = comment
     response = staff.post("/admin/sentinel/alarm/", data, follow=True)
     assert response.status_code == 200
-    assert "comment" in response.content.decode() and "reason is required" in response.content.decode()
+    said = [str(m) for m in response.context["messages"]]
+    assert len(said) == 1 and said[0].startswith("Reason: say why the alarm is "), said
+    assert "reason is required" in said[0] and "comment" not in said[0]
+    _unchanged(alarm)
+
+
+@pytest.mark.parametrize("action", ADMIN_ACTIONS)
+def test_admin_action_with_a_too_long_reason_says_so(staff, alarm, action):
+    data = {"action": action, "_selected_action": [alarm.pk], "comment": "x" * (REASON_MAX_LENGTH + 1)}
+    response = staff.post("/admin/sentinel/alarm/", data, follow=True)
+    assert response.status_code == 200
+    said = [str(m) for m in response.context["messages"]]
+    assert said == [
+        f"Reason: Ensure this value has at most {REASON_MAX_LENGTH} characters (it has {REASON_MAX_LENGTH + 1}). "
+        "No alarm was changed."
+    ]
+    _unchanged(alarm)
+
+
+def test_admin_without_an_action_still_says_no_action_selected(staff, alarm):
+    data = {"action": "", "_selected_action": [alarm.pk], "comment": "x" * (REASON_MAX_LENGTH + 1)}
+    response = staff.post("/admin/sentinel/alarm/", data, follow=True)
+    assert [str(m) for m in response.context["messages"]] == ["No action selected."]
     _unchanged(alarm)
 
 
