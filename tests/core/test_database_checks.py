@@ -52,6 +52,18 @@ def test_rows_stored_before_the_checks_are_named_with_their_field():
     assert "W001" not in _check()  # without --database: no table is read
 
 
+def test_every_malformed_field_of_a_work_order_is_named_in_its_one_warning():
+    cell = f.make_cell()
+    bad = f.make_work_order(cell)
+    WorkOrder.objects.filter(pk=bad.pk).update(
+        recommended_actions="str", required_parts=[{"qty": 1}], required_skills=[1]
+    )
+    output = _check("--database", "default")
+    (line,) = [x for x in output.splitlines() if f"Work order {bad.pk}:" in x]
+    assert "recommended_actions" in line and "required_parts.0" in line and "required_skills.0" in line
+    assert output.count("workorders.W001") == 1
+
+
 def test_warnings_do_not_fail_the_check_but_are_capped(monkeypatch):
     cell = f.make_cell()
     for _ in range(23):
