@@ -163,6 +163,8 @@ def coordinator_turn(
             "conversation must be letters, digits, _ or - (starting with a letter or digit), 1–80 characters.",
             field="conversation",
         )
+    if not isinstance(message, str) or not message.strip():  # as a plan's blank goal: nothing to interpret
+        raise InvalidInput("message: say what you need (it may not be blank).", field="message")
     # The states and the agent's events share one turn id, and are this user's alone on the bus.
     with turn_scope(current_turn_id.get() or None), private_scope(getattr(user, "pk", None)):
         if confirm := CONFIRM.fullmatch(message.strip()):
