@@ -35,6 +35,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 
 from core import direct_send, socket_auth
+from core.access import SCOPES
 from core.events import fanout as outbox
 from core.events.fanout import EncodedFrame, EventFanout, encode_frame, events_after
 from core.events.transport import bind_server_loop
@@ -94,7 +95,8 @@ class SessionBoundConsumer(AsyncJsonWebsocketConsumer):
     frame or message is ignored.
     """
 
-    required_scopes: tuple[str, ...] = ()
+    required_scopes: tuple[str, ...] = ()  # every one of them
+    any_scope: tuple[str, ...] = ()  # at least one of them (empty: no such rule)
     # Class defaults: a frame that arrives after a refused connect finds them, never an AttributeError.
     socket_auth: SocketAuth | None = None
     user: AbstractBaseUser | None = None
@@ -114,7 +116,9 @@ class SessionBoundConsumer(AsyncJsonWebsocketConsumer):
         # check or delivered to the group, never lost.
         async with socket_auth.group_op_slot():
             await self.channel_layer.group_add(user_group(auth.user_id), self.channel_name)
-        refusal, self.admitted_with = await socket_auth.check_then(self.scope, auth, self.required_scopes, then)
+        refusal, self.admitted_with = await socket_auth.check_then(
+            self.scope, auth, self.required_scopes, then, self.any_scope
+        )
         if refusal is not None:
             await self._leave_user_group(auth)
             return refusal
@@ -129,7 +133,7 @@ class SessionBoundConsumer(AsyncJsonWebsocketConsumer):
         auth = self.socket_auth
         if auth is None:
             return False
-        code = await socket_auth.refusal(self.scope, auth, self.required_scopes)
+        code = await socket_auth.refusal(self.scope, auth, self.required_scopes, self.any_scope)
         if code is None:
             return True
         if self.socket_auth is auth:
@@ -193,6 +197,9 @@ class SessionBoundConsumer(AsyncJsonWebsocketConsumer):
 
 
 class EventsConsumer(SessionBoundConsumer):
+    # The plant's stream (alarms, work orders, RCA renders) is for people with a role in ARIA, as
+    # the Control Room's reads are: a signed-in user with no scope is refused (4403).
+    any_scope = SCOPES
     _fanout: EventFanout | None = None
     _pump: asyncio.Task | None = None
     _writing: asyncio.Task | None = None  # a direct write that had to wait (backpressure)

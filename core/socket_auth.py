@@ -64,11 +64,15 @@ def session_user(scope: dict[str, Any]) -> AbstractBaseUser | AnonymousUser:
 
 
 def _refusal_then(
-    scope: dict[str, Any], auth: SocketAuth, scopes: tuple[str, ...], then: Callable[[], Any] | None
+    scope: dict[str, Any],
+    auth: SocketAuth,
+    scopes: tuple[str, ...],
+    then: Callable[[], Any] | None,
+    any_of: tuple[str, ...] = (),
 ) -> tuple[int | None, Any]:
     """The socket check and, when it passes, `then()` — in one thread hop (the handshake's
     last database visit: a burst of reconnects makes one hop each, not several)."""
-    refusal = socket_refusal(scope, auth, scopes)
+    refusal = socket_refusal(scope, auth, scopes, any_of)
     return refusal, (then() if refusal is None and then is not None else None)
 
 

@@ -32,7 +32,7 @@ from django.db import transaction
 from django.db.models.signals import m2m_changed, post_delete, post_save, pre_delete
 from django.utils.crypto import constant_time_compare
 
-from core.access import has_scopes
+from core.access import has_scopes, user_scopes
 from core.events.transport import server_loop
 from core.loops import daemon_loop
 from core.models import ApiToken
@@ -106,8 +106,11 @@ def _session_still_signed_in(scope: dict[str, Any], user: AbstractBaseUser) -> b
     return constant_time_compare(data.get(HASH_SESSION_KEY, ""), user.get_session_auth_hash())
 
 
-def socket_refusal(scope: dict[str, Any], auth: SocketAuth, scopes: tuple[str, ...]) -> int | None:
-    """Re-validate a socket from the database: None while it may stay open, else the close code."""
+def socket_refusal(
+    scope: dict[str, Any], auth: SocketAuth, scopes: tuple[str, ...], any_of: tuple[str, ...] = ()
+) -> int | None:
+    """Re-validate a socket from the database: None while it may stay open, else the close code.
+    `scopes`: all of them needed; `any_of`: at least one of them (empty: no such rule)."""
 
     user = get_user_model().objects.filter(pk=auth.user_id, is_active=True).first()
     if user is None:
@@ -118,6 +121,8 @@ def socket_refusal(scope: dict[str, Any], auth: SocketAuth, scopes: tuple[str, .
     elif not _session_still_signed_in(scope, user):
         return CLOSE_UNAUTHENTICATED
     if scopes and not has_scopes(user, list(scopes)):
+        return CLOSE_FORBIDDEN
+    if any_of and not user_scopes(user) & set(any_of):
         return CLOSE_FORBIDDEN
     return None
 

@@ -26,6 +26,7 @@
     open: "live",
     reconnecting: "reconnecting",
     unauthorized: "signed out",
+    forbidden: "no access",
     closed: "closed"
   };
 

@@ -4,7 +4,7 @@
  *   const conn = AriaEvents.connect({
  *     onFrame:  (frame) => {},   // every bus frame {id, type, ...payload}, once, in arrival order
  *     onStatus: (status, detail) => {},  // "connecting" | "open" | "reconnecting" |
- *                                              // "unauthorized" | "closed"
+ *                                              // "unauthorized" | "forbidden" | "closed"
  *     onError:  (frame) => {},   // optional: server error frames {type: "error", code, detail}
  *     after:    123,                   // optional: replay stored events with id > after first
  *     types:    ["anomaly_detected"],  // optional: only pass these event types to onFrame
@@ -19,8 +19,8 @@
  * On a drop it reconnects with exponential backoff (with jitter) and asks for ?after=<last id>,
  * so the server replays what was missed before live frames. Frames are de-duplicated by id, so
  * onFrame never sees an id twice. Close code 4401 (not signed in) stops reconnecting and reports
- * "unauthorized"; 4400 (bad request) stops with "closed". Several panels of a page may each
- * call connect(); each gets its own socket.
+ * "unauthorized"; 4403 (no scope) stops with "forbidden"; 4400 (bad request) stops with "closed".
+ * Several panels of a page may each call connect(); each gets its own socket.
  */
 ((global) => {
   "use strict";
@@ -123,6 +123,11 @@
         if (event.code === 4401) {
           stopped = true;
           setStatus("unauthorized", { code: event.code });
+          return;
+        }
+        if (event.code === 4403) {  // no role in ARIA (or it was taken away): retrying will not help
+          stopped = true;
+          setStatus("forbidden", { code: event.code });
           return;
         }
         if (event.code === 4400) {

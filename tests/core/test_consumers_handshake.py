@@ -105,9 +105,9 @@ async def test_a_refused_socket_reads_nothing_and_is_not_subscribed(operator, mo
     monkeypatch.setattr(fanout, "stored_events_after", lambda *a: reads.append(a) or [])
     original = socket_auth.socket_refusal
 
-    def session_gone_then_check(scope, auth, scopes):
+    def session_gone_then_check(scope, auth, scopes, any_of=()):
         SessionRow.objects.all().delete()  # a logout landing after the auth, before the check
-        return original(scope, auth, scopes)
+        return original(scope, auth, scopes, any_of)
 
     monkeypatch.setattr(socket_auth, "socket_refusal", session_gone_then_check)
     comm = WebsocketCommunicator(application, "/ws/events?after=0", headers=[ORIGIN, cookie])

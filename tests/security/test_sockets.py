@@ -127,7 +127,21 @@ async def test_chat_socket_closes_4403_when_the_user_leaves_the_operator_group(o
     await sync_to_async(operator.groups.remove)(group)
 
     await _closed_with(comm, 4403)
-    await _still_streaming(events)  # the event stream needs a sign-in, not the operator scope
+    await _closed_with(events, 4403)  # no scope left at all: the plant's stream goes too
+
+
+async def test_the_event_stream_needs_a_role_in_aria_not_only_a_sign_in(make_user):
+    """A signed-in user with no scope gets 403 from the Control Room's reads: the same plant
+    events (alarms, work orders, RCA renders) are not theirs over the socket either, nor by
+    ?after= replay. One role is enough: an approver streams without the operator scope."""
+    await sync_to_async(_publish_committed)()
+    nobody = await sync_to_async(make_user)("nobody")
+    for path in ("/ws/events", "/ws/events?after=0"):
+        refused = await _open(path, _cookie(await sync_to_async(_signed_in_client)(nobody)))
+        assert await refused.receive_output(timeout=2) == {"type": "websocket.close", "code": 4403}
+    approver = await sync_to_async(make_user)("abby", "approver")
+    events = await _open("/ws/events", _cookie(await sync_to_async(_signed_in_client)(approver)))
+    await _still_streaming(events)
     await events.disconnect()
 
 
