@@ -103,6 +103,8 @@ class InteractionKind(models.TextChoices):
 class InteractionStatus(models.TextChoices):
     OPEN = "open", "Open"
     ANSWERED = "answered", "Answered"
+    # its plan ended (cancelled, failed, completed) while it was open: nobody answered, nobody may now
+    CLOSED = "closed", "Closed with its plan"
 
 
 Decision = Literal["run", "ask"]

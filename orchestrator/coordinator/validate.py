@@ -137,6 +137,8 @@ def _state(action: Action, user: AbstractBaseUser, superseded: set[int]) -> tupl
         ask = _interaction(user, action.interaction_id)
         if ask is None:
             return False, f"interaction {action.interaction_id} does not exist or is not visible to you"
+        if ask.status == InteractionStatus.CLOSED or ask.plan.status in PLAN_FINISHED:
+            return False, f"interaction {ask.pk} is closed: plan {ask.plan_id} is {ask.plan.status}"
         if ask.status != InteractionStatus.OPEN:
             return False, f"interaction {ask.pk} was already decided ({(ask.answer or {}).get('decision')})"
         if kind == "request_approval":

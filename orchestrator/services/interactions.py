@@ -31,7 +31,7 @@ from orchestrator.planning.validation import validate_inputs
 from orchestrator.services.ask_events import ask_needed, asks_closed
 from orchestrator.services.decision_cards import decision_card
 from orchestrator.services.plan_choices import choice_replan, choice_replan_write, planning_basis
-from orchestrator.services.plans import plan_transition, plan_updated
+from orchestrator.services.plans import plan_asks_close, plan_transition, plan_updated
 
 # The scope a gated step's approver must hold (separation of duties: never the owner).
 GATED_APPROVAL_SCOPE = APPROVER
@@ -51,6 +51,8 @@ def _open(
     options: list[str],
     coordinator_approvable: bool = False,
 ) -> Interaction:
+    # Lock the plan: a cancel either committed first (seen here) or waits for this ask, then closes it
+    ended = Plan.objects.select_for_update().values_list("status", flat=True).get(pk=plan.pk) in PLAN_FINISHED
     interaction = Interaction.objects.create(
         plan=plan,
         step=step,
@@ -61,6 +63,11 @@ def _open(
         required_scope=required_scope,
         coordinator_approvable=coordinator_approvable and not required_scope,
     )
+    if ended:  # e.g. a late job result below its gate: the plan is over, so nobody is asked
+        plan.refresh_from_db(fields=["status"])
+        plan_asks_close(plan, None, announce=False)
+        interaction.refresh_from_db()
+        return interaction
     if Plan.objects.filter(pk=plan.pk, status=PlanStatus.RUNNING).exists():
         plan_transition(plan=plan, to_status=PlanStatus.PAUSED, actor=None, reason="")
     ask_needed(interaction, owner_id=plan.owner_id)  # the owner and, for a gated step, its approvers
@@ -170,6 +177,7 @@ def interaction_answer(
     if interaction.kind == InteractionKind.CHOICE and interaction.step_id is None:
         return choice_answer(interaction=interaction, actor=actor, decision=decision, choice=choice, inputs=inputs)
     with transaction.atomic():
+        _lock_plan(interaction)
         interaction = (
             Interaction.objects.select_for_update(of=("self",)).select_related("plan", "step").get(pk=interaction.pk)
         )
@@ -205,16 +213,24 @@ def interaction_answer(
     return interaction
 
 
+def _lock_plan(interaction: Interaction) -> None:
+    """Lock the ask's plan first (the lock order: plan, then ask, then step — as a cancel, which
+    closes the plan's asks, and a step's stop take them), so an answer and a cancel never deadlock."""
+    Plan.objects.select_for_update().values_list("pk", flat=True).get(pk=interaction.plan_id)
+
+
 def _answerable(interaction: Interaction, actor: AbstractBaseUser) -> None:
-    if interaction.status != InteractionStatus.OPEN:
+    if interaction.status == InteractionStatus.ANSWERED:
         raise Conflict(f"Interaction {interaction.pk} is already answered.", allowed=[], status=interaction.status)
     check_may_answer(interaction, actor)
-    if interaction.plan.status in PLAN_FINISHED:
-        raise Conflict(
-            f"Plan {interaction.plan_id} is {interaction.plan.status}; its asks are closed.",
-            allowed=[],
-            status=interaction.plan.status,
-        )
+    refuse_closed(interaction)
+
+
+def refuse_closed(interaction: Interaction) -> None:
+    """409 for an ask of a finished plan (closed with it): nothing may be done with it now."""
+    plan = interaction.plan
+    if interaction.status == InteractionStatus.CLOSED or plan.status in PLAN_FINISHED:
+        raise Conflict(f"Plan {plan.pk} is {plan.status}; its asks are closed.", allowed=[], status=plan.status)
 
 
 def _answered(
@@ -303,7 +319,9 @@ def interaction_request_approval(*, interaction: Interaction, actor: AbstractBas
     again on the bus so approvers' badges and pages pick it up.
     """
     with transaction.atomic():
+        _lock_plan(interaction)
         interaction = Interaction.objects.select_for_update(of=("self",)).select_related("plan").get(pk=interaction.pk)
+        refuse_closed(interaction)  # its plan ended: nobody is asked to decide it
         if interaction.status != InteractionStatus.OPEN:
             raise Conflict(f"Interaction {interaction.pk} is already answered.", allowed=[], status=interaction.status)
         requested_by = interaction.evidence.get("approval_requested_by")

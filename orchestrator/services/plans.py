@@ -8,13 +8,21 @@ from typing import Any, cast
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.utils import timezone
 
 from core.access import admin_ids
 from core.audit import audit_record
 from core.errors import Conflict, InvalidInput
 from core.events import publish_many
 from core.transitions import Move, StateMachine, transition
-from orchestrator.choices import PLAN_FINISHED, PLAN_TRANSITIONS, Autonomy, InteractionStatus, PlanStatus
+from orchestrator.choices import (
+    PLAN_FINISHED,
+    PLAN_TRANSITIONS,
+    Autonomy,
+    InteractionStatus,
+    PlanStatus,
+    StepStatus,
+)
 from orchestrator.models import Interaction, Plan, PlanStep
 from orchestrator.planning import Proposal, get_planner, normalize_refs
 from orchestrator.planning.validation import validate_proposals
@@ -216,11 +224,38 @@ def plan_transition(*, plan: Plan, to_status: str, actor: AbstractBaseUser | Non
         )
         locked = cast(Plan, move.instance)
         plan_updated(locked)  # the locked row, in its new status
-        if to_status in PLAN_FINISHED:  # its open asks leave their deciders' lists
-            open_asks = Interaction.objects.filter(plan=locked, status=InteractionStatus.OPEN).order_by("pk")
-            asks_closed(open_asks, owner_id=locked.owner_id, because="plan_finished")
+        if to_status in PLAN_FINISHED:  # its open asks close with it and leave their deciders' lists
+            plan_asks_close(locked, actor)
     plan.refresh_from_db()
     return plan
+
+
+ENDED = {PlanStatus.CANCELLED: "was cancelled", PlanStatus.FAILED: "failed", PlanStatus.COMPLETED: "completed"}
+
+
+def plan_asks_close(plan: Plan, actor: AbstractBaseUser | None, *, announce: bool = True) -> int:
+    """`plan` ended (its row locked, in the caller's transaction): its open asks become `closed` —
+    nobody may answer them now — with the reason, and its steps waiting on a human end `stopped`
+    (never answered, they met nothing). `interaction_closed` (`plan_finished`) goes once to each
+    ask's deciders, unless they were never told of it (`announce=False`). No audit row of its own:
+    the plan's move is the audited fact. The number of asks closed."""
+    said = f"plan {plan.pk} {ENDED.get(plan.status, plan.status)}" + (
+        f" by {actor.get_username()}" if actor is not None else ""
+    )
+    now = timezone.now()
+    asks = list(Interaction.objects.filter(plan=plan, status=InteractionStatus.OPEN).order_by("pk"))
+    if asks:
+        Interaction.objects.filter(pk__in=[a.pk for a in asks]).update(
+            status=InteractionStatus.CLOSED,
+            answer={"decision": "closed", "reason": f"Closed: {said}."},
+            answered_at=now,
+        )
+    PlanStep.objects.filter(plan=plan, status=StepStatus.WAITING_INTERACTION).update(
+        status=StepStatus.STOPPED, error=f"Stopped: {said} while it waited for an answer.", updated_at=now
+    )
+    if announce:
+        asks_closed(asks, owner_id=plan.owner_id, because="plan_finished")
+    return len(asks)
 
 
 def plan_approve(*, plan: Plan, actor: AbstractBaseUser) -> Plan:

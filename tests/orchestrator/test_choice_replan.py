@@ -73,7 +73,8 @@ def test_a_draft_cancelled_while_the_model_plans_is_not_written(client, operator
     assert refused.status_code == 409 and "cancelled" in refused.json()["detail"]
     assert planner_calls["calls"] == 1
     assert [c for c, _ in steps_of(plan)] == ["workorders.find_cells"]  # the proposal was not written
-    assert Interaction.objects.get(pk=ask.pk).status == "open"
+    left = Interaction.objects.get(pk=ask.pk)  # closed with its plan by the cancel, not answered with the pick
+    assert (left.status, left.answered_by, left.answer["decision"]) == ("closed", None, "closed")
     assert Plan.objects.get(pk=plan.pk).constraints == {}
     assert not AuditRecord.objects.filter(action="plan.replanned").exists()
 
