@@ -240,14 +240,21 @@
   if (canOperate) $("aria-history-toggle").addEventListener("click", () => { if (toggle("aria-history", "aria-history-toggle")) refreshSessions(false); });
   if (canOperate) $("aria-show-archived").addEventListener("change", () => refreshSessions(false));
 
+  // Lists in flight ("show archived" toggled twice) may resolve out of order: the newest draws. A
+  // finished chat still adopts its session from an older list (else its next turn starts another),
+  // but only if no chat was started with "New" (or session opened) meanwhile.
+  let sessionsLoad = 0;
   async function refreshSessions(adoptNewest) {
     if (!canOperate) return;  // no sessions without the operator scope (no History drawn)
+    const mine = ++sessionsLoad;
+    const opening = state.opening;
     let sessions = [];
     try {
       const archived = $("aria-show-archived").checked ? "" : "?archived=false";
       sessions = await api("GET", `/sessions${archived}`);
     } catch (e) { return; }
-    if (adoptNewest && !state.sessionId && sessions.length) state.sessionId = sessions[0].id;
+    if (adoptNewest && !state.sessionId && opening === state.opening && sessions.length) state.sessionId = sessions[0].id;
+    if (mine !== sessionsLoad) return;
     const list = $("aria-session-list");
     list.replaceChildren();
     sessions.forEach((s) => {

@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.live_server import start_live_server
-from tests.browser.tabs import open_tab, sign_in
+from tests.browser.tabs import drawer_login, open_tab, sign_in
 from tests.browser.test_fetch_races import PASSWORD, hold_first_get, land_last, wait_for
 
 pytestmark = pytest.mark.browser
@@ -95,3 +95,77 @@ def test_alarm_performance_shows_the_line_picked_last_when_an_older_report_lands
     land_last(page, held)
     expect(status).to_have_text(line_name)
     assert not script_errors(page), page.console_errors
+
+
+SESSION_LIST = re.compile(r"/api/v1/assistant/sessions(\?archived=false)?$")
+
+
+def chat(page: Any, text: str) -> None:
+    """Send a chat turn and wait for the session list read when it is done (not held)."""
+    with page.expect_response(SESSION_LIST):
+        page.fill("#aria-text", text)
+        page.click("#aria-send")
+
+
+def my_sessions(page: Any) -> list[dict]:
+    return assistant_api(page, "GET", "/sessions")
+
+
+def test_drawer_history_keeps_the_newer_list_when_show_archived_is_toggled_twice(page, server):
+    drawer_login(page, server, "race-archived", "operator")
+    kept = assistant_api(page, "POST", "/sessions", {"title": "race kept"})
+    gone = assistant_api(page, "POST", "/sessions", {"title": "race archived"})
+    assistant_api(page, "PATCH", f"/sessions/{gone['id']}", {"archived": True})
+    page.click("#aria-history-toggle")
+    items = page.locator("#aria-session-list .aria-link")
+    expect(items).to_have_text([kept["title"]])
+
+    held = hold_first_get(page, re.compile(r"/api/v1/assistant/sessions$"))
+    page.check("#aria-show-archived")  # this list, with the archived session, is held
+    wait_for(page, lambda: held, "the list with archived sessions")
+    with page.expect_response(SESSION_LIST):
+        page.uncheck("#aria-show-archived")  # and this one is drawn
+    expect(items).to_have_text([kept["title"]])
+
+    land_last(page, held)
+    expect(items).to_have_text([kept["title"]])
+    assert not page.console_errors, page.console_errors
+
+
+def test_drawer_new_chat_does_not_adopt_the_previous_chats_session_from_a_list_landing_late(page, server):
+    drawer_login(page, server, "race-new-chat", "operator")
+    page.wait_for_timeout(500)  # the drawer's own first reads are done
+    held = hold_first_get(page, SESSION_LIST)
+    page.fill("#aria-text", "Why did P-02 trip?")
+    page.click("#aria-send")  # when done, the chat adopts its session from the list: held
+    wait_for(page, lambda: held, "the list read when the chat is done")
+    page.click("#aria-new")  # the user starts a new chat meanwhile
+
+    land_last(page, held)
+    chat(page, "What is on the work order backlog?")  # a new chat: a new session
+    sessions = my_sessions(page)
+    assert len(sessions) == 2, sessions
+    assert not page.console_errors, page.console_errors
+
+
+# The old script passes this one; a fix by the newest-wins counter alone (which drops the older
+# list, and its adoption with it) fails it: the turn's details and the mode switch need the session.
+def test_drawer_chat_keeps_its_session_when_its_list_lands_after_a_newer_one(page, server):
+    drawer_login(page, server, "race-adopt", "operator")
+    page.click("#aria-history-toggle")
+    page.wait_for_timeout(500)  # the drawer's own first reads are done
+    held = hold_first_get(page, SESSION_LIST)
+    page.fill("#aria-text", "Why did P-02 trip?")
+    page.click("#aria-send")  # when done, the chat adopts its session from the list: held
+    wait_for(page, lambda: held, "the list read when the chat is done")
+    with page.expect_response(re.compile(r"/api/v1/assistant/sessions$")):
+        page.check("#aria-show-archived")  # a newer list is drawn meanwhile
+
+    land_last(page, held)  # older, but the chat's session is still adopted from it: its turn's
+    answer = page.locator(".aria-assistant").last  # details are read from the session's messages
+    expect(answer.locator(".aria-turn-details")).to_have_count(1)
+    expect(answer.locator(".aria-offline-mark")).to_have_count(1)
+    page.select_option("#aria-mode", "build")  # and the chat's session follows the mode
+    expect(page.locator("#aria-skill-list .aria-skill").first).to_be_attached()
+    assert [s["mode"] for s in my_sessions(page)] == ["build"]
+    assert not page.console_errors, page.console_errors
