@@ -164,14 +164,16 @@ def _prepare_database() -> tuple[str, str]:
 
     django.setup()
     from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
-    from django.contrib.auth.models import User
+    from django.contrib.auth.models import Group, User
     from django.contrib.sessions.backends.db import SessionStore
     from django.core.management import call_command
 
+    from core.access import OPERATOR
     from core.tokens import api_token_create
 
     call_command("migrate", verbosity=0, interactive=False)
     user, _ = User.objects.get_or_create(username="bench-asgi")
+    user.groups.add(Group.objects.get_or_create(name=OPERATOR)[0])  # the event stream needs a role
     _, raw = api_token_create(user=user, name="bench")
     session = SessionStore()
     session[SESSION_KEY] = str(user.pk)

@@ -213,10 +213,13 @@ async def run_phase(
 def _session_cookie() -> str:
     """A logged-in session for a bench user, stored in the database the server reads."""
     from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
-    from django.contrib.auth.models import User
+    from django.contrib.auth.models import Group, User
     from django.contrib.sessions.backends.db import SessionStore
 
+    from core.access import OPERATOR
+
     user, _ = User.objects.get_or_create(username="bench-events")
+    user.groups.add(Group.objects.get_or_create(name=OPERATOR)[0])  # the stream needs a role
     session = SessionStore()
     session[SESSION_KEY] = str(user.pk)
     session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
