@@ -145,3 +145,18 @@ def test_a_confirm_card_follows_a_rejection_in_another_tab_on_the_plans_page(tab
     )  # fmt: skip
     assert "PRIORITY medium" in out
     no_console_errors(page)
+
+
+def test_an_approvers_drawer_says_once_what_needs_the_operator_scope_in_one_readable_note(tabs, server):
+    page = tabs()
+    login(page, server, "dz-vera", "/", "approver")
+    open_drawer(page)
+    note = page.locator("#aria-operator-note")
+    expect(note).to_contain_text("needs the operator scope")
+    expect(page.locator("#aria-draft-new-scope")).to_be_visible()  # why there is no new-draft form
+    said = " ".join(page.locator("#aria-drawer").text_content().split())
+    assert said.count("operator scope") == 1, said
+    # one paragraph, not three flex columns (a flex item is blockified: the bold scope was a column)
+    assert note.evaluate("n => getComputedStyle(n).display") == "block"
+    assert note.locator("b").evaluate("b => getComputedStyle(b).display") == "inline"
+    no_console_errors(page)
