@@ -1,5 +1,6 @@
 """Layout with hostile or ordinary user text, in headless Chromium: the Plans page keeps to the width
-of the window with a 2,000-character goal and guidance without spaces."""
+of the window with a 2,000-character goal and guidance without spaces; the work order's completion
+form stacks each label above a field of a readable width."""
 
 from __future__ import annotations
 
@@ -55,4 +56,33 @@ def test_a_long_goal_and_guidance_without_spaces_wrap_inside_the_plans_page(tab,
     for part in (".plan-goal", ".plan-guidance"):
         box = plan.locator(part).bounding_box()
         assert box["x"] + box["width"] <= article["x"] + article["width"] + 1, (part, box, article)
+    assert not tab.console_errors, tab.console_errors
+
+
+ORDER = """
+from sentinel.models import Cell
+from workorders.models import WorkOrder
+cell = Cell.objects.get(tag="P-02")
+print(WorkOrder.objects.create(cell=cell, title="layout", status="in_progress", priority="medium").pk)
+"""
+
+
+def test_the_completion_form_stacks_each_label_above_its_field(tab, server):
+    order = server.manage("shell", "-c", ORDER).strip().splitlines()[-1]
+    login(tab, server, "wo-form", f"/workorders/{order}/", "operator")
+    tab.locator(".btn-complete").click()
+    form = tab.locator(".wo-complete-form")
+    expect(form.locator("textarea[name='work_done']")).to_be_visible()
+    width = form.bounding_box()["width"]
+    for name in ("work_done", "problem_code", "cause_code", "remedy_code", "rca_verdict", "actual_root_cause"):
+        label = form.locator(".wo-label").filter(has=tab.locator(f"[name='{name}']"))
+        text = label.locator("span").first.bounding_box()
+        field = label.locator(f"[name='{name}']").bounding_box()
+        assert text["y"] + text["height"] <= field["y"] + 1, (name, text, field)  # the label above its field
+        assert abs(text["x"] - field["x"]) < 2, (name, text, field)  # aligned on the left
+        assert field["width"] >= 0.6 * width, (name, field, width)  # a readable width, not a stub
+    hours = form.locator("input[name='labour_hours']").bounding_box()
+    assert form.locator(".btn-complete-confirm").bounding_box()["y"] >= hours["y"] + hours["height"]
+    size = page_width(tab)
+    assert size["scroll"] <= size["view"], size
     assert not tab.console_errors, tab.console_errors
