@@ -9,17 +9,19 @@ from datetime import datetime, timedelta
 from functools import reduce
 from typing import Any
 
-from django.db.models import Count, Prefetch, Q, QuerySet
+from django.db.models import Count, F, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from core.errors import InvalidInput, NotFound
 from sentinel.choices import ANNUNCIATED_STATES, OPEN_ALARM_STATES, AlarmState, Direction, Severity
 from sentinel.history.reading import TrendWindow, beyond_rows, bucket_rows, trend_window
-from sentinel.models import Alarm, Cell, SignalDefinition, SignalLatest
+from sentinel.models import Alarm, AlarmEvent, Cell, SignalDefinition, SignalLatest
 from sentinel.thresholds import Thresholds, threshold_values
 
 MAX_TREND_MINUTES = 31 * 24 * 60
 MAX_TREND_BUCKETS = 1000
+# States that take an alarm out of the operator's view, each entered with a required reason.
+SUPPRESSED_STATES = (AlarmState.SHELVED, AlarmState.OUT_OF_SERVICE)
 
 
 def cells_with_signals() -> QuerySet[Cell]:
@@ -224,3 +226,35 @@ def alarm_get(alarm_id: int) -> Alarm:
         return Alarm.objects.select_related("signal__cell", "signal__latest", "acknowledged_by").get(pk=alarm_id)
     except Alarm.DoesNotExist:
         raise NotFound(f"Alarm {alarm_id} not found.", field="alarm_id") from None
+
+
+def alarm_suppressions(alarms: Sequence[Alarm]) -> dict[int, dict[str, Any]]:
+    """Why each shelved or out-of-service alarm of `alarms` is out of view, by alarm id: the move into
+    its current state (`by` the username or None, `since`, `reason` as the operator gave it) and,
+    for a shelve, until when (`until`, `until_work_order_closes`). One query whatever their number
+    (none when none is suppressed). An event from the state to itself (an escalation recorded while
+    shelved) is not the move, so its empty comment never hides the operator's reason."""
+    hidden = {a.pk: a for a in alarms if a.state in SUPPRESSED_STATES}
+    if not hidden:
+        return {}
+    move_into_state = (
+        AlarmEvent.objects.filter(alarm=OuterRef("pk"), to_state=OuterRef("state"))
+        .exclude(from_state=F("to_state"))
+        .order_by("-id")
+        .values("id")[:1]
+    )
+    moves = Alarm.objects.filter(pk__in=hidden).annotate(move_id=Subquery(move_into_state)).values("move_id")
+    events = {e.alarm_id: e for e in AlarmEvent.objects.filter(pk__in=moves).select_related("actor")}
+    out: dict[int, dict[str, Any]] = {}
+    for pk, alarm in hidden.items():
+        event = events.get(pk)
+        shelved = alarm.state == AlarmState.SHELVED
+        out[pk] = {
+            "state": alarm.state,
+            "by": event.actor.get_username() if event and event.actor else None,
+            "since": event.created_at.isoformat() if event else None,
+            "reason": event.comment if event else "",
+            "until": alarm.shelved_until.isoformat() if shelved and alarm.shelved_until else None,
+            "until_work_order_closes": shelved and alarm.shelved_until_work_order_closes,
+        }
+    return out

@@ -13,6 +13,7 @@ from core.agents.engines.catalog import is_real_provider
 from core.errors import NotFound
 from core.models import AgentRun
 from sentinel.models import Alarm, Cell, SignalDefinition, SignalLatest
+from sentinel.selectors import alarm_suppressions
 from sentinel.thresholds import signal_state, threshold_values
 from workorders.agents import investigator
 from workorders.choices import CONFIRMED_VERIFICATIONS, FailureCodeLevel, RcaVerdict
@@ -49,8 +50,17 @@ def current_signals(cell: Cell) -> list[dict[str, Any]]:
     return rows
 
 
+# A shelve or out-of-service reason as the alarm tool gives it: on one line (a newline in it must not
+# start a section of a report drafted from it) and at most this long (the operator's is up to 500).
+SUPPRESSION_REASON_CHARS = 300
+
+
 def cell_anomalies(cell: Cell, *, limit: int = 20) -> list[dict[str, Any]]:
-    alarms = Alarm.objects.filter(signal__cell=cell).select_related("signal").order_by("-raised_at")[:limit]
+    """A cell's newest alarms. A shelved or out-of-service one carries `suppression`: who took it out
+    of view, when, why (`reason`, one line, bounded) and, for a shelve, until when; else None.
+    Two queries whatever the number of alarms (three when one is suppressed)."""
+    alarms = list(Alarm.objects.filter(signal__cell=cell).select_related("signal").order_by("-raised_at")[:limit])
+    suppressions = alarm_suppressions(alarms)
     return [
         {
             "alarm_id": a.pk,
@@ -65,9 +75,19 @@ def cell_anomalies(cell: Cell, *, limit: int = 20) -> list[dict[str, Any]]:
             "peak_value": a.peak_value,
             "raised_at": a.raised_at.isoformat(),
             "cleared_at": a.cleared_at.isoformat() if a.cleared_at else None,
+            "suppression": _suppression(suppressions.get(a.pk)),
         }
         for a in alarms
     ]
+
+
+def _suppression(row: dict[str, Any] | None) -> dict[str, Any] | None:
+    if row is None:
+        return None
+    reason = " ".join(str(row["reason"]).split())
+    if len(reason) > SUPPRESSION_REASON_CHARS:
+        reason = reason[: SUPPRESSION_REASON_CHARS - 1] + "…"
+    return {**row, "reason": reason}
 
 
 def failure_as_dict(failure: FailureHistory) -> dict[str, Any]:

@@ -107,7 +107,10 @@ def get_signal_trends(ctx: CapabilityContext, params: TrendsInput) -> dict[str, 
 
 @capability(
     "workorders.get_signal_anomalies",
-    description="Recent alarms of a cell (newest first): severity, direction, threshold, value, peak, state.",
+    description=(
+        "Recent alarms of a cell (newest first): severity, direction, threshold, value, peak, state; a shelved or "
+        "out-of-service alarm's `suppression` says who took it out of view, when, why and until when."
+    ),
     input=CellInput,
     tier=Tier.READ,
     scopes=(OPERATOR,),

@@ -11,6 +11,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from django.utils import timezone
+
 from core.agents.engines.fake import FakeReply, FakeState, fake_policy
 from workorders.agents.context import parse_context
 from workorders.agents.handover import NAME
@@ -71,13 +73,13 @@ def _draft(state: FakeState, cells: list[dict], start: datetime, end: datetime) 
         for c in (state.result("get_limit_changes") or {}).get("changes", [])
     ]
     logbook, safety = _logbook_lines(state, tags, start, end)
-    watch = [line for line in alarms["open"] if "unacknowledged" in line or "shelved" in line]
+    watch = list(alarms["watch"])
     watch += [line for line in orders["active"] if " in_progress " in line or " on_hold " in line]
     watch += [f"Limit change in force: {line}" for line in changes]
     watch += _carried_over(state, start)
     open_count, active_count = len(alarms["open"]), len(orders["active"])
     plant_state = (
-        f"{len(cells)} cell(s) watched; {open_count} alarm(s) still open, {len(alarms['shift'])} raised this shift; "
+        f"{len(cells)} cell(s) watched; {open_count} alarm(s) still open, {len(alarms['raised'])} raised this shift; "
         f"{active_count} work order(s) active; {len(changes)} limit change(s) this shift."
     )
     return {
@@ -92,8 +94,9 @@ def _draft(state: FakeState, cells: list[dict], start: datetime, end: datetime) 
 
 
 def _alarm_lines(state: FakeState, tags: dict, start: datetime, end: datetime) -> dict[str, list[str]]:
-    open_lines: list[str] = []
-    shift_lines: list[str] = []
+    """Open alarms and those closed that the shift raised, as lines; `watch`: the open ones still
+    unacknowledged or out of view; `raised`: every alarm raised in the shift, whatever its state now."""
+    lines: dict[str, list[str]] = {"open": [], "shift": [], "watch": [], "raised": []}
     for result in _results(state, "get_signal_anomalies"):
         tag = tags.get(result.get("cell_id"), f"cell {result.get('cell_id')}")
         for a in result.get("anomalies", []):
@@ -101,13 +104,42 @@ def _alarm_lines(state: FakeState, tags: dict, start: datetime, end: datetime) -
             label = "unacknowledged" if state_name == "active_unack" else state_name.replace("_", " ")
             line = (
                 f"#{a['alarm_id']} {tag} {a['key']} {a['severity']} {a['direction']} "
-                f"(peak {a['peak_value']}, limit {a['threshold']}) — {label}"
+                f"(peak {a['peak_value']}, limit {a['threshold']}) — {label}{_why_out_of_view(a.get('suppression'))}"
             )
+            raised = _within(a.get("raised_at"), start, end)
+            if raised:
+                lines["raised"].append(line)
             if state_name in OPEN_ALARM_STATES:
-                open_lines.append(line)
-            elif _within(a.get("raised_at"), start, end):
-                shift_lines.append(line)
-    return {"open": open_lines, "shift": shift_lines}
+                lines["open"].append(line)
+                if state_name in ("active_unack", "shelved", "out_of_service"):
+                    lines["watch"].append(line)
+            elif raised:
+                lines["shift"].append(line)
+    return lines
+
+
+def _why_out_of_view(suppression: Any) -> str:
+    """' by olga until 14:30 on 2024-05-02: <reason>' for a shelved or out-of-service alarm."""
+    if not isinstance(suppression, dict):
+        return ""
+    by = f" by {suppression['by']}" if suppression.get("by") else ""
+    until = _local(suppression.get("until"))
+    if suppression.get("state") != "shelved":
+        until_text = " until returned to service"
+    elif suppression.get("until_work_order_closes"):
+        until_text = (
+            f" until its work order closes (at the latest {until})" if until else " until its work order closes"
+        )
+    else:
+        until_text = f" until {until}" if until else ""
+    reason = suppression.get("reason") or "no reason recorded"
+    return f"{by}{until_text}: {reason}"
+
+
+def _local(value: Any) -> str | None:
+    """An ISO time as the plant's local 'YYYY-MM-DD HH:MM'."""
+    moment = _time(value)
+    return timezone.localtime(moment).strftime("%Y-%m-%d %H:%M") if moment else None
 
 
 def _order_lines(state: FakeState, start: datetime, end: datetime) -> dict[str, list[str]]:
