@@ -15,7 +15,13 @@ from core.audit import audit_record
 from core.errors import DomainError, InvalidInput
 from sentinel.connectors import admin as _connectors_admin  # noqa: F401  (registers Connector)
 from sentinel.models import Alarm, AlarmEvent, Cell, Line, SignalDefinition, SignalLatest, Site, StaleCondition
-from sentinel.services import alarm_acknowledge, alarm_put_out_of_service, alarm_shelve, alarm_unshelve
+from sentinel.services import (
+    alarm_acknowledge,
+    alarm_put_out_of_service,
+    alarm_return_to_service,
+    alarm_shelve,
+    alarm_unshelve,
+)
 from sentinel.services.alarms import REASON_MAX_LENGTH, required_reason
 
 THRESHOLD_FIELDS = ("low_alert", "alert", "high_alert", "trip", "deadband", "on_delay_seconds", "enabled")
@@ -167,7 +173,7 @@ class AlarmAdmin(admin.ModelAdmin):
     list_select_related = ["signal__cell"]
     date_hierarchy = "raised_at"
     inlines = [AlarmEventInline]
-    actions = ["acknowledge", "shelve_one_hour", "unshelve", "put_out_of_service"]
+    actions = ["acknowledge", "shelve_one_hour", "unshelve", "put_out_of_service", "return_to_service"]
     action_form = AlarmActionForm
     readonly_fields = [f.name for f in Alarm._meta.fields]
 
@@ -232,6 +238,17 @@ class AlarmAdmin(admin.ModelAdmin):
             queryset,
             "Out of service",
             lambda a: alarm_put_out_of_service(alarm=a, actor=request.user, comment=comment),
+        )
+
+    @admin.action(description="Return selected alarms to service")
+    def return_to_service(self, request, queryset):
+        comment = _reason(request)
+        _run(
+            self,
+            request,
+            queryset,
+            "Returned to service",
+            lambda a: alarm_return_to_service(alarm=a, actor=request.user, comment=comment),
         )
 
 

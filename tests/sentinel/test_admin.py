@@ -60,6 +60,24 @@ def test_alarm_actions_call_the_services_and_audit(staff, alarm, action, state):
     assert AuditRecord.objects.filter(target_type="sentinel.alarm", actor_label="root").count() == 1
 
 
+def test_an_alarm_out_of_service_returns_to_service_from_the_admin(staff, alarm):
+    """Put out of service from the admin, it could only come back over the API."""
+    staff.post("/admin/sentinel/alarm/", {"action": "put_out_of_service", "_selected_action": [alarm.pk],
+                                          "comment": "sensor replaced"})  # fmt: skip
+    assert Alarm.objects.get().state == "out_of_service"
+    data = {"action": "return_to_service", "_selected_action": [alarm.pk], "comment": "sensor back"}
+    response = staff.post("/admin/sentinel/alarm/", data, follow=True)
+    assert "Returned to service" in response.content.decode()
+    alarm.refresh_from_db()
+    assert alarm.state == "active_unack"  # the value is still over the limit: annunciated again
+    last = alarm.events.order_by("pk").last()
+    assert (last.from_state, last.to_state, last.comment) == ("out_of_service", "active_unack", "sensor back")
+    assert AuditRecord.objects.filter(target_type="sentinel.alarm", actor_label="root").count() == 2
+    # not out of service: refused, unchanged
+    staff.post("/admin/sentinel/alarm/", data, follow=True)
+    assert Alarm.objects.get().state == "active_unack"
+
+
 def test_illegal_admin_action_is_reported_not_raised(staff, alarm):
     staff.post("/admin/sentinel/alarm/", {"action": "unshelve", "_selected_action": [alarm.pk]}, follow=True)
     assert Alarm.objects.get().state == "active_unack"
