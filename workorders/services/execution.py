@@ -107,12 +107,25 @@ def work_order_assign(
     *, work_order: WorkOrder | int, shift_assignment: ShiftAssignment | int, actor: AbstractBaseUser | None
 ) -> tuple[WorkOrder, list[dict[str, Any]]]:
     """Assign the order to a technician on a shift of the roster; returns the conflict warnings
-    (recorded with the assignment, never blocking it: the planner decides)."""
+    (recorded with the assignment, never blocking it: the planner decides).
+
+    A shift that has already ended is refused (422 `shift_ended` naming `shift_assignment_id`,
+    nothing written): nobody on it can do the work, and the roster offers only shifts still to come
+    or under way. There is no recording of past work through an assignment (a completion report
+    names the assigned technician; history is imported as failure records, not orders)."""
     require_scopes(actor, OPERATOR)
     shift_pk = shift_assignment.pk if isinstance(shift_assignment, ShiftAssignment) else shift_assignment
     shift = ShiftAssignment.objects.filter(pk=shift_pk).first()
     if shift is None:
         raise InvalidInput(f"Shift assignment {shift_pk} not found.", field="shift_assignment_id")
+    if shift.ends_at <= timezone.now():
+        ended = timezone.localtime(shift.ends_at)
+        raise InvalidInput(
+            f"shift_assignment_id: {shift.technician}'s {shift.shift} shift of {shift.date:%Y-%m-%d} ended at "
+            f"{ended:%Y-%m-%d %H:%M}; assign a shift that has not ended.",
+            field="shift_assignment_id",
+            code="shift_ended",
+        )
     with transaction.atomic():
         locked = lock_work_order(work_order)
         if locked.status not in ASSIGNABLE_STATUSES:
