@@ -12,6 +12,7 @@ from django.db.models.functions import Cast
 from core.agents.engines.catalog import is_real_provider
 from core.errors import NotFound
 from core.models import AgentRun
+from sentinel.choices import OPEN_ALARM_STATES
 from sentinel.models import Alarm, Cell, SignalDefinition, SignalLatest
 from sentinel.selectors import alarm_suppressions
 from sentinel.thresholds import signal_state, threshold_values
@@ -56,10 +57,16 @@ SUPPRESSION_REASON_CHARS = 300
 
 
 def cell_anomalies(cell: Cell, *, limit: int = 20) -> list[dict[str, Any]]:
-    """A cell's newest alarms. A shelved or out-of-service one carries `suppression`: who took it out
-    of view, when, why (`reason`, one line, bounded) and, for a shelve, until when; else None.
-    Two queries whatever the number of alarms (three when one is suppressed)."""
-    alarms = list(Alarm.objects.filter(signal__cell=cell).select_related("signal").order_by("-raised_at")[:limit])
+    """A cell's newest `limit` alarms, and every alarm still open (at most one per signal) however old:
+    a shelved or out-of-service alarm raised long ago on a busy cell is still one the next shift must
+    hear of. A shelved or out-of-service one carries `suppression`: who took it out of view, when,
+    why (`reason`, one line, bounded) and, for a shelve, until when; else None. Newest first. Three
+    queries whatever the number of alarms (four when one is suppressed)."""
+    ours = Alarm.objects.filter(signal__cell=cell).select_related("signal").order_by("-raised_at")
+    newest = list(ours[:limit])
+    shown = {a.pk for a in newest}
+    older_open = list(ours.filter(state__in=OPEN_ALARM_STATES).exclude(pk__in=shown))
+    alarms = sorted(newest + older_open, key=lambda a: a.raised_at, reverse=True)
     suppressions = alarm_suppressions(alarms)
     return [
         {

@@ -142,3 +142,17 @@ def test_the_alarm_tool_reads_why_in_the_same_queries_for_one_or_many_suppressed
         else:
             post(client, f"/api/v1/alarms/{alarm.pk}/out-of-service", {"comment": f"out {i}"})
     assert queries() == one
+
+
+def test_an_old_shelved_alarm_on_a_busy_cell_is_still_handed_over(client, operator, vibration):
+    """The alarm tool reads a cell's 20 newest alarms: one shelved before 25 others were raised and
+    cleared on the same cell was left out of the handover (and of the model's view) entirely."""
+    client.force_login(operator)
+    now = timezone.now()
+    shelved = shelve(client, f.make_alarm(vibration, raised_at=now - timedelta(hours=3)), minutes=480, comment=REASON)
+    temperature = f.make_signal(vibration.cell, "temperature_c", alert=80.0, trip=95.0, deadband=1.0)
+    for minutes in range(25):  # newer alarms of another signal, all cleared since
+        alarm = f.make_alarm(temperature, value=85.0, raised_at=now - timedelta(minutes=60 - minutes))
+        Alarm.objects.filter(pk=alarm.pk).update(state="cleared", cleared_at=now)
+    report = draft(client)["report"]
+    assert any(f"#{shelved.pk} P-02" in line and REASON in line for line in section_lines(report, "Alarms")), report
