@@ -1,5 +1,5 @@
 /*
- * The maintenance Control Room: alert banners, active alarms (acknowledge / shelve), work orders
+ * The maintenance Control Room: alert banners, alarms (control_room_alarms.js), work orders
  * moving detected → analyzed → open, a trend chart per cell and the agent activity feed — all kept
  * live from the event bus (AriaEvents) without reloading. Data is only ever put in the page with
  * textContent / createElement. Work-order cards are drawn by work_order_cards.js. A trend says when
@@ -9,12 +9,13 @@
   "use strict";
   const root = document.getElementById("control-room");
   if (!root || !window.AriaEvents || !window.AriaTrendChart || !window.AriaActivityFeed ||
-      !window.AriaWorkOrderCards) return;
+      !window.AriaWorkOrderCards || !window.AriaControlRoomAlarms) return;
 
   let state = JSON.parse(document.getElementById("cr-snapshot").textContent);
   const paths = JSON.parse(document.getElementById("cr-api-paths").textContent);
   const latestAtLoad = Number(root.getAttribute("data-latest-event-id")) || 0;
   const replayAfter = Number(root.getAttribute("data-replay-after")) || 0;
+  const canWatch = root.getAttribute("data-can-watch") === "1";  // the view's decision (operator or approver)
   const feed = AriaActivityFeed.create(document.getElementById("activity-feed"), document.getElementById("activity-empty"),
     { liveAfter: latestAtLoad });
 
@@ -24,12 +25,11 @@
 
   const TREND_REFRESH_MS = 15000;
   const STATE_REFRESH_MS = 5000;
-  const STATE_LABEL = { active_unack: "unacknowledged", acknowledged: "acknowledged", shelved: "shelved" };
   const chosenSignal = {};   // cell id → signal id the operator picked
   const banners = {};        // cell id → banner info
 
   // --- helpers ------------------------------------------------------------------------------------
-  const { el, api, fmtNumber, fmtTime } = window.Aria;
+  const { el, api, fmtNumber } = window.Aria;
   function url(name, id) { return paths[name].replace("{id}", encodeURIComponent(String(id))); }
   function findSignal(id) {
     for (let i = 0; i < state.cells.length; i++) {
@@ -94,106 +94,10 @@
       signalName: found ? found.signal.name : null, unit: found ? found.signal.unit : null });
   }
 
-  // --- alarms -------------------------------------------------------------------------------------
-  const alarmComments = {};  // alarm id → the comment being typed (kept across re-renders)
-  async function alarmAction(alarm, kind, button, untilWorkOrder) {
-    const error = document.getElementById("alarm-error");
-    error.hidden = true;
-    const comment = (alarmComments[alarm.id] || "").trim();
-    if (kind === "alarm_shelve" && !comment) {  // ISA-18.2: hiding an alarm records why (the API refuses a blank reason too)
-      error.textContent = `Alarm #${alarm.id}: type the reason in its comment field to shelve it.`;
-      error.hidden = false;
-      const field = document.querySelector(`.cr-alarm-comment[data-alarm-id="${alarm.id}"]`);
-      if (field) field.focus();
-      return;
-    }
-    button.disabled = true;
-    const body = kind === "alarm_acknowledge" ? { comment }
-      : untilWorkOrder ? { until_work_order_closes: true, comment } : { minutes: 60, comment };
-    try {
-      await api("POST", url(kind, alarm.id), body);
-      delete alarmComments[alarm.id];
-      refreshState();
-    } catch (err) {
-      error.textContent = `Alarm #${alarm.id}: ${err.message}`;
-      error.hidden = false;
-      button.disabled = false;
-    }
-  }
-  // The order an alarm opened or joined (its card says so): what "until the work order closes" waits on.
-  function activeOrderOf(alarm) {
-    return state.work_orders.filter((w) => !AriaWorkOrderCards.isClosed(w.status) && w.triggered_by_alarm_id === alarm.id)[0] || null;
-  }
-  // The limit the alarm is judged against now (a limit change since it was raised shows as such).
-  function currentLimit(alarm) {
-    const found = findSignal(alarm.signal_id);
-    const now = found && alarm.threshold_field ? found.signal.thresholds[alarm.threshold_field] : null;
-    return typeof now === "number" ? now : alarm.threshold_value;
-  }
-  function renderAlarms() {
-    const list = document.getElementById("alarm-list");
-    const focused = document.activeElement;
-    const typingIn = focused && focused.classList && focused.classList.contains("cr-alarm-comment")
-      ? focused.getAttribute("data-alarm-id") : null;
-    list.textContent = "";
-    document.getElementById("alarm-count").textContent = String(state.alarms.length);
-    document.getElementById("alarms-empty").hidden = state.alarms.length > 0;
-    state.alarms.forEach((alarm) => {
-      const item = el("li", `cr-alarm sev-${alarm.severity} state-${alarm.state}`);
-      item.setAttribute("data-alarm-id", String(alarm.id));
-      item.setAttribute("data-state", alarm.state);
-      item.appendChild(el("span", "cr-sev", alarm.severity.toUpperCase()));
-      const what = el("div", "cr-alarm-what");
-      what.appendChild(el("strong", null, `${alarm.cell_tag} · ${alarm.signal_name} ${tooWhat(alarm.direction)}`));
-      const limit = currentLimit(alarm);
-      const limitText = `limit ${fmtNumber(limit)}${limit !== alarm.threshold_value ? ` (was ${fmtNumber(alarm.threshold_value)} when raised)` : ""}`;
-      what.appendChild(el("div", "cr-alarm-detail", `${fmtNumber(alarm.value)} ${alarm.unit} (${limitText}, peak ${fmtNumber(alarm.peak_value)}) · raised ${fmtTime(alarm.raised_at)} · ${STATE_LABEL[alarm.state] || alarm.state}${alarm.acknowledged_by ? ` by ${alarm.acknowledged_by}` : ""}`));
-      if (alarm.signal_stale) {
-        const staleFlag = el("span", "trend-flag flag-stale", "signal stale: held until fresh data");
-        staleFlag.title = "The transmitter sends no fresh samples: this alarm can neither clear nor escalate.";
-        what.appendChild(staleFlag);
-      }
-      if (alarm.chattering) what.appendChild(el("span", "trend-flag flag-chatter", "chattering"));
-      item.appendChild(what);
-      if (state.can_operate) {
-        const actions = el("div", "cr-alarm-actions");
-        const comment = el("input", "cr-alarm-comment");
-        comment.type = "text";
-        comment.maxLength = 500;
-        comment.placeholder = "Comment (why; required to shelve)";
-        comment.setAttribute("aria-label", `Comment on alarm #${alarm.id}`);
-        comment.setAttribute("data-alarm-id", String(alarm.id));
-        comment.value = alarmComments[alarm.id] || "";
-        comment.addEventListener("input", () => { alarmComments[alarm.id] = comment.value; });
-        actions.appendChild(comment);
-        if (alarm.state === "active_unack") {
-          const ack = el("button", "btn btn-ack", "Acknowledge");
-          ack.type = "button";
-          ack.addEventListener("click", () => { alarmAction(alarm, "alarm_acknowledge", ack); });
-          actions.appendChild(ack);
-        }
-        if (alarm.state !== "shelved") {
-          const shelve = el("button", "btn btn-shelve", "Shelve 1 h");
-          shelve.type = "button";
-          shelve.addEventListener("click", () => { alarmAction(alarm, "alarm_shelve", shelve); });
-          actions.appendChild(shelve);
-          const order = activeOrderOf(alarm);
-          if (order) {
-            const untilClosed = el("button", "btn btn-shelve-wo", `Shelve until WO #${order.id} closes`);
-            untilClosed.type = "button";
-            untilClosed.addEventListener("click", () => { alarmAction(alarm, "alarm_shelve", untilClosed, true); });
-            actions.appendChild(untilClosed);
-          }
-        }
-        item.appendChild(actions);
-      }
-      list.appendChild(item);
-    });
-    if (typingIn) {  // a refresh never takes the comment field from under the operator's fingers
-      const again = list.querySelector(`.cr-alarm-comment[data-alarm-id="${typingIn}"]`);
-      if (again) { again.focus(); again.setSelectionRange(again.value.length, again.value.length); }
-    }
-  }
+  // --- alarms (drawn by control_room_alarms.js) ------------------------------------------------
+  const alarms = AriaControlRoomAlarms.create({ getState: () => state, url, refresh: refreshState });
+  const currentLimit = alarms.currentLimit;
+  const renderAlarms = alarms.render;
 
   // --- work orders --------------------------------------------------------------------------------
   let workOrderRenderHeld = false;
@@ -415,7 +319,7 @@
 
   const pill = document.getElementById("ws-status");
   const STATUS_TEXT = { open: "live", connecting: "connecting", reconnecting: "reconnecting",
-    unauthorized: "signed out", closed: "closed" };
+    unauthorized: "signed out", forbidden: "no access", closed: "closed" };
   function onStatus(status) {
     pill.setAttribute("data-status", status);
     pill.textContent = STATUS_TEXT[status] || status;
@@ -431,6 +335,10 @@
   renderAlarms();
   renderWorkOrders();
   renderTrends();
+  if (!canWatch) {  // no operator/approver scope: the page says so (#cr-scope-notice); every read would be a 403
+    onStatus("forbidden");
+    return;
+  }
   refreshAccuracy();
   setInterval(() => { redrawTrends(); }, TREND_REFRESH_MS);
   setInterval(() => { if (!document.hidden) refreshState(); }, STATE_REFRESH_MS);
