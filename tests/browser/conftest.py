@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.browser.live_server import LiveServer, start_live_server
+from tests.browser.tabs import open_tab
 
 CHROMIUM = Path(os.environ.get("ARIA_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
@@ -53,10 +54,28 @@ def browser() -> Iterator:
         chromium.close()
 
 
+def _server_of(request: pytest.FixtureRequest) -> LiveServer:
+    """The module's own live server when it defines a `server` fixture, else the shared one."""
+    return request.getfixturevalue("server" if hasattr(request.module, "server") else "aria_server")
+
+
 @pytest.fixture
-def page(browser, aria_server):
-    context = browser.new_context(base_url=aria_server.url, viewport={"width": 1280, "height": 800})
-    page = context.new_page()
-    page.set_default_timeout(15_000)
+def page(browser, request):
+    """A tab (tabs.open_tab: console errors collected) on the module's server, closed after the test."""
+    page = open_tab(browser, _server_of(request))
     yield page
-    context.close()
+    page.context.close()
+
+
+@pytest.fixture
+def tabs(browser, request):
+    """Opens tabs on the module's server (two people side by side), all closed after the test."""
+    server, opened = _server_of(request), []
+
+    def tab():
+        opened.append(open_tab(browser, server))
+        return opened[-1]
+
+    yield tab
+    for tab_page in opened:
+        tab_page.context.close()

@@ -30,8 +30,14 @@ def sign_in(page: Any, username: str, password: str, *, next_path: str = "/assis
     page.wait_for_load_state("domcontentloaded")
 
 
+def sign_up(page: Any, server: Any, username: str, next_path: str, *scopes: str, password: str = "") -> None:
+    """Create `username` with `scopes` on `server` and sign in, landing on `next_path`."""
+    password = password or f"pw-{username}-123456"
+    server.create_user(username, password, *scopes)
+    sign_in(page, username, password, next_path=next_path)
+
+
 def drawer_login(page: Any, server: Any, username: str, *scopes: str) -> None:
     """Create `username` with `scopes`, sign in and wait for the Ask ARIA drawer."""
-    server.create_user(username, f"pw-{username}-123456", *scopes)
-    sign_in(page, username, f"pw-{username}-123456")
+    sign_up(page, server, username, "/assistant/", *scopes)
     expect(page.locator("#aria-drawer")).to_be_visible()

@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.live_server import start_live_server
-from tests.browser.tabs import drawer_login, open_tab
+from tests.browser.tabs import drawer_login
 
 pytestmark = pytest.mark.browser
 SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "screenshots" / "ask-aria-drawer.png"
@@ -38,14 +38,6 @@ def server(tmp_path_factory):
     server.manage("shell", "-c", SETUP_P02)
     yield server
     server.stop()
-
-
-@pytest.fixture
-def page(browser, server):
-    """A tab on this module's server, from the one session-wide browser (tests/browser/conftest.py)."""
-    page = open_tab(browser, server)
-    yield page
-    page.context.close()
 
 
 login = drawer_login

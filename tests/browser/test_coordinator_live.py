@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.live_server import start_live_server
-from tests.browser.tabs import drawer_login, open_tab
+from tests.browser.tabs import drawer_login
 
 pytestmark = pytest.mark.browser
 STATES = "Coordinator: inspecting → validating → executing → answered"
@@ -27,13 +27,6 @@ def server(tmp_path_factory):
     server.manage("shell", "-c", DETECTED_P02)
     yield server
     server.stop()
-
-
-@pytest.fixture
-def page(browser, server):
-    page = open_tab(browser, server)
-    yield page
-    page.context.close()
 
 
 def test_drawer_coordinator_turn_shows_live_states_and_the_offline_mark(page, server):

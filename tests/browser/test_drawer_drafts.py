@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.live_server import start_live_server
-from tests.browser.tabs import drawer_login, open_tab
+from tests.browser.tabs import drawer_login
 
 pytestmark = pytest.mark.browser
 
@@ -21,20 +21,6 @@ def server(tmp_path_factory):
     server = start_live_server(tmp_path_factory.mktemp("drawer-drafts"), {"ARIA_ENGINE": "fake"})
     yield server
     server.stop()
-
-
-@pytest.fixture
-def tabs(browser, server):
-    opened = []
-
-    def tab():
-        page = open_tab(browser, server)
-        opened.append(page)
-        return page
-
-    yield tab
-    for page in opened:
-        page.context.close()
 
 
 def _step(row, button: str, status: str) -> None:

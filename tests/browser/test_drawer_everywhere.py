@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.live_server import start_live_server
-from tests.browser.tabs import open_tab, sign_in
+from tests.browser.tabs import sign_in, sign_up
 
 pytestmark = pytest.mark.browser
 
@@ -29,25 +29,6 @@ def server(tmp_path_factory):
     server.manage("seed_demo")
     yield server
     server.stop()
-
-
-@pytest.fixture
-def tabs(browser, server):
-    opened = []
-
-    def tab():
-        page = open_tab(browser, server)
-        opened.append(page)
-        return page
-
-    yield tab
-    for page in opened:
-        page.context.close()
-
-
-def login(page: Any, server: Any, username: str, next_path: str, *scopes: str) -> None:
-    server.create_user(username, f"pw-{username}-123456", *scopes)
-    sign_in(page, username, f"pw-{username}-123456", next_path=next_path)
 
 
 def open_drawer(page: Any) -> None:
@@ -87,7 +68,7 @@ def test_every_page_loads_the_drawer_with_the_shared_scripts_first_and_no_consol
     path = path.format(order=order)
     slug = path.strip("/").replace("/", "-") or "root"
     page = tabs()
-    login(page, server, f"dz-every-{slug}", path, "operator", "approver")
+    sign_up(page, server, f"dz-every-{slug}", path, "operator", "approver")
     expect(page.locator("#aria-ask-toggle")).to_be_visible()
     open_drawer(page)
     expect(page.locator("#aria-access .aria-badge").first).to_be_visible()  # the drawer's script ran
@@ -100,13 +81,13 @@ def test_every_page_loads_the_drawer_with_the_shared_scripts_first_and_no_consol
 def test_an_approvers_drawer_queue_follows_the_bus_on_every_page(tabs, server, path):
     slug = path.strip("/") or "root"
     approver = tabs()
-    login(approver, server, f"dz-appr-{slug}", path, "approver")
+    sign_up(approver, server, f"dz-appr-{slug}", path, "approver")
     open_drawer(approver)
     queue = approver.locator("#aria-review-list")
     expect(queue).to_contain_text("Nothing waits for your approval.")
 
     author = tabs()
-    login(author, server, f"dz-auth-{slug}", "/assistant/", "operator")
+    sign_up(author, server, f"dz-auth-{slug}", "/assistant/", "operator")
     name = f"everywhere-{slug}"
     spec = {"agent": "investigator", "text": "Always list 3 hypotheses. Finish by calling submit_rca.", "variables": []}
     draft = call(author, "POST", f"{API}/drafts", {"type": "prompt", "name": name, "spec": spec})
@@ -124,7 +105,7 @@ def test_an_approvers_drawer_queue_follows_the_bus_on_every_page(tabs, server, p
 
 def test_a_confirm_card_follows_a_rejection_in_another_tab_on_the_plans_page(tabs, server, order):
     page = tabs()
-    login(page, server, "dz-olga", "/plans/", "operator")
+    sign_up(page, server, "dz-olga", "/plans/", "operator")
     open_drawer(page)
     page.select_option("#aria-mode", "build")
     page.fill("#aria-text", f"set the priority of work order {order} to high")
@@ -149,7 +130,7 @@ def test_a_confirm_card_follows_a_rejection_in_another_tab_on_the_plans_page(tab
 
 def test_an_approvers_drawer_says_once_what_needs_the_operator_scope_in_one_readable_note(tabs, server):
     page = tabs()
-    login(page, server, "dz-vera", "/", "approver")
+    sign_up(page, server, "dz-vera", "/", "approver")
     open_drawer(page)
     note = page.locator("#aria-operator-note")
     expect(note).to_contain_text("needs the operator scope")

@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.live_server import start_live_server
-from tests.browser.tabs import drawer_login, open_tab, sign_in
+from tests.browser.tabs import drawer_login, sign_up
 
 pytestmark = pytest.mark.browser
 PASSWORD = "races-pass-123456"
@@ -27,13 +27,6 @@ def server(tmp_path_factory):
     server.manage("seed_demo")
     yield server
     server.stop()
-
-
-@pytest.fixture
-def page(browser, server):
-    page = open_tab(browser, server)
-    yield page
-    page.context.close()
 
 
 def hold_first_get(page: Any, url: Any) -> list[tuple[Any, Any]]:
@@ -63,11 +56,6 @@ def land_last(page: Any, held: list[tuple[Any, Any]]) -> None:
     route, response = held[0]
     route.fulfill(response=response)
     page.wait_for_timeout(800)  # the page has read and handled it
-
-
-def login(page: Any, server: Any, username: str, next_path: str, *scopes: str) -> None:
-    server.create_user(username, PASSWORD, *scopes)
-    sign_in(page, username, PASSWORD, next_path=next_path)
 
 
 def test_drawer_attachments_show_each_once_when_an_older_refresh_lands_last(page, server):
@@ -122,7 +110,7 @@ def test_work_order_page_keeps_the_newer_state_when_an_older_reload_lands_last(p
         "print('WO', wo.pk)\n",
     )  # fmt: skip
     order_id = int(re.search(r"WO (\d+)", out).group(1))
-    login(page, server, "race-wo", f"/workorders/{order_id}/", "operator")
+    sign_up(page, server, "race-wo", f"/workorders/{order_id}/", "operator", password=PASSWORD)
     status = page.locator("#wo-status")
     expect(status).to_have_attribute("data-status", "open")
 
@@ -141,7 +129,7 @@ def test_work_order_page_keeps_the_newer_state_when_an_older_reload_lands_last(p
 
 
 def test_plans_page_keeps_the_newer_plans_when_an_older_load_lands_last(page, server):
-    login(page, server, "race-plans", "/plans/", "operator")
+    sign_up(page, server, "race-plans", "/plans/", "operator", password=PASSWORD)
     expect(page.locator("#plans-ws-status")).to_have_attribute("data-status", "open")
     page.fill("#plans-new input[name=goal]", "What is on the backlog?")
     page.click("#plans-new button[type=submit]")
@@ -168,7 +156,7 @@ def test_plans_page_keeps_the_newer_plans_when_an_older_load_lands_last(page, se
 
 
 def test_shift_handover_reload_does_not_take_the_edits_typed_while_it_was_on_its_way(page, server):
-    login(page, server, "race-shift", "/shift/", "operator")
+    sign_up(page, server, "race-shift", "/shift/", "operator", password=PASSWORD)
     expect(page.locator("#shift-ws-status")).to_have_attribute("data-status", "open")
     page.click("#handover-draft")
     detail = page.locator("#handover-detail")
@@ -211,7 +199,7 @@ def set_order_status(server: Any, order_id: int, status: str) -> None:
 
 
 def control_room(page: Any, server: Any, username: str) -> None:
-    login(page, server, username, "/", "operator")
+    sign_up(page, server, username, "/", "operator", password=PASSWORD)
     expect(page.locator("#ws-status")).to_have_attribute("data-status", "open")
 
 
@@ -294,7 +282,7 @@ def test_control_room_trend_shows_the_signal_picked_last_when_an_older_trend_lan
 
 def test_needs_me_badge_keeps_the_newer_count_when_the_first_load_lands_last(page, server):
     held = hold_first_get(page, "**/api/v1/aria/needs-me")
-    login(page, server, "race-badge", "/shift/", "operator")  # the badge's first load reads 0
+    sign_up(page, server, "race-badge", "/shift/", "operator", password=PASSWORD)  # the badge's first load reads 0
     wait_for(page, lambda: held, "the badge's first load")
     server.manage("shell", "-c",
         "from django.contrib.auth.models import User\n"

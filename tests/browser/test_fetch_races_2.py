@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.live_server import start_live_server
-from tests.browser.tabs import drawer_login, open_tab, sign_in
+from tests.browser.tabs import drawer_login, sign_in
 from tests.browser.test_fetch_races import PASSWORD, hold_first_get, land_last, wait_for
 
 pytestmark = pytest.mark.browser
@@ -25,13 +25,6 @@ def server(tmp_path_factory):
     server.manage("seed_demo")
     yield server
     server.stop()
-
-
-@pytest.fixture
-def page(browser, server):
-    page = open_tab(browser, server)
-    yield page
-    page.context.close()
 
 
 def assistant_api(page: Any, method: str, path: str, body: dict | None = None) -> Any:

@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.live_server import start_live_server
-from tests.browser.tabs import open_tab, sign_in
+from tests.browser.tabs import sign_up
 
 pytestmark = pytest.mark.browser
 
@@ -23,40 +23,28 @@ def server(tmp_path_factory):
     server.stop()
 
 
-@pytest.fixture
-def tab(browser, server):
-    page = open_tab(browser, server)
-    yield page
-    page.context.close()
-
-
-def login(page: Any, server: Any, username: str, next_path: str, *scopes: str) -> None:
-    server.create_user(username, f"pw-{username}-123456", *scopes)
-    sign_in(page, username, f"pw-{username}-123456", next_path=next_path)
-
-
 def page_width(page: Any) -> dict[str, int]:
     return page.evaluate("({scroll: document.scrollingElement.scrollWidth, view: window.innerWidth})")
 
 
-def test_a_long_goal_and_guidance_without_spaces_wrap_inside_the_plans_page(tab, server):
-    login(tab, server, "pl-long", "/plans/", "operator")
+def test_a_long_goal_and_guidance_without_spaces_wrap_inside_the_plans_page(page, server):
+    sign_up(page, server, "pl-long", "/plans/", "operator")
     goal, where = "G" * 2000, "C" * 1500
-    tab.fill("#plans-new input[name=goal]", goal)
-    tab.fill("#plans-new input[name=guidance]", where)
-    tab.fill("#plans-new input[name=done_when]", "D" * 1000)
-    tab.click("#plans-new button[type=submit]")
-    plan = tab.locator("article.plan").first
+    page.fill("#plans-new input[name=goal]", goal)
+    page.fill("#plans-new input[name=guidance]", where)
+    page.fill("#plans-new input[name=done_when]", "D" * 1000)
+    page.click("#plans-new button[type=submit]")
+    plan = page.locator("article.plan").first
     expect(plan.locator(".plan-goal")).to_have_text(goal)
     expect(plan.locator(".plan-guidance")).to_contain_text(where)
 
-    size = page_width(tab)
+    size = page_width(page)
     assert size["scroll"] <= size["view"], size  # no sideways scrolling (was ~775,000 px)
     article = plan.bounding_box()
     for part in (".plan-goal", ".plan-guidance"):
         box = plan.locator(part).bounding_box()
         assert box["x"] + box["width"] <= article["x"] + article["width"] + 1, (part, box, article)
-    assert not tab.console_errors, tab.console_errors
+    assert not page.console_errors, page.console_errors
 
 
 ORDER = """
@@ -67,15 +55,15 @@ print(WorkOrder.objects.create(cell=cell, title="layout", status="in_progress", 
 """
 
 
-def test_the_completion_form_stacks_each_label_above_its_field(tab, server):
+def test_the_completion_form_stacks_each_label_above_its_field(page, server):
     order = server.manage("shell", "-c", ORDER).strip().splitlines()[-1]
-    login(tab, server, "wo-form", f"/workorders/{order}/", "operator")
-    tab.locator(".btn-complete").click()
-    form = tab.locator(".wo-complete-form")
+    sign_up(page, server, "wo-form", f"/workorders/{order}/", "operator")
+    page.locator(".btn-complete").click()
+    form = page.locator(".wo-complete-form")
     expect(form.locator("textarea[name='work_done']")).to_be_visible()
     width = form.bounding_box()["width"]
     for name in ("work_done", "problem_code", "cause_code", "remedy_code", "rca_verdict", "actual_root_cause"):
-        label = form.locator(".wo-label").filter(has=tab.locator(f"[name='{name}']"))
+        label = form.locator(".wo-label").filter(has=page.locator(f"[name='{name}']"))
         text = label.locator("span").first.bounding_box()
         field = label.locator(f"[name='{name}']").bounding_box()
         assert text["y"] + text["height"] <= field["y"] + 1, (name, text, field)  # the label above its field
@@ -83,6 +71,6 @@ def test_the_completion_form_stacks_each_label_above_its_field(tab, server):
         assert field["width"] >= 0.6 * width, (name, field, width)  # a readable width, not a stub
     hours = form.locator("input[name='labour_hours']").bounding_box()
     assert form.locator(".btn-complete-confirm").bounding_box()["y"] >= hours["y"] + hours["height"]
-    size = page_width(tab)
+    size = page_width(page)
     assert size["scroll"] <= size["view"], size
-    assert not tab.console_errors, tab.console_errors
+    assert not page.console_errors, page.console_errors
