@@ -60,9 +60,11 @@ class SentinelConfig(AppConfig):
         from importlib.util import find_spec  # in ready() / background services: the app registry is loaded
 
         # in ready() / background services: the app registry is loaded
+        from sentinel.services._common import register_alarm_events
         from sentinel.services.limits import register_events
 
         register_events()
+        register_alarm_events()
         from sentinel import metrics  # in ready() / background services: the app registry is loaded
 
         metrics.register()  # open alarms by state, read at scrape time (core.metrics)

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from django.contrib.auth.models import AbstractBaseUser
 
 from core.access import stored_user
 from core.errors import Conflict
+from core.events import publish_many
+from core.events.contract import _Payload, register_event_type
 from core.transitions import (
     MessageOf,
     Move,
@@ -100,6 +102,37 @@ class _Recording:
         return {"actor": self.actor, "target_type": AUDIT_TARGET, "audit": self.audit, "history": self.history}
 
 
+ALARM_CHANGED = "alarm_changed"
+
+
+class AlarmChanged(_Payload):
+    """Bus payload (docs/EVENTS.md): a person moved an alarm (acknowledge, shelve, unshelve, out of
+    service, return to service) or its shelve ran out — so every Control Room shows it at once."""
+
+    alarm_id: int
+    signal_def_id: int
+    from_state: str
+    to_state: str
+    action: str
+
+
+def register_alarm_events() -> None:
+    register_event_type(ALARM_CHANGED, AlarmChanged)
+
+
+def alarms_changed(moves: Sequence[Move], *, action: str) -> None:
+    """Announce the moves (one INSERT, in the caller's transaction: sent only if it commits)."""
+    alarms = [cast(Alarm, m.instance) for m in moves]
+    publish_many(
+        ALARM_CHANGED,
+        [
+            {"alarm_id": a.pk, "signal_def_id": a.signal_id, "from_state": m.from_state, "to_state": m.to_state,
+             "action": action}
+            for a, m in zip(alarms, moves, strict=True)
+        ],
+    )  # fmt: skip
+
+
 def alarm_move(
     alarm: Alarm,
     to_state: str,
@@ -114,9 +147,9 @@ def alarm_move(
 ) -> Move:
     """Move one locked alarm (core.transitions.transition_locked): 409 "Alarm #n is s; cannot
     <verb>." with the allowed states, the state and what `on_move` sets saved, the AlarmEvent and
-    the audit record `alarm.<action>` written."""
+    the audit record `alarm.<action>` written, and `alarm_changed` published."""
     recording = _Recording(action, actor_or_none(actor), comment or "")
-    return transition_locked(
+    move = transition_locked(
         machine,
         alarm,
         to_state,
@@ -126,6 +159,8 @@ def alarm_move(
         save_fields=(),
         **recording.hooks(),
     )
+    alarms_changed([move], action=action)
+    return move
 
 
 def alarm_move_many(

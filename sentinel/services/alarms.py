@@ -22,6 +22,7 @@ from sentinel.services._common import (
     ALARM_RETURN_MACHINE,
     alarm_move,
     alarm_move_many,
+    alarms_changed,
     illegal_transition,
     lock_alarm,
 )
@@ -215,7 +216,7 @@ def alarm_unshelve_expired(*, now: datetime | None = None) -> list[Alarm]:
             return _returned(alarm, move)
 
         for to_state, alarms in sorted(by_state.items()):
-            alarm_move_many(
+            moves = alarm_move_many(
                 alarms,
                 to_state,
                 action="unshelve",
@@ -224,6 +225,7 @@ def alarm_unshelve_expired(*, now: datetime | None = None) -> list[Alarm]:
                 on_move=expired_shelve,
                 machine=ALARM_RETURN_MACHINE,
             )
+            alarms_changed(moves, action="unshelve")
         for alarm in by_state.get(AlarmState.CLEARED, []):
             alarm_cleared.send(sender=Alarm, alarm=alarm)
     return locked

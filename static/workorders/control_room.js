@@ -290,6 +290,9 @@
         refreshState();
         redrawTrends(frame.cell_id);
         break;
+      case "alarm_changed":  // another person acknowledged, shelved, … an alarm (or a shelve ran out)
+        refreshState();
+        break;
       case "ui_render":
         if (frame.component === "alert_banner" && frame.props && frame.props.cell_id !== undefined) {
           raiseBanner(frame.props.cell_id, { severity: frame.props.severity, message: frame.props.message });
