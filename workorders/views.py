@@ -20,7 +20,8 @@ from django.views.decorators.http import require_GET
 from core.access import APPROVER, OPERATOR, has_scopes, user_scopes
 from core.models import Event
 from sentinel.choices import AlarmState
-from sentinel.models import Alarm, AlarmEvent, Cell, SignalDefinition
+from sentinel.models import Alarm, Cell, SignalDefinition
+from sentinel.selectors import alarm_suppressions
 from sentinel.services.ingest import stale_window
 from sentinel.thresholds import signal_state, threshold_values
 from workorders import selectors
@@ -33,8 +34,6 @@ RECENT_CLOSED = 5
 # Out-of-service alarms are listed too (their own section on the page): a hidden alarm stays visible
 # as hidden, with who took it out, why and since when.
 SHOWN_ALARM_STATES = (AlarmState.ACTIVE_UNACK, AlarmState.ACKNOWLEDGED, AlarmState.SHELVED, AlarmState.OUT_OF_SERVICE)
-# The states whose row names the move that put the alarm there (who, why, when: its AlarmEvent).
-HIDDEN_ALARM_STATES = (AlarmState.SHELVED, AlarmState.OUT_OF_SERVICE)
 
 # Endpoints the page script calls; one place to read them.
 API_PATHS = {
@@ -67,29 +66,13 @@ def _signal_row(signal: SignalDefinition, now: datetime) -> dict[str, Any]:
     }
 
 
-def _hiding_moves(alarms: list[Alarm]) -> dict[int, AlarmEvent]:
-    """Alarm id → the move that shelved it or took it out of service (its newest AlarmEvent into
-    its current state), for the shelved and out-of-service ones among `alarms`: one query."""
-    hidden = {a.pk: a.state for a in alarms if a.state in HIDDEN_ALARM_STATES}
-    if not hidden:
-        return {}
-    moves: dict[int, AlarmEvent] = {}
-    events = (
-        AlarmEvent.objects.filter(alarm_id__in=list(hidden), to_state__in=HIDDEN_ALARM_STATES)
-        .select_related("actor")
-        .order_by("-id")
-    )
-    for event in events:
-        if event.to_state == hidden[event.alarm_id]:
-            moves.setdefault(event.alarm_id, event)
-    return moves
-
-
-def _hidden_fields(alarm: Alarm, move: AlarmEvent | None) -> dict[str, Any]:
-    """Who shelved the alarm (or took it out of service), why and when; None where it is neither."""
-    by = move.actor.get_username() if move is not None and move.actor is not None else None
-    reason = move.comment if move is not None else None
-    since = move.created_at.isoformat() if move is not None else None
+def _hidden_fields(alarm: Alarm, why: dict[str, Any] | None) -> dict[str, Any]:
+    """Who shelved the alarm (or took it out of service), why and when — `why` is its entry of
+    sentinel.selectors.alarm_suppressions, the rule the shift handover reads too (an escalation
+    recorded while shelved is not the move); None where it is neither."""
+    by = why["by"] if why else None
+    reason = why["reason"] if why else None
+    since = why["since"] if why else None
     shelved = alarm.state == AlarmState.SHELVED
     out = alarm.state == AlarmState.OUT_OF_SERVICE
     return {
@@ -103,7 +86,7 @@ def _hidden_fields(alarm: Alarm, move: AlarmEvent | None) -> dict[str, Any]:
     }
 
 
-def _alarm_row(alarm: Alarm, now: datetime, move: AlarmEvent | None = None) -> dict[str, Any]:
+def _alarm_row(alarm: Alarm, now: datetime, why: dict[str, Any] | None = None) -> dict[str, Any]:
     signal = alarm.signal
     latest = getattr(signal, "latest", None)
     return {
@@ -123,7 +106,7 @@ def _alarm_row(alarm: Alarm, now: datetime, move: AlarmEvent | None = None) -> d
         "raised_at": alarm.raised_at.isoformat(),
         "acknowledged_by": alarm.acknowledged_by.get_username() if alarm.acknowledged_by else None,
         "shelved_until": alarm.shelved_until.isoformat() if alarm.shelved_until else None,
-        **_hidden_fields(alarm, move),
+        **_hidden_fields(alarm, why),
         "chattering": alarm.chattering,
         # A stale transmitter holds its own alarm (it can neither clear nor escalate): say so on the row.
         "signal_stale": bool(latest is not None and (latest.stale or now - latest.time > stale_window())),
@@ -157,7 +140,7 @@ def control_room_snapshot(*, can_operate: bool = True) -> dict[str, Any]:
         .select_related("signal__cell", "signal__latest", "acknowledged_by")
         .order_by("-raised_at")[:50]
     )
-    moves = _hiding_moves(alarms)
+    suppressions = alarm_suppressions(alarms)
     newest = selectors.work_orders_qs().order_by("-created_at", "-pk")
     # Active orders first: a burst of closed ones never pushes an open order off the page.
     work_orders = [
@@ -177,7 +160,7 @@ def control_room_snapshot(*, can_operate: bool = True) -> dict[str, Any]:
             for c in cells
             if by_cell.get(c.pk)
         ],
-        "alarms": [_alarm_row(a, now, moves.get(a.pk)) for a in alarms],
+        "alarms": [_alarm_row(a, now, suppressions.get(a.pk)) for a in alarms],
         "work_orders": [selectors.work_order_as_dict(wo, full=True) for wo in work_orders],
     }
 

@@ -15,6 +15,8 @@ from sentinel.services import (
     alarm_shelve,
     alarm_unshelve,
 )
+from sentinel.services.detection import AlarmEscalation, alarm_escalate_many
+from sentinel.thresholds import evaluate_threshold
 from tests.workorders import factories as f
 from workorders.views import control_room_snapshot
 
@@ -62,6 +64,22 @@ def test_the_newest_shelve_is_named_after_an_unshelve_and_a_second_shelve(cell, 
 
     (row,) = control_room_snapshot()["alarms"]
     assert (row["shelved_by"], row["shelve_reason"], row["shelved_until_work_order_closes"]) == ("tech", "second", True)
+
+
+def test_an_escalation_while_hidden_keeps_who_hid_it_and_why(cell, operator):
+    """Detection records a trip reached while shelved (or out of service) as a move from the state
+    to itself, with no actor or reason: that is not the move that hid it."""
+    shelved, out = _alarms(cell, 2)
+    alarm_shelve(alarm=shelved, actor=operator, minutes=60, comment="swapping cable")
+    alarm_put_out_of_service(alarm=out, actor=operator, comment="instrument removed")
+    alarm_escalate_many(
+        escalations=[AlarmEscalation(a.pk, evaluate_threshold(a.signal, 7.5), 7.5) for a in (shelved, out)]
+    )
+    rows = {r["id"]: r for r in control_room_snapshot()["alarms"]}
+    assert (rows[shelved.pk]["severity"], rows[shelved.pk]["shelved_by"], rows[shelved.pk]["shelve_reason"]) == (
+        "trip", "olga", "swapping cable"
+    )  # fmt: skip
+    assert (rows[out.pk]["out_of_service_by"], rows[out.pk]["out_of_service_reason"]) == ("olga", "instrument removed")
 
 
 def test_an_out_of_service_alarm_is_listed_with_who_why_and_since(client, cell, approver, operator):
