@@ -19,7 +19,7 @@ from django.db.models import Q, QuerySet
 from django.forms import ModelForm
 from django.http import HttpRequest
 
-from core.access import is_admin
+from core.access import OPERATOR, has_scopes, is_admin
 from core.audit import audit_record
 from core.models import AgentRun, AgentStep, ApiToken, AuditRecord, Event, ServiceAccount
 from core.tokens import api_token_create, api_token_revoke
@@ -64,6 +64,17 @@ class AdminScopeOnlyMixin:
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return admin_staff(request) and super().has_delete_permission(request, obj)  # type: ignore[misc]
+
+
+class OperatorChangesMixin:
+    """Plant records (alarms, work orders) change in the admin only for who may change them over
+    the API: the model's change permission and the operator scope. Every admin action on them
+    declares `permissions=["change"]`, so without both it is neither offered nor run (Django runs an
+    action that declares no permission for anyone who can open the list)."""
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        allowed = super().has_change_permission(request, obj)  # type: ignore[misc]
+        return bool(allowed and has_scopes(request.user, (OPERATOR,)))
 
 
 def runs_seen_by(queryset: QuerySet, request: HttpRequest, *, user_field: str = "user") -> QuerySet:

@@ -11,6 +11,7 @@ from django.contrib.admin.helpers import ActionForm
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 
+from core.admin import OperatorChangesMixin
 from core.audit import audit_record
 from core.errors import DomainError, InvalidInput
 from sentinel.connectors import admin as _connectors_admin  # noqa: F401  (registers Connector)
@@ -166,7 +167,7 @@ class AlarmActionForm(ActionForm):
 
 
 @admin.register(Alarm)
-class AlarmAdmin(admin.ModelAdmin):
+class AlarmAdmin(OperatorChangesMixin, admin.ModelAdmin):
     list_display = ["pk", "signal", "state", "severity", "direction", "value", "peak_value", "raised_at"]
     list_filter = ["state", "severity", "direction", "signal__cell"]
     search_fields = ["signal__key", "signal__display_name", "signal__cell__tag", "acknowledge_comment"]
@@ -196,7 +197,7 @@ class AlarmAdmin(admin.ModelAdmin):
             return HttpResponseRedirect(request.get_full_path())
         return super().response_action(request, queryset, *args, **kwargs)
 
-    @admin.action(description="Acknowledge selected alarms")
+    @admin.action(description="Acknowledge selected alarms", permissions=["change"])
     def acknowledge(self, request, queryset):
         comment = _reason(request)
         _run(
@@ -207,7 +208,7 @@ class AlarmAdmin(admin.ModelAdmin):
             lambda a: alarm_acknowledge(alarm=a, actor=request.user, comment=comment),
         )
 
-    @admin.action(description="Shelve selected alarms for 1 hour (reason required)")
+    @admin.action(description="Shelve selected alarms for 1 hour (reason required)", permissions=["change"])
     def shelve_one_hour(self, request, queryset):
         comment = _required_reason(self, request, "shelved")
         if comment is None:
@@ -220,14 +221,14 @@ class AlarmAdmin(admin.ModelAdmin):
             lambda a: alarm_shelve(alarm=a, actor=request.user, minutes=60, comment=comment),
         )
 
-    @admin.action(description="Unshelve selected alarms")
+    @admin.action(description="Unshelve selected alarms", permissions=["change"])
     def unshelve(self, request, queryset):
         comment = _reason(request)
         _run(
             self, request, queryset, "Unshelved", lambda a: alarm_unshelve(alarm=a, actor=request.user, comment=comment)
         )
 
-    @admin.action(description="Put selected alarms out of service (reason required)")
+    @admin.action(description="Put selected alarms out of service (reason required)", permissions=["change"])
     def put_out_of_service(self, request, queryset):
         comment = _required_reason(self, request, "put out of service")
         if comment is None:
@@ -240,7 +241,7 @@ class AlarmAdmin(admin.ModelAdmin):
             lambda a: alarm_put_out_of_service(alarm=a, actor=request.user, comment=comment),
         )
 
-    @admin.action(description="Return selected alarms to service")
+    @admin.action(description="Return selected alarms to service", permissions=["change"])
     def return_to_service(self, request, queryset):
         comment = _reason(request)
         _run(

@@ -10,6 +10,7 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from core.admin import OperatorChangesMixin
 from core.errors import DomainError, InvalidInput
 from workorders.choices import WorkOrderStatus
 from workorders.models import (
@@ -52,7 +53,7 @@ def _transition_action(to_status: str, label: str):
             modeladmin.message_user(request, message, messages.ERROR)
 
     action.__name__ = f"mark_{to_status}"
-    return admin.action(description=f"{label} selected work orders")(action)
+    return admin.action(description=f"{label} selected work orders", permissions=["change"])(action)
 
 
 class WorkOrderAdminForm(forms.ModelForm):
@@ -85,7 +86,7 @@ class WorkOrderRcaForm(WorkOrderAdminForm):
 
 
 @admin.register(WorkOrder)
-class WorkOrderAdmin(admin.ModelAdmin):
+class WorkOrderAdmin(OperatorChangesMixin, admin.ModelAdmin):
     form = WorkOrderAdminForm
     list_display = ("id", "cell", "title", "status", "priority", "confidence", "generated_by_agent", "created_at")
     list_filter = ("status", "priority", "cell", "generated_by_agent")

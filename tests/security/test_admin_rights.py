@@ -9,7 +9,8 @@ aliases, published artifacts, service accounts, API tokens, signal limits). Admi
 import json
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import Group, Permission, User
+from django.utils import timezone
 
 from assistant.models import (
     Attachment,
@@ -26,7 +27,7 @@ from assistant.models import (
 )
 from core.access import ADMIN, APPROVER, OPERATOR
 from core.management.commands.seed_demo import approver_permissions
-from core.models import AgentRun, AgentStep, ApiToken, Event, ServiceAccount
+from core.models import AgentRun, AgentStep, ApiToken, AuditRecord, Event, ServiceAccount
 from orchestrator.models import CoordinatorTurn
 from tests.sentinel.factories import make_cell, make_signal
 
@@ -204,3 +205,58 @@ def test_an_approver_cannot_change_governance_rows(client, approver_staff, make_
 @pytest.fixture
 def vibration_signal(db):
     return make_signal(make_cell("P-02"), "vibration_mm_s", alert=4.5, trip=7.1, deadband=0.2)
+
+
+@pytest.fixture
+def alarm_and_order(vibration_signal):
+    from sentinel.services import alarm_raise
+    from sentinel.thresholds import evaluate_threshold
+    from tests.sentinel.factories import set_latest
+    from tests.workorders.factories import make_work_order
+
+    set_latest(vibration_signal, 5.0)
+    alarm = alarm_raise(
+        signal=vibration_signal, breach=evaluate_threshold(vibration_signal, 5.0), value=5.0, time=timezone.now()
+    )
+    return alarm, make_work_order(vibration_signal.cell, status="open")
+
+
+@pytest.mark.parametrize("who", ["view_only_staff", "approver_with_change"])
+def test_alarm_and_work_order_moves_need_the_operator_scope_in_the_admin_too(client, make_user, alarm_and_order, who):
+    """The API moves alarms and work orders for operators only. In the admin, a staff user who could
+    only view them ran the actions anyway (an action that declares no permission runs for anyone who
+    can open the list), and an approver with the seeded change permission could move what the API
+    refuses them. Now neither is offered the actions nor can post them; nothing moves."""
+    alarm, order = alarm_and_order
+    if who == "view_only_staff":
+        user = make_user("vic", is_staff=True)
+        user.user_permissions.add(*Permission.objects.filter(codename__in=["view_alarm", "view_workorder"]))
+    else:
+        user = make_user("abe", APPROVER, is_staff=True)
+        user.user_permissions.add(*Permission.objects.filter(codename__in=["view_alarm", "view_workorder",
+                                                                         "change_alarm", "change_workorder"]))  # fmt: skip
+    client.force_login(user)
+    listing = client.get("/admin/sentinel/alarm/")
+    assert listing.status_code == 200 and 'value="acknowledge"' not in listing.content.decode()  # not offered
+    for action in ("acknowledge", "shelve_one_hour", "put_out_of_service"):
+        client.post("/admin/sentinel/alarm/", {"action": action, "_selected_action": [alarm.pk], "comment": "x"})
+    client.post("/admin/workorders/workorder/", {"action": "mark_cancelled", "_selected_action": [order.pk]})
+    page = client.post(f"/admin/workorders/workorder/{order.pk}/change/", {"priority": "low"})
+    assert page.status_code == 403
+    alarm.refresh_from_db(), order.refresh_from_db()
+    assert (alarm.state, order.status, order.priority) == ("active_unack", "open", "medium")
+    assert (
+        not AuditRecord.objects.filter(target_type="sentinel.alarm", action__startswith="alarm.")
+        .exclude(action="alarm.raise")
+        .exists()
+    )
+
+
+def test_an_operator_on_staff_still_moves_alarms_in_the_admin(client, make_user, alarm_and_order):
+    alarm, _ = alarm_and_order
+    user = make_user("ozzy", OPERATOR, is_staff=True)
+    user.user_permissions.add(*Permission.objects.filter(codename__in=["view_alarm", "change_alarm"]))
+    client.force_login(user)
+    client.post("/admin/sentinel/alarm/", {"action": "acknowledge", "_selected_action": [alarm.pk], "comment": ""})
+    alarm.refresh_from_db()
+    assert alarm.state == "acknowledged"

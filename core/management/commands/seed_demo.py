@@ -32,22 +32,17 @@ SERVICE_ACCOUNTS: dict[str, tuple[str, tuple[str, ...], str]] = {
     "release": (ServiceAccount.Role.RELEASE, (), "The release principal that publishes approved drafts."),
     "system": (ServiceAccount.Role.SYSTEM, (OPERATOR,), "Background work: scans, investigations, plans."),
 }
-# The approver uses /admin/ as the approval console: it may view the ARIA models and change the
-# two whose admin actions a supervisor runs (acknowledge/shelve alarms, work-order transitions).
+# The approver uses /admin/ as the approval console: it may view the ARIA models. Moving alarms and
+# work orders there needs the operator scope, as over the API (core.admin.OperatorChangesMixin), so
+# the approver holds no change permission (a group seeded before keeps its old ones: harmless).
 # People's transcripts, API tokens and service accounts stay admin-only whatever these permissions
-# say (core.admin.AdminScopeOnlyMixin).
-# Never add/delete: the audit trail, events and agent runs are append-only.
+# say (core.admin.AdminScopeOnlyMixin). Never add/delete: the audit trail, events and agent runs
+# are append-only.
 APPROVER_VIEW_APPS = ("core", "sentinel", "workorders")
-APPROVER_CHANGE_MODELS = (("workorders", "workorder"), ("sentinel", "alarm"))
 
 
 def approver_permissions() -> list[Permission]:
-    view = Permission.objects.filter(content_type__app_label__in=APPROVER_VIEW_APPS, codename__startswith="view_")
-    change = [
-        Permission.objects.get(content_type__app_label=app_label, codename=f"change_{model}")
-        for app_label, model in APPROVER_CHANGE_MODELS
-    ]
-    return [*view, *change]
+    return list(Permission.objects.filter(content_type__app_label__in=APPROVER_VIEW_APPS, codename__startswith="view_"))
 
 
 def default_credentials_file() -> Path:
