@@ -6,8 +6,9 @@ never lets anyone add, change or delete them.
 People's conversations (chat and authoring sessions, coordinator turns, their agent runs) and
 who may act on ARIA (API tokens, service accounts) are admin-only: `AdminScopeOnlyMixin` decides by the admin scope, never by Django model permissions
 alone, so an approver (staff, with the seeded view permissions) does not read other people's
-transcripts; agent runs and the event outbox's private copies are owner-scoped for non-admins
-(`runs_seen_by`, `events_seen_by`).
+transcripts; agent runs, the event outbox's private copies and the audit records that carry a
+person's conversation or plan are owner-scoped for non-admins (`runs_seen_by`, `events_seen_by`,
+`audit_seen_by`).
 """
 
 from __future__ import annotations
@@ -88,6 +89,24 @@ def runs_seen_by(queryset: QuerySet, request: HttpRequest, *, user_field: str = 
         | Q(**{f"{user_field}__isnull": True})
         | Q(**{f"{user_field}__service_account__isnull": False})
     )
+
+
+# Audit actions whose details carry a person's own conversation or private plan: a chat's held tool
+# call (its arguments and result), a workbench operation (intent, result), a plan and its asks (goal,
+# guidance) — as private in the audit trail as the objects themselves.
+PERSONAL_AUDIT_ACTIONS = ("assistant.tool_call.", "assistant.operation", "plan.", "interaction.")
+
+
+def audit_seen_by(queryset: QuerySet[AuditRecord], request: HttpRequest) -> QuerySet[AuditRecord]:
+    """Audit records a non-admin may read in the admin: all but another person's
+    `PERSONAL_AUDIT_ACTIONS` (theirs, and those of no one or a service account, stay)."""
+    if admin_staff(request):
+        return queryset
+    personal = Q()
+    for prefix in PERSONAL_AUDIT_ACTIONS:
+        personal |= Q(action__startswith=prefix)
+    people_else = Q(actor__isnull=False, actor__service_account__isnull=True) & ~Q(actor=request.user)
+    return queryset.exclude(personal & people_else)
 
 
 def events_seen_by(queryset: QuerySet[Event], request: HttpRequest) -> QuerySet[Event]:
@@ -180,6 +199,9 @@ class AuditRecordAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_filter = ("action", "target_type")
     search_fields = ("actor_label", "action", "target_type", "target_id")
     date_hierarchy = "created_at"
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[AuditRecord]:
+        return audit_seen_by(super().get_queryset(request), request)
 
 
 @admin.register(Event)

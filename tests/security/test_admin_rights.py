@@ -26,6 +26,7 @@ from assistant.models import (
     Skill,
 )
 from core.access import ADMIN, APPROVER, OPERATOR
+from core.audit import audit_record
 from core.management.commands.seed_demo import approver_permissions
 from core.models import AgentRun, AgentStep, ApiToken, AuditRecord, Event, ServiceAccount
 from orchestrator.models import CoordinatorTurn
@@ -81,7 +82,12 @@ def transcripts(operator):
     )
     token = ApiToken.objects.create(user=operator, name=SECRET, key_prefix="abcd1234", key_hash="x" * 64)
     account = ServiceAccount.objects.create(user=User.objects.create(username="bot"), role="system", description=SECRET)
+    # the audit trail of olga's chat (a held tool call she confirmed: its arguments) and a public record
+    tool_audit = audit_record(actor=operator, action="assistant.tool_call.confirmed", target_type="assistant.tool_call",
+                              target_id=call.pk, details={"args": {"n": SECRET}})  # fmt: skip
+    public_audit = audit_record(actor=operator, action="alarm.acknowledge", target_type="sentinel.alarm", target_id=1)
     return {
+        "audit": (tool_audit, public_audit),
         "assistant/session": session,
         "assistant/message": None,
         "assistant/run": run,
@@ -142,6 +148,13 @@ def test_staff_without_the_admin_scope_cannot_read_transcripts(client, request, 
         assert f"/admin/core/event/{private.pk}/change/" not in listed
         hidden_event = client.get(f"/admin/core/event/{private.pk}/change/", follow=True)
         assert SECRET not in hidden_event.content.decode()
+        # the audit trail: olga's chat's tool call is hers; her alarm acknowledgement is everyone's
+        tool_audit, public_audit = transcripts["audit"]
+        trail = client.get("/admin/core/auditrecord/").content.decode()
+        assert f"/admin/core/auditrecord/{public_audit.pk}/change/" in trail
+        assert f"/admin/core/auditrecord/{tool_audit.pk}/change/" not in trail
+        hidden_audit = client.get(f"/admin/core/auditrecord/{tool_audit.pk}/change/", follow=True)
+        assert SECRET not in hidden_audit.content.decode()
     else:
         assert runs.status_code == 403  # the operator group holds no admin permissions
 
@@ -162,6 +175,8 @@ def test_an_admin_still_reads_every_transcript(client, make_user, transcripts):
             assert f"/admin/core/agentrun/{transcripts['core/agentrun'].pk}/change/" in runs
             private = transcripts["events"][0]
             assert SECRET in client.get(f"/admin/core/event/{private.pk}/change/").content.decode()
+            tool_audit = transcripts["audit"][0]
+            assert SECRET in client.get(f"/admin/core/auditrecord/{tool_audit.pk}/change/").content.decode()
 
 
 def test_an_approver_cannot_change_governance_rows(client, approver_staff, make_user, vibration_signal):
