@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any, Literal
 
 from ninja import Schema
-from pydantic import ConfigDict, Field, WithJsonSchema, field_validator
+from pydantic import ConfigDict, Field, WithJsonSchema
 
 from core.agents.engines.fake import FakeEngine
 from orchestrator.choices import CONVERSATION_PATTERN
@@ -27,11 +26,6 @@ _CONTEXT_REF_SCHEMA = {
 ContextRef = Annotated[Any, WithJsonSchema(_CONTEXT_REF_SCHEMA)]
 
 
-# The planner's guidance (50 cells or lines of up to 100 characters fit with room to spare): stored
-# on the plan and drawn on the Plans page, so bounded like the goal rather than by the body's cap.
-CONSTRAINTS_MAX_CHARS = 8000
-
-
 class PlanCreateIn(Schema):
     goal: str = Field(min_length=1, max_length=2000)
     constraints: dict[str, Any] = Field(default_factory=dict)
@@ -39,14 +33,6 @@ class PlanCreateIn(Schema):
     context_refs: list[ContextRef] = Field(default_factory=list, max_length=50)
     autonomy: Literal["ask_all", "ask_mutations", "auto"] = "ask_mutations"
     planner: Literal["heuristic", "model"] = "heuristic"
-
-    @field_validator("constraints")
-    @classmethod
-    def _constraints_size(cls, value: dict[str, Any]) -> dict[str, Any]:
-        size = len(json.dumps(value, ensure_ascii=False))
-        if size > CONSTRAINTS_MAX_CHARS:
-            raise ValueError(f"at most {CONSTRAINTS_MAX_CHARS:,} characters as JSON ({size:,} given)")
-        return value
 
 
 class PlanPatchIn(Schema):

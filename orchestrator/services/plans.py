@@ -3,6 +3,7 @@ person's moves on a single step (stop, skip) are in step_moves.py."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from typing import Any, cast
 
@@ -67,6 +68,31 @@ def plan_updated(plan: Plan, step: PlanStep | None = None) -> None:
     plans_updated([(plan, step)])
 
 
+# What a plan stores and the Plans page draws is bounded whoever creates it (the API, the chat's
+# `orchestrator.create_plan` capability a model calls, the coordinator): the goal and done-when like a
+# message, the guidance (50 cells or lines of 100 characters fit with room to spare) by its size as
+# JSON, and at most 50 context refs.
+GOAL_MAX_CHARS = 2000
+CONSTRAINTS_MAX_CHARS = 8000
+CONTEXT_REFS_MAX = 50
+
+
+def plan_input_check(goal: str, done_when: str, constraints: dict[str, Any], context_refs: list[Any]) -> None:
+    """422 naming the field when a plan's input is over its bound."""
+    for field, text in (("goal", goal), ("done_when", done_when)):
+        if len(text) > GOAL_MAX_CHARS:
+            raise InvalidInput(f"{field}: at most {GOAL_MAX_CHARS:,} characters ({len(text):,} given).", field=field)
+    size = len(json.dumps(constraints, ensure_ascii=False, default=str))
+    if size > CONSTRAINTS_MAX_CHARS:
+        raise InvalidInput(
+            f"constraints: at most {CONSTRAINTS_MAX_CHARS:,} characters as JSON ({size:,} given).", field="constraints"
+        )
+    if len(context_refs) > CONTEXT_REFS_MAX:
+        raise InvalidInput(
+            f"context_refs: at most {CONTEXT_REFS_MAX} ({len(context_refs)} given).", field="context_refs"
+        )
+
+
 def plan_create(
     *,
     owner: AbstractBaseUser,
@@ -88,6 +114,7 @@ def plan_create(
     goal = (goal or "").strip()
     if not goal:
         raise InvalidInput("A plan needs a goal.", field="goal")
+    plan_input_check(goal, done_when, constraints or {}, context_refs or [])
     if autonomy not in Autonomy.values:
         raise InvalidInput(f"autonomy must be one of {Autonomy.values}.", field="autonomy")
     refs = normalize_refs(context_refs or [])
@@ -245,7 +272,7 @@ def plan_asks_close(plan: Plan, actor: AbstractBaseUser | None, *, announce: boo
     now = timezone.now()
     asks = list(Interaction.objects.filter(plan=plan, status=InteractionStatus.OPEN).order_by("pk"))
     if asks:
-        Interaction.objects.filter(pk__in=[a.pk for a in asks]).update(
+        Interaction.objects.filter(pk__in=[a.pk for a in asks], status=InteractionStatus.OPEN).update(
             status=InteractionStatus.CLOSED,
             answer={"decision": "closed", "reason": f"Closed: {said}."},
             answered_at=now,

@@ -6,7 +6,7 @@ import pytest
 
 from core.models import AuditRecord
 from orchestrator.models import Plan
-from orchestrator.schemas import CONSTRAINTS_MAX_CHARS
+from orchestrator.services.plans import CONSTRAINTS_MAX_CHARS
 
 pytestmark = pytest.mark.django_db
 API = "/api/v1/aria"
@@ -47,3 +47,21 @@ def test_done_when_and_constraints_at_their_limits_are_accepted(client, operator
     assert response.status_code == 201, response.content
     plan = Plan.objects.get()
     assert len(plan.done_when) == 2000 and plan.constraints == {"note": note}
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"done_when": "d" * 100_000}, "done_when"),
+        ({"constraints": {"note": "c" * 100_000}}, "constraints"),
+        ({"context_refs": [f"cell:{n}" for n in range(51)]}, "context_refs"),
+    ],
+)
+def test_a_model_calling_create_plan_meets_the_same_bounds(operator, params, field):
+    """The chat's model drafts plans through the `orchestrator.create_plan` capability, not the API:
+    the bounds live in plan_create, so a prompt-injected turn cannot store what the API refuses."""
+    from core.capabilities import CapabilityContext, dispatch
+
+    result = dispatch("orchestrator.create_plan", {"goal": GOAL, **params}, ctx=CapabilityContext(user=operator))
+    assert result.is_error and result.message.startswith(f"{field}: "), result
+    assert not Plan.objects.exists()
