@@ -139,6 +139,9 @@ def validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse
     loc = [str(p) for p in first.get("loc", ()) if p not in ("body", "payload", "query", "path")]
     field = ".".join(loc) or None
     message = f"{field}: {first.get('msg')}" if field else str(first.get("msg", "Invalid input."))
+    if field is None and first.get("type") == "missing" and first.get("loc", ())[:1] == ("body",):
+        # no body at all, where every field has a default (an empty object would do)
+        field, message = "body", "body: send a JSON object ({} for the defaults)."
     body = {"detail": message, "code": "invalid", "field": field, "errors": errors}
     return api.create_response(request, body, status=422)
 

@@ -131,3 +131,14 @@ def test_a_request_with_no_body_names_the_bodys_required_fields(client: Client, 
     assert missing == {"work_done", "problem_code", "cause_code", "remedy_code", "rca_verdict", "labour_hours"}
     # A route whose body is optional still runs without one.
     assert client.generic("POST", "/api/v1/workorders/999999/start", b"").status_code == 404
+
+
+def test_no_body_where_every_field_has_a_default_names_the_body(client: Client, operator) -> None:
+    """PATCH /aria/plans/{id} and the like take a body whose fields all have defaults: no body at all
+    was a 422 naming nothing ("Field required", field null). Now it names `body`; `{}` still works."""
+    client.force_login(operator)
+    response = client.generic("POST", "/api/v1/assistant/sessions", b"", content_type="application/json")
+    assert response.status_code == 422, response.content
+    body = response.json()
+    assert body["field"] == "body" and body["detail"] == "body: send a JSON object ({} for the defaults)."
+    assert client.post("/api/v1/assistant/sessions", {}, content_type="application/json").status_code == 201
