@@ -17,10 +17,12 @@ from celery import current_app as celery_app
 from channels.layers import get_channel_layer
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import AuthenticationForm
+from django.core.exceptions import PermissionDenied
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
+from core.access import SCOPES, user_scopes
 from core.models import Event
 
 CHECK_TIMEOUT_SECONDS = 3.0
@@ -30,7 +32,10 @@ RECENT_EVENTS = 50
 
 @login_required
 def event_feed(request: HttpRequest) -> HttpResponse:
-    """The raw live event feed (the Control Room at "/" is workorders' page)."""
+    """The raw live event feed (the Control Room at "/" is workorders' page): for people with a role
+    in ARIA, as its socket is (/ws/events refuses a user with no scope)."""
+    if not user_scopes(request.user) & set(SCOPES):
+        raise PermissionDenied("The event feed needs a role in ARIA (operator, approver or admin).")
     latest = Event.objects.order_by("-id").values_list("id", flat=True).first() or 0
     context = {"title": "Live events", "replay_after": max(latest - RECENT_EVENTS, 0)}
     return render(request, "core/control_room.html", context)

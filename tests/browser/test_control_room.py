@@ -118,20 +118,22 @@ def test_feed_reconnects_and_replays_missed_events(page, aria_server):
 
 
 @pytest.mark.browser
-def test_a_user_without_a_role_gets_no_stream_and_the_feed_says_so(page, aria_server):
-    """Signed in with no scope: the socket is refused (4403), the pill says "no access" and the
-    page does not keep reconnecting (before: a silent retry loop; before that, the whole stream)."""
+def test_a_user_without_a_role_gets_no_stream_and_the_page_says_so(page, aria_server):
+    """Signed in with no scope: the event feed is a 403 page, and on the Control Room the socket is
+    refused (4403), the pill says "no access" and nothing keeps reconnecting (before: a silent retry
+    loop; before that, the whole plant stream)."""
     aria_server.create_user("noah", "no-role-pass-1")
     sockets: list = []
     page.on("websocket", lambda ws: sockets.append(ws))
-    page.goto("/login/?next=/events/")
+    page.goto("/login/?next=/")
     page.fill("#id_username", "noah")
     page.fill("#id_password", "no-role-pass-1")
     page.click("#login-submit")
     expect(page.locator("#ws-status")).to_have_attribute("data-status", "forbidden")
     expect(page.locator("#ws-status")).to_have_text("no access")
-    page.wait_for_timeout(1_000)  # every panel's socket (feed, drawer, badge) has been refused
+    page.wait_for_timeout(1_000)  # every panel's socket (drawer, badge, page) has been refused
     refused = len(sockets)
     page.wait_for_timeout(3_000)  # a reconnect would be due within ~1 s
     assert len(sockets) == refused, "refused sockets kept reconnecting"
-    expect(page.locator("#live-feed li")).to_have_count(0)
+    assert page.goto("/events/").status == 403
+    expect(page.locator("nav.nav")).not_to_contain_text("Events")

@@ -24,7 +24,7 @@ def _nav_links(client) -> dict[str, str]:
 @pytest.mark.parametrize(
     ("scopes", "shown"),
     [
-        ((), {"Control Room", "Shift", "Plans", "Assistant", "Events", "API"}),
+        ((), {"Control Room", "Shift", "Plans", "Assistant", "API"}),
         (("approver",), {"Control Room", "Shift", "Plans", "Assistant", "Alarm performance", "Events", "API"}),
         (
             ("operator",),
