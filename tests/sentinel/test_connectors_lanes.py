@@ -64,11 +64,12 @@ def test_two_lanes_store_every_sample_once_raise_alarms_and_close_their_connecti
     ConnectorTag.objects.bulk_create(
         ConnectorTag(connector=connector, source=f"{prefix}/{s.key}", signal=s) for s in signals
     )
-    stored_by: set[int] = set()  # the database sessions that stored a batch
+    stored_by: set[tuple[str, int]] = set()  # (lane thread, database session) of each stored batch
 
     def ingest_and_note_the_session(**kwargs):
         result = samples_ingest(**kwargs)
-        stored_by.add(connection.connection.info.backend_pid)
+        lane = threading.current_thread().name.rsplit("_", 1)[0]  # ThreadPoolExecutor names it <prefix>_<n>
+        stored_by.add((lane, connection.connection.info.backend_pid))
         return result
 
     monkeypatch.setattr(supervisor_module, "samples_ingest", ingest_and_note_the_session)
@@ -85,8 +86,11 @@ def test_two_lanes_store_every_sample_once_raise_alarms_and_close_their_connecti
                 publisher.publish(f"{prefix}/{signal.key}", json.dumps({"value": value, "time": at}))
         expected = 3 * len(signals)
         assert pump(supervisor, lambda: SignalSample.objects.count() == expected, timeout=20)
-        own = connection.connection.info.backend_pid
-        assert len(stored_by) == 2 and own not in stored_by  # each lane over its own connection
+        # Each lane stores in its own thread over its own connection. With psycopg's pool a lane gives
+        # its connection back between rounds and may get another one next round (CI saw three
+        # sessions for two lanes), so the sessions are at least two, not exactly two.
+        assert {lane for lane, _ in stored_by} == {"aria-ingest-lane-0", "aria-ingest-lane-1"}
+        assert len({session for _, session in stored_by}) >= 2
         assert SignalSample.objects.values("signal_id", "time").distinct().count() == expected
         alarm = Alarm.objects.get()
         assert (alarm.signal.key, alarm.value) == ("s3", 9.0)
