@@ -197,9 +197,7 @@ class SessionBoundConsumer(AsyncJsonWebsocketConsumer):
 
 
 class EventsConsumer(SessionBoundConsumer):
-    # The plant's stream (alarms, work orders, RCA renders) is for people with a role in ARIA, as
-    # the Control Room's reads are: a signed-in user with no scope is refused (4403).
-    any_scope = SCOPES
+    any_scope = SCOPES  # the plant's stream is for people with a role, as the Control Room is (4403)
     _fanout: EventFanout | None = None
     _pump: asyncio.Task | None = None
     _writing: asyncio.Task | None = None  # a direct write that had to wait (backpressure)
