@@ -14,7 +14,7 @@
  * "offline demo engine" mark (GET /api/v1/aria/coordinator/turn-engines, one request per batch). */
 (() => {
   "use strict";
-  if (window.AriaTurnDetails) return; // loaded by the drawer and by the Plans page
+  if (window.AriaTurnDetails) return; // loaded once, with the Ask ARIA drawer (base.html)
   const TURNS = "/api/v1/aria/coordinator/turns";
 
   const { el, api } = window.Aria;
