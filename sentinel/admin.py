@@ -24,8 +24,28 @@ from sentinel.services import (
     alarm_unshelve,
 )
 from sentinel.services.alarms import REASON_MAX_LENGTH, required_reason
+from sentinel.services.limits import LIMIT_FIELDS
+from sentinel.thresholds import Thresholds, limits_problem
 
 THRESHOLD_FIELDS = ("low_alert", "alert", "high_alert", "trip", "deadband", "on_delay_seconds", "enabled")
+
+
+class SignalLimitsForm(forms.ModelForm):
+    """A signal's limits edited in the admin (change form, changelist row, cell inline) obey the rule
+    the management-of-change path checks (`sentinel.thresholds.limits_problem`): an alert above its
+    trip or a negative deadband is refused on the field, not stored."""
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        changed = set(self.changed_data) & set(LIMIT_FIELDS)
+        if (self.instance.pk is not None and not changed) or set(self.errors) & set(LIMIT_FIELDS):
+            return data
+        limits = {name: data[name] if name in data else getattr(self.instance, name) for name in LIMIT_FIELDS}
+        problem = limits_problem(Thresholds.of(limits), changed=changed)
+        if problem is not None:
+            name, message = problem
+            self.add_error(name if name in self.fields else None, message.removeprefix(f"{name}: "))
+        return data
 
 
 class LineInline(admin.TabularInline):
@@ -55,6 +75,7 @@ class LineAdmin(admin.ModelAdmin):
 
 class SignalInline(admin.TabularInline):
     model = SignalDefinition
+    form = SignalLimitsForm
     extra = 0
     fields = ["key", "display_name", "unit", *THRESHOLD_FIELDS]
     show_change_link = True
@@ -87,11 +108,15 @@ def _audit_threshold_change(request: HttpRequest, signal: SignalDefinition, chan
 
 @admin.register(SignalDefinition)
 class SignalDefinitionAdmin(admin.ModelAdmin):
+    form = SignalLimitsForm
     list_display = ["__str__", "display_name", "unit", *THRESHOLD_FIELDS]
     list_editable = list(THRESHOLD_FIELDS)
     list_filter = ["enabled", "cell__line", "cell"]
     search_fields = ["key", "display_name", "cell__tag"]
     list_select_related = ["cell"]
+
+    def get_changelist_form(self, request: HttpRequest, **kwargs: Any) -> type[forms.ModelForm]:
+        return super().get_changelist_form(request, form=SignalLimitsForm, **kwargs)  # the rows' edits too
 
     def save_model(self, request, obj, form, change):
         super().save_model(request, obj, form, change)
