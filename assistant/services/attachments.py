@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import re
+from collections.abc import Callable
 from pathlib import PurePosixPath
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -28,7 +29,11 @@ def _snapshot(text: str) -> tuple[str, bool]:
     return (text[:limit], True) if len(text) > limit else (text, False)
 
 
-def _create(*, session: Session, kind: str, name: str, text: str, **fields) -> Attachment:
+def _create(
+    *, session: Session, kind: str, name: str, text: str, store: Callable[[], dict] | None = None, **fields
+) -> Attachment:
+    """The row, after the per-session count check; `store` (an upload's file write) runs only once
+    the count allows it, and returns the fields it sets (the storage key)."""
     with transaction.atomic():
         Session.objects.select_for_update().filter(pk=session.pk).first()  # serialise the count check
         if session.attachments.count() >= Attachment.PER_SESSION_LIMIT:
@@ -36,34 +41,48 @@ def _create(*, session: Session, kind: str, name: str, text: str, **fields) -> A
                 f"A session holds at most {Attachment.PER_SESSION_LIMIT} attachments.", field="attachments"
             )
         content, truncated = _snapshot(text)
+        if store is not None:
+            fields.update(store())
         return Attachment.objects.create(
             session=session, kind=kind, name=name[:200], content_text=content, truncated=truncated, **fields
         )
 
 
-def extract_text(name: str, data: bytes) -> str:
-    """Text of a txt/md/csv/json/pdf upload (others: decoded as UTF-8 if they are text)."""
+def _pdf_text(data: bytes, field: str) -> str:
+    from pypdf import PdfReader  # lazy: pypdf loads only for a PDF attachment
+
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        text = "\n\n".join((page.extract_text() or "") for page in reader.pages)
+    except Exception as exc:  # a hostile PDF breaks pypdf in many ways (TypeError, LimitReachedError, …)
+        raise InvalidInput(f"Could not read the PDF: {type(exc).__name__}: {exc}"[:300], field=field) from exc
+    return text.replace("\x00", "")  # an extraction artefact; PostgreSQL text cannot hold it
+
+
+def extract_text(name: str, data: bytes, *, field: str = "file") -> str:
+    """Text of a txt/md/csv/json/pdf upload (others: decoded as UTF-8 if they are text). A file that
+    cannot be read as what its name says is a 422 naming `field`, never a 500."""
     suffix = PurePosixPath(name).suffix.lower()
     if suffix == ".pdf":
-        from pypdf import PdfReader  # lazy: pypdf loads only for a PDF attachment
-        from pypdf.errors import PdfReadError
-
-        try:
-            reader = PdfReader(io.BytesIO(data))
-            return "\n\n".join((page.extract_text() or "") for page in reader.pages)
-        except (PdfReadError, ValueError, KeyError) as exc:
-            raise InvalidInput(f"Could not read the PDF: {exc}", field="file") from exc
+        return _pdf_text(data, field)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise InvalidInput("Only text files (txt, md, csv, json) and PDFs can be attached.", field="file") from None
+        raise InvalidInput("Only text files (txt, md, csv, json) and PDFs can be attached.", field=field) from None
+    if "\x00" in text:  # binary content under a text name (and PostgreSQL text cannot hold NUL)
+        raise InvalidInput("The file holds NUL characters: attach a text file or a PDF.", field=field)
     if suffix == ".json":
         try:
             return json.dumps(json.loads(text), indent=1, ensure_ascii=False)
+        except RecursionError:
+            raise InvalidInput("Invalid JSON: nested too deeply.", field=field) from None
         except ValueError as exc:
-            raise InvalidInput(f"Invalid JSON: {exc}", field="file") from exc
+            raise InvalidInput(f"Invalid JSON: {exc}", field=field) from exc
     if suffix == ".csv":
-        rows = list(csv.reader(io.StringIO(text)))
+        try:
+            rows = list(csv.reader(io.StringIO(text)))
+        except csv.Error as exc:  # e.g. a field past csv.field_size_limit()
+            raise InvalidInput(f"Could not read the CSV: {exc}", field=field) from exc
         return "\n".join(" | ".join(row) for row in rows)
     return text
 
@@ -82,17 +101,27 @@ def attachment_upload(*, session: Session, name: str, data: bytes, content_type:
     if suffix and suffix not in TEXT_TYPES:
         raise InvalidInput(f"Unsupported file type {suffix}.", field="file")
     text = extract_text(name, data)
-    key = default_storage.save(f"assistant/{session.pk}/{PurePosixPath(name).name}", io.BytesIO(data))
-    return _create(
-        session=session,
-        kind=AttachmentKind.UPLOAD,
-        name=name,
-        text=text,
-        bucket="default",
-        key=key,
-        content_type=content_type[:100],
-        size=len(data),
-    )
+    saved: list[str] = []
+
+    def store() -> dict:
+        saved.append(default_storage.save(f"assistant/{session.pk}/{PurePosixPath(name).name}", io.BytesIO(data)))
+        return {"key": saved[0]}
+
+    try:
+        return _create(
+            session=session,
+            kind=AttachmentKind.UPLOAD,
+            name=name,
+            text=text,
+            store=store,
+            bucket="default",
+            content_type=content_type[:100],
+            size=len(data),
+        )
+    except BaseException:
+        for key in saved:  # the row was not written: neither is the file
+            default_storage.delete(key)
+        raise
 
 
 OBJECT_KEY_MAX_CHARS = 512
@@ -146,7 +175,7 @@ def attachment_object_file(
         session=session,
         kind=AttachmentKind.OBJECT_FILE,
         name=name or PurePosixPath(key).name,
-        text=extract_text(key, data),
+        text=extract_text(key, data, field="key"),
         bucket=bucket,
         key=key,
         size=size,
