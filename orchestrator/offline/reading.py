@@ -132,7 +132,13 @@ DRAFT = re.compile(r"\b(?:drafts?|reviews?|publish\w*|ship|release)\b", re.I)
 INVESTIGATION = re.compile(r"\b(?:investigat\w*|rca|root[- ]cause|diagnos\w*)\b", re.I)
 DRAFT_ID = re.compile(r"\bdraft\s*#?\s*(\d+)\b", re.I)
 SMALLER = re.compile(r"\b(smaller|lighter|cheaper|faster)\b", re.I)
-PLAN = re.compile(r"^\s*(?:please\s+)?(?:plan|(?:create|make|draft) a plan)\b[\s:,-]*(?:to\s+)?", re.I)
+# "Plan: …", "plan to …", "plan the …", "make a plan to …" — not "plan 7 looks fine", "plan #7", "Plan looks
+# good" (a plan named or talked about is not new work to draft).
+PLAN = re.compile(
+    r"^\s*(?:please\s+)?(?:plan(?=\s*[:–—]|\s+-|\s+(?:to|the)\b)|(?:create|make|draft)\s+a\s+plan)\b"
+    r"[\s:,\-–—]*(?:to\s+)?",
+    re.I,
+)
 WORK_ORDER = re.compile(r"\b(?:work[ -]?order|wo)[\s#-]*(\d+)\b", re.I)
 STEP = re.compile(r"\bstep\s*#?\s*(\d+)\b", re.I)
 ASK = re.compile(r"\b(?:ask|interaction|checkpoint)\s*#?\s*(\d+)\b", re.I)

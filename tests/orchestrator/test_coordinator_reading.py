@@ -155,3 +155,28 @@ def test_words_after_a_decision_it_does_not_understand_leave_it_unclear(message)
 )
 def test_a_decision_followed_by_what_the_reader_understands_still_reads(message, act):
     assert keyword_reading(message, SPECIALISTS).act == act
+
+
+@pytest.mark.parametrize(
+    "message", ["Plan 6 looks fine", "plan #6", "Plan 6 abbrechen", "Plan looks good", "plan-6 ok"]
+)
+def test_a_plan_named_or_talked_about_is_not_new_work(message):
+    """Red team: "Plan 7 abbrechen" (German: cancel plan 7) and "plan 7 is wrong" drafted a new plan
+    with the goal "7 abbrechen": a sentence opening on "plan" read as "plan: <goal>"."""
+    assert keyword_reading(message, SPECIALISTS).act != "plan"
+
+
+@pytest.mark.parametrize(
+    ("message", "goal"),
+    [
+        ("Plan: check the P-02 signals", "Check the P-02 signals"),
+        ("plan - check the P-02 signals", "Check the P-02 signals"),
+        ("plan to check the P-02 signals", "Check the P-02 signals"),
+        ("Plan the P-02 bearing swap", "The P-02 bearing swap"),
+        ("make a plan to check P-02", "Check P-02"),
+        ("Plan: 7 pumps need a check", "7 pumps need a check"),
+    ],
+)
+def test_an_instruction_to_plan_still_reads_as_one(message, goal):
+    reading = keyword_reading(message, SPECIALISTS)
+    assert (reading.act, reading.text) == ("plan", goal)

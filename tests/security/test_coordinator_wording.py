@@ -85,6 +85,11 @@ NEVER_ACT = [
     "approved",
     "the pump sounds odd",
     "Plan",
+    # "plan N" names a plan, it does not say "plan: <goal>" (red team: each drafted a new plan)
+    "Plan 6 looks fine",
+    "plan #6",
+    "Plan 6 abbrechen",
+    "Plan looks good",
     "reject it",
     "pause it",
     "approve step 7",
