@@ -14,6 +14,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from core.admin import OperatorChangesMixin
 from core.audit import audit_record
 from core.errors import DomainError, InvalidInput
+from sentinel.admin_rights import AdminScopeWritesMixin
 from sentinel.connectors import admin as _connectors_admin  # noqa: F401  (registers Connector)
 from sentinel.models import Alarm, AlarmEvent, Cell, Line, SignalDefinition, SignalLatest, Site, StaleCondition
 from sentinel.services import (
@@ -73,7 +74,7 @@ class LineAdmin(admin.ModelAdmin):
     inlines = [CellInline]
 
 
-class SignalInline(admin.TabularInline):
+class SignalInline(AdminScopeWritesMixin, admin.TabularInline):
     model = SignalDefinition
     form = SignalLimitsForm
     extra = 0
@@ -107,7 +108,7 @@ def _audit_threshold_change(request: HttpRequest, signal: SignalDefinition, chan
 
 
 @admin.register(SignalDefinition)
-class SignalDefinitionAdmin(admin.ModelAdmin):
+class SignalDefinitionAdmin(AdminScopeWritesMixin, admin.ModelAdmin):
     form = SignalLimitsForm
     list_display = ["__str__", "display_name", "unit", *THRESHOLD_FIELDS]
     list_editable = list(THRESHOLD_FIELDS)

@@ -10,6 +10,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from core.audit import audit_record
+from sentinel.admin_rights import AdminScopeWritesMixin
 from sentinel.connectors.config import (
     credential_env_problem,
     endpoint_host_problem,
@@ -91,7 +92,7 @@ class ConnectorTagForm(forms.ModelForm):
         return source
 
 
-class ConnectorTagInline(admin.TabularInline):
+class ConnectorTagInline(AdminScopeWritesMixin, admin.TabularInline):
     model = ConnectorTag
     form = ConnectorTagForm
     extra = 1
@@ -99,7 +100,7 @@ class ConnectorTagInline(admin.TabularInline):
 
 
 @admin.register(Connector)
-class ConnectorAdmin(admin.ModelAdmin):
+class ConnectorAdmin(AdminScopeWritesMixin, admin.ModelAdmin):
     form = ConnectorForm
     list_display = [
         "name",
