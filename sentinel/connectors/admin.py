@@ -7,6 +7,8 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
+from django.db import transaction
+from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from core.audit import audit_record
@@ -155,11 +157,22 @@ class ConnectorAdmin(AdminScopeWritesMixin, admin.ModelAdmin):
             )
 
     def delete_model(self, request: HttpRequest, obj: Connector) -> None:
-        audit_record(
-            actor=request.user,
-            action="connector.delete",
-            target_type="sentinel.connector",
-            target_id=obj.pk,
-            details={"name": obj.name},
-        )
+        _audit_delete(request, obj)
         super().delete_model(request, obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Connector]) -> None:
+        """The changelist's "Delete selected" bypasses delete_model: each connector is audited here."""
+        with transaction.atomic():
+            for connector in queryset.order_by("pk"):
+                _audit_delete(request, connector)
+            super().delete_queryset(request, queryset)
+
+
+def _audit_delete(request: HttpRequest, connector: Connector) -> None:
+    audit_record(
+        actor=request.user,
+        action="connector.delete",
+        target_type="sentinel.connector",
+        target_id=connector.pk,
+        details={"name": connector.name},
+    )
