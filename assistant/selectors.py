@@ -66,8 +66,13 @@ def run_get(user: AbstractBaseUser, run_id: int) -> Run:
     return get_owned_or_404(Run.objects.select_related("session"), user, owner_field="session__owner", pk=run_id)
 
 
-def attachment_get(user: AbstractBaseUser, attachment_id: int) -> Attachment:
-    return get_owned_or_404(Attachment.objects.all(), user, owner_field="session__owner", pk=attachment_id)
+def attachment_owned(user: AbstractBaseUser, attachment_id: int) -> Attachment:
+    """An attachment of the caller's own session (admins included, no bypass): what a session's
+    turns read is its owner's to change."""
+    attachment = Attachment.objects.filter(pk=attachment_id, session__owner_id=user.pk).first()
+    if attachment is None:
+        raise NotFound("Attachment not found.")
+    return attachment
 
 
 def _canonical_id(text: str) -> bool:

@@ -31,7 +31,7 @@ def list_attachments(request: HttpRequest, session_id: int) -> list:
 @router.post("/sessions/{session_id}/attachments", response={201: AttachmentOut})
 def add_attachment(request: HttpRequest, session_id: int, payload: AttachmentIn) -> Status:
     require_scopes(request.user, OPERATOR)
-    session = selectors.session_get(request.user, session_id)
+    session = selectors.session_owned(request.user, session_id)  # what its turns read: the owner's alone
     if payload.kind == "text_snippet":
         attachment = attachment_add_text(session=session, name=payload.name, text=payload.text)
     elif payload.kind == "library_resource":
@@ -48,7 +48,7 @@ def add_attachment(request: HttpRequest, session_id: int, payload: AttachmentIn)
 @router.post("/sessions/{session_id}/attachments/upload", response={201: AttachmentOut})
 def upload_attachment(request: HttpRequest, session_id: int, file: File[UploadedFile]) -> Status:
     require_scopes(request.user, OPERATOR)
-    session = selectors.session_get(request.user, session_id)
+    session = selectors.session_owned(request.user, session_id)
     limit = get_config().upload_max_bytes
     if file.size > limit:  # refuse before reading it into memory
         raise PayloadTooLarge(f"Upload is larger than {limit} bytes.", field="file", limit=limit)
@@ -61,5 +61,5 @@ def upload_attachment(request: HttpRequest, session_id: int, file: File[Uploaded
 @router.delete("/attachments/{attachment_id}", response={204: None})
 def delete_attachment(request: HttpRequest, attachment_id: int) -> Status:
     require_scopes(request.user, OPERATOR)
-    attachment_delete(attachment=selectors.attachment_get(request.user, attachment_id))
+    attachment_delete(attachment=selectors.attachment_owned(request.user, attachment_id))
     return Status(204, None)

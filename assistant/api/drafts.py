@@ -49,7 +49,8 @@ def list_drafts(
 @router.post("/drafts", response={201: DraftOut})
 def create_draft(request: HttpRequest, payload: DraftIn) -> Status:
     require_scopes(request.user, OPERATOR)
-    session = selectors.session_get(request.user, payload.session_id) if payload.session_id else None
+    # A draft goes only into the caller's own session (admins too: acting in a session is its owner's).
+    session = selectors.session_owned(request.user, payload.session_id) if payload.session_id else None
     draft = draft_create(owner=request.user, type=payload.type, name=payload.name, spec=payload.spec, session=session)
     return Status(201, draft)
 

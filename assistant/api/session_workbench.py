@@ -20,6 +20,7 @@ from assistant.api.workbench import (
     ResolveIn,
     operation_get,
     operation_latest,
+    operation_owned,
     plan_operation,
 )
 from assistant.choices import DraftStatus
@@ -68,7 +69,7 @@ def latest_in_session(request: HttpRequest, session_id: int) -> Operation:
 
 @router.post(f"{BASE}/plans/execute", response=OperationOut)
 def execute_in_session(request: HttpRequest, session_id: int, payload: ExecuteIn) -> Operation:
-    operation = operation_get(request.user, payload.plan_id, _session(request, session_id, acting=True))
+    operation = operation_owned(request.user, payload.plan_id, _session(request, session_id, acting=True))
     return operation_execute(operation=operation, actor=request.user, confirm=payload.confirm)
 
 

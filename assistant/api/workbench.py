@@ -71,6 +71,14 @@ def operation_get(user: AbstractBaseUser, operation_id: int, session: Session | 
     return get_owned_or_404(_operations(session), user, pk=operation_id)
 
 
+def operation_owned(user: AbstractBaseUser, operation_id: int, session: Session | None = None) -> Operation:
+    """The caller's own operation, to execute: an admin reads anyone's, but acts only in their own."""
+    operation = _operations(session).filter(pk=operation_id, owner_id=user.pk).first()
+    if operation is None:
+        raise NotFound("Operation not found.")
+    return operation
+
+
 def operation_latest(user: AbstractBaseUser, session: Session | None = None) -> Operation:
     """The newest operation still waiting for its confirmation; 404 when there is none."""
     operation = _operations(session).filter(owner=user, status=Operation.Status.PLANNED).first()
@@ -94,7 +102,8 @@ def resolve(request: HttpRequest, payload: ResolveIn) -> dict:
 @router.post("/plans", response={201: OperationOut})
 def plan(request: HttpRequest, payload: PlanIn) -> Status:
     require_scopes(request.user, OPERATOR)
-    session = selectors.session_get(request.user, payload.session_id) if payload.session_id else None
+    # Planning in a session acts in it: its owner's alone, admins included (as /sessions/{id}/plans).
+    session = selectors.session_owned(request.user, payload.session_id) if payload.session_id else None
     return Status(201, plan_operation(request, payload, session))
 
 
@@ -107,7 +116,7 @@ def latest(request: HttpRequest) -> Operation:
 @router.post("/plans/execute", response=OperationOut)
 def execute(request: HttpRequest, payload: ExecuteIn) -> Operation:
     require_scopes(request.user, OPERATOR)
-    operation = operation_get(request.user, payload.plan_id)
+    operation = operation_owned(request.user, payload.plan_id)
     return operation_execute(operation=operation, actor=request.user, confirm=payload.confirm)
 
 
