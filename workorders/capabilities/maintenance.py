@@ -17,6 +17,7 @@ from workorders import kpis, selectors
 from workorders.choices import Priority, WorkOrderStatus
 from workorders.models import LogbookEntry, ShiftAssignment
 from workorders.services import equipment_kb_update, work_order_update
+from workorders.services.edits import MAX_DESCRIPTION_CHARS
 from workorders.shapes import PartRef
 
 StatusName = Literal["detected", "analyzed", "open", "in_progress", "on_hold", "completed", "cancelled"]
@@ -67,7 +68,7 @@ class WorkOrderInput(BaseModel):
 class UpdateWorkOrderInput(BaseModel):
     work_order_id: int
     title: str | None = Field(default=None, max_length=200)
-    description: str | None = None
+    description: str | None = Field(default=None, max_length=MAX_DESCRIPTION_CHARS)
     priority: PriorityName | None = None
     recommended_actions: list[str] | None = None
     required_parts: list[PartRef] | None = None

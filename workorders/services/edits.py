@@ -11,9 +11,12 @@ from django.utils import timezone
 
 from core.audit import audit_record
 from core.errors import Conflict, InvalidInput
-from workorders.choices import CLOSED_STATUSES, Priority
+from core.events import publish
+from workorders.choices import CLOSED_STATUSES, Priority, WorkOrderStatus
+from workorders.events import WORK_ORDER_UPDATED
 from workorders.models import WorkOrder
-from workorders.services.lifecycle import lock_work_order, transition_with_rca_locked
+from workorders.services.lifecycle import actor_name, lock_work_order, transition_with_rca_locked
+from workorders.services.parts import part_shortages
 from workorders.shapes import WORK_ORDER_LISTS, work_order_list_clean
 
 GENERATED_FIELDS = (
@@ -42,6 +45,10 @@ def coerce_field(name: str, value: Any) -> Any:
 
 
 EDITABLE_FIELDS = frozenset(GENERATED_FIELDS)
+# The Generator's bound (agents/generator.SubmitWorkOrder): an edit stores no more than it may write.
+MAX_DESCRIPTION_CHARS = 5000
+# Orders whose repair order is written: their required parts are checked against the stock.
+PARTS_FLAGGED_STATUSES = frozenset({WorkOrderStatus.OPEN, WorkOrderStatus.IN_PROGRESS, WorkOrderStatus.ON_HOLD})
 # Fields a client may clear with null; every other editable field needs a value.
 NULLABLE_FIELDS = frozenset({"estimated_duration_min", "suggested_window_start", "suggested_window_end"})
 
@@ -50,6 +57,9 @@ def _check_changes(changes: dict[str, Any]) -> None:
     for name in sorted(changes):
         if changes[name] is None and name not in NULLABLE_FIELDS:
             raise InvalidInput(f"{name}: may not be null.", field=name)
+    description = changes.get("description")
+    if description is not None and (not isinstance(description, str) or len(description) > MAX_DESCRIPTION_CHARS):
+        raise InvalidInput(f"description: text of at most {MAX_DESCRIPTION_CHARS} characters.", field="description")
     if "priority" in changes and changes["priority"] not in Priority.values:
         raise InvalidInput(f"Unknown priority {changes['priority']!r}.", field="priority")
     for name in sorted(WORK_ORDER_LISTS.keys() & changes.keys()):  # the Generator's shapes, normalised
@@ -106,6 +116,8 @@ def work_order_update(
             for name, value in changes.items():
                 setattr(locked, name, coerce_field(name, value))
             _check_window(locked)
+            if "required_parts" in changes and locked.status in PARTS_FLAGGED_STATUSES:
+                locked.part_shortages = part_shortages(locked)  # the flags follow the parts now required
             locked.save()
             audit_record(
                 actor=actor,
@@ -113,6 +125,17 @@ def work_order_update(
                 target_type="work_order",
                 target_id=locked.pk,
                 details={"fields": sorted(changes), "note": note[:500]},
+            )
+            # Pages showing the order re-read it (the work-order page follows only the bus).
+            publish(
+                WORK_ORDER_UPDATED,
+                {
+                    "work_order_id": locked.pk,
+                    "status": locked.status,
+                    "from_status": locked.status,
+                    "change": "edited",
+                    "actor": actor_name(actor),
+                },
             )
         if to_status and to_status != locked.status:
             transition_with_rca_locked(

@@ -292,4 +292,14 @@ def work_order_raise_priority(
                 target_id=locked.pk,
                 details={"from": before, "to": priority, "reason": reason[:500]},
             )
+            publish(
+                WORK_ORDER_UPDATED,
+                {
+                    "work_order_id": locked.pk,
+                    "status": locked.status,
+                    "from_status": locked.status,
+                    "change": "priority_raised",
+                    "actor": actor_name(actor),
+                },
+            )
     return locked
