@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -12,6 +11,7 @@ from pydantic_core import PydanticCustomError
 
 from core.json_types import whole_number
 from sentinel.models import Alarm, AlarmEvent, SignalDefinition, SignalLatest
+from sentinel.services.alarms import REASON_PATTERN, has_visible_character
 
 
 class ThresholdsOut(Schema):
@@ -96,16 +96,17 @@ class CommentIn(Schema):
     comment: str = Field("", max_length=500)
 
 
-# A reason to hide an alarm: at least one character that is not whitespace (what str.strip() removes,
-# so \x1c-\x1f too), at most the AlarmEvent comment's 500. The service checks the same rule.
-REASON_PATTERN = r"[^\s\x1c-\x1f]"
-_VISIBLE = re.compile(REASON_PATTERN)
+# A reason to hide an alarm: at least one visible character (not whitespace, \x1c-\x1f or a zero-width
+# one: sentinel.services.alarms.REASON_PATTERN), at most the AlarmEvent comment's 500. The service
+# checks the same rule.
 
 
 def _has_visible_character(value: str) -> str:
     # The schema states the pattern (for clients); a refusal says it in words, not as the regex.
-    if not _VISIBLE.search(value):
-        raise PydanticCustomError("blank_reason", "must give a reason: only spaces or control characters were sent")
+    if not has_visible_character(value):
+        raise PydanticCustomError(
+            "blank_reason", "must give a reason: only spaces, control or invisible characters were sent"
+        )
     return value
 
 

@@ -7,6 +7,7 @@ states), the row saved, an AlarmEvent and an audit record written, in one transa
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -32,15 +33,31 @@ from sentinel.thresholds import is_clear
 MAX_SHELVE_MINUTES = 7 * 24 * 60
 # A reason is stored on the AlarmEvent (comment, CharField(max_length=500)) and in the audit record.
 REASON_MAX_LENGTH = 500
+# Characters that draw nothing: whitespace and \x1c-\x1f (what str.strip() removes), the soft hyphen,
+# zero-width spaces and joiners, direction marks, the word-joiner block, variation selectors, the BOM,
+# Hangul fillers and the blank braille pattern. A reason needs one character outside them. Written
+# for both Python's `re` and JSON Schema's ECMA-262 patterns (the API states it).
+_INVISIBLE = (
+    r"\s\x1c-\x1f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+    r"\u2060-\u206f\u2800\u3164\ufe00-\ufe0f\ufeff\uffa0"
+)
+REASON_PATTERN = f"[^{_INVISIBLE}]"
+_VISIBLE = re.compile(REASON_PATTERN)
+
+
+def has_visible_character(text: str) -> bool:
+    """Whether `text` shows anything: a reason of zero-width spaces reads as blank on every page."""
+    return _VISIBLE.search(text) is not None
 
 
 def required_reason(comment: str | None, *, verb: str) -> str:
     """The reason an operator gives to hide an alarm (shelve, out of service), stripped: ISA-18.2
-    makes removing an alarm from view an authorised act that records why. Blank, whitespace-only
-    or longer than REASON_MAX_LENGTH is a 422 naming `comment` (checked before the alarm is locked,
-    so a refused request changes nothing and writes no event or audit record)."""
+    makes removing an alarm from view an authorised act that records why. Blank, whitespace-only,
+    invisible-only (zero-width spaces…) or longer than REASON_MAX_LENGTH is a 422 naming `comment`
+    (checked before the alarm is locked, so a refused request changes nothing and writes no event
+    or audit record)."""
     reason = comment.strip() if isinstance(comment, str) else ""
-    if not reason:
+    if not has_visible_character(reason):
         raise InvalidInput(f"comment: say why the alarm is {verb} (a reason is required).", field="comment")
     if len(reason) > REASON_MAX_LENGTH:
         raise InvalidInput(f"comment: at most {REASON_MAX_LENGTH} characters.", field="comment")

@@ -4,6 +4,7 @@ the alarm's state unchanged, no AlarmEvent and no audit record; with a reason â†
 reason on the event and the audit record. Service, API and admin action alike."""
 
 import json
+import re
 
 import pytest
 from django.contrib.auth.models import User
@@ -12,6 +13,7 @@ from django.utils import timezone
 from core.errors import InvalidInput
 from core.models import AuditRecord
 from sentinel.models import Alarm
+from sentinel.schemas import REASON_PATTERN
 from sentinel.services import alarm_put_out_of_service, alarm_raise, alarm_shelve
 from sentinel.services.alarms import REASON_MAX_LENGTH
 from sentinel.thresholds import evaluate_threshold
@@ -19,7 +21,9 @@ from tests.sentinel.factories import set_latest
 
 pytestmark = pytest.mark.django_db
 
-BLANKS = ["", "   ", "\t\n", "\x1f \x1c", "\u00a0\u2003"]
+# Zero-width and filler characters draw nothing: a reason of them reads as blank on every page.
+INVISIBLE = ["\u200b", "\ufeff\u2060 \u200d", "\u3164", "\u2800\u00ad"]
+BLANKS = ["", "   ", "\t\n", "\x1f \x1c", "\u00a0\u2003", *INVISIBLE]
 ROUTES = {
     "out_of_service": ("out-of-service", {}, "out_of_service", "alarm.out_of_service"),
     "shelve": ("shelve", {"minutes": 30}, "shelved", "alarm.shelve"),
@@ -107,21 +111,23 @@ def test_api_without_a_body_names_comment(api_client, alarm, kind):
 
 
 @pytest.mark.parametrize("kind", ROUTES)
-@pytest.mark.parametrize("comment", ["\x1f \x1c", "\x1d", " \x1e\t"])
+@pytest.mark.parametrize("comment", ["\x1f \x1c", "\x1d", " \x1e\t", *INVISIBLE])
 def test_api_reason_of_only_control_characters_is_refused_in_words(api_client, alarm, kind, comment):
     path, extra, _, _ = ROUTES[kind]
     response = _post(api_client, f"/api/v1/alarms/{alarm.pk}/{path}", {**extra, "comment": comment})
     assert response.status_code == 422, response.content
     detail = response.json()["detail"]
-    assert detail == "comment: must give a reason: only spaces or control characters were sent"
+    assert detail == "comment: must give a reason: only spaces, control or invisible characters were sent"
     assert "pattern" not in detail and "\\x1c" not in detail
     _unchanged(alarm)
 
 
 def test_the_schema_still_states_the_reason_pattern(api_client):
     schemas = api_client.get("/api/v1/openapi.json").json()["components"]["schemas"]
-    assert schemas["ShelveIn"]["properties"]["comment"]["pattern"] == "[^\\s\\x1c-\\x1f]"
-    assert schemas["ReasonIn"]["properties"]["comment"]["pattern"] == "[^\\s\\x1c-\\x1f]"
+    for name in ("ShelveIn", "ReasonIn"):
+        pattern = schemas[name]["properties"]["comment"]["pattern"]
+        assert pattern == REASON_PATTERN and pattern.startswith("[^\\s\\x1c-\\x1f\\u00ad")
+        assert [re.search(pattern, text) is None for text in ("\u200b\ufeff", " ", "ok")] == [True, True, False]
 
 
 @pytest.mark.parametrize("kind", ROUTES)
@@ -157,7 +163,7 @@ def staff(client):
 
 
 @pytest.mark.parametrize("action", ADMIN_ACTIONS)
-@pytest.mark.parametrize("comment", ["", "   ", "\x1f\x1c", None])
+@pytest.mark.parametrize("comment", ["", "   ", "\x1f\x1c", None, "\u200b\u200b"])
 def test_admin_action_without_a_reason_changes_nothing(staff, alarm, action, comment):
     data = {"action": action, "_selected_action": [alarm.pk]}
     if comment is not None:
