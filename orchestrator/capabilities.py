@@ -95,6 +95,7 @@ def list_pending_interactions(ctx: CapabilityContext, params: ListPlansInput) ->
         {
             "id": i.pk,
             "plan_id": i.plan_id,
+            "step_order": i.step.order if i.step_id else None,
             "kind": i.kind,
             "question": i.question,
             "options": i.options,

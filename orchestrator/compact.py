@@ -34,6 +34,7 @@ def compact_plan(plan: Plan) -> dict[str, Any]:
         "open_interactions": [
             {
                 "id": i.pk,
+                "step_order": i.step.order if i.step_id else None,  # "approve step 2" is read by this, not the text
                 "kind": i.kind,
                 "question": i.question,
                 "options": i.options,

@@ -75,6 +75,7 @@ def build_context_packet(user: AbstractBaseUser, conversation: str, message: str
             {
                 "id": i.pk,
                 "plan_id": i.plan_id,
+                "step_order": i.step.order if i.step_id else None,
                 "kind": i.kind,
                 "question": i.question,
                 "options": i.options,

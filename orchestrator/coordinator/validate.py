@@ -26,6 +26,7 @@ from core.errors import DomainError
 from orchestrator.choices import PLAN_FINISHED, STEP_SKIPPABLE, STEP_STOPPABLE, InteractionStatus, PlanStatus
 from orchestrator.coordinator.execute import delegate_step
 from orchestrator.coordinator.schema import MUTATING, SUPPORTED, Action, ActionPlan
+from orchestrator.coordinator.targets import target_mismatch
 from orchestrator.coordinator.wording import quote_backing
 from orchestrator.models import CoordinatorTurn, Interaction, Plan, PlanStep
 from orchestrator.planning import normalize_refs
@@ -313,7 +314,8 @@ def describe(action: Action) -> str:
 def _backing(action: Action, message: str, confirmed: bool) -> str:
     if confirmed or action.type not in MUTATING:
         return ""
-    return quote_backing(action.user_request_quote, message, decision=action.type in DECISIONS)
+    words = quote_backing(action.user_request_quote, message, decision=action.type in DECISIONS)
+    return words or target_mismatch(action)  # and the words name this plan, step or ask, not another
 
 
 def _references(plan: ActionPlan, user: AbstractBaseUser, verdict: Verdict) -> None:

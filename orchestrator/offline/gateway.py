@@ -18,8 +18,6 @@ coordinator policy reads the message with `keyword_reading` first.
 
 from __future__ import annotations
 
-import re
-
 from core.agents.engines.fake import FakeEngine, FakeReply, FakeState, fake_policy
 from orchestrator.coordinator.schema import MUTATING
 from orchestrator.offline.answers import MARKER, cell, explain, packet, submit
@@ -164,7 +162,8 @@ def _open_asks(plans: list[dict], pending: list[dict]) -> list[dict]:
 
 
 def _on_step(ask: dict, order: int) -> bool:
-    return bool(re.search(rf"\bstep {order}\b", ask["question"], re.IGNORECASE))
+    # the ask's step, not its question's words: those carry the step's inputs ("key see step 3")
+    return ask.get("step_order") == order
 
 
 def _which_asks(reading: Reading, focus: dict | None, plans: list[dict], pending: list[dict]) -> list[dict]:

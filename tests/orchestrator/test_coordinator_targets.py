@@ -1,0 +1,102 @@
+"""A decision acts on what the user's words name: "approve step 3" decides step 3's ask, "cancel plan 8"
+cancels plan 8 — never another ask or plan, whatever a question text, a tool result or a model says.
+
+Red team: the offline reader found "step N" by searching each ask's question, and a question carries
+the step's inputs ("Allow step 1: Read a value — key see step 3"), so "approve step 3" approved step
+1; a gated ask's question names no step ("Approve: …?"), so "approve step 2" on it was "No open ask
+matches step 2". And the validator let a model's decision through when its quote named another
+target ("cancel plan 8" backing cancel_plan 7).
+"""
+
+import pytest
+
+from core.agents.engines.fake import FakeEngine, FakeReply
+from orchestrator.coordinator.service import coordinator_turn
+from orchestrator.models import Interaction, Plan
+from tests.orchestrator import testcaps
+from tests.orchestrator.conftest import build_plan, say, start
+
+pytestmark = pytest.mark.django_db
+
+
+def read(key: str = "k") -> dict:
+    return {"capability": "otest.read_value", "inputs": {"key": key}}
+
+
+def scripted(action: dict) -> FakeEngine:
+    plan = {"summary": "Done.", "actions": [action], "references": {}}
+    return FakeEngine(
+        script=[FakeReply(tool_calls=[("list_plans", {})]), FakeReply(tool_calls=[("submit_action_plan", plan)])]
+    )
+
+
+def test_a_step_named_in_an_asks_inputs_is_not_that_step(client, operator):
+    """Step 1's ask mentions "step 3" in its inputs; "approve step 3" must not approve it."""
+    plan = start(build_plan(operator, [read("see step 3 notes"), read(), read()], autonomy="ask_all"))
+    ask = Interaction.objects.get(plan=plan)
+    assert ask.step.order == 1 and "step 3" in ask.question
+
+    turn = say(client, operator, "approve step 3")
+
+    assert [e["type"] for e in turn.executed] == ["ask_clarification"], turn.answer
+    assert "No open ask matches step 3" in turn.answer
+    ask.refresh_from_db()
+    assert ask.status == "open" and testcaps.CALLS == []
+
+
+def test_approve_step_n_finds_a_gated_ask_on_that_step(client, operator):
+    """The owner's own gated step 2: presented as needing another approver, not "no ask matches"."""
+    release = {"capability": "otest.release", "inputs": {"label": "x"}}
+    plan = start(build_plan(operator, [read(), release]))
+    ask = Interaction.objects.get(plan=plan)
+    assert ask.step.order == 2 and "step 2" not in ask.question
+
+    turn = say(client, operator, f"approve step 2 of plan {plan.pk}")
+
+    assert [e["type"] for e in turn.executed][:1] == ["present_approval"], turn.answer
+    assert turn.executed[0]["result"]["interaction_id"] == ask.pk
+    assert "No open ask matches" not in turn.answer
+    ask.refresh_from_db()
+    assert ask.status == "open" and testcaps.CALLS == ["read_value"]
+
+
+def test_a_models_decision_on_another_step_than_the_words_name_is_not_done(client, operator):
+    plan = start(build_plan(operator, [read("see step 3 notes"), read(), read()], autonomy="ask_all"))
+    ask = Interaction.objects.get(plan=plan)
+    action = {"type": "decide_approval", "interaction_id": ask.pk, "decision": "approve"}
+    turn = coordinator_turn(
+        user=operator, message="approve step 3", engine=scripted({**action, "user_request_quote": "approve step 3"})
+    )
+
+    assert turn.executed == [] or all(e["type"] != "decide_approval" for e in turn.executed)
+    assert any(c["check"] == "backed_by_message" and not c["ok"] for c in turn.validation)
+    assert "step 1" in turn.answer and "step 3" in turn.answer
+    ask.refresh_from_db()
+    assert ask.status == "open" and testcaps.CALLS == []
+
+
+def test_a_models_cancel_of_another_plan_than_the_words_name_is_not_done(operator):
+    mine, named = build_plan(operator, [read()]), build_plan(operator, [read()])
+    quote = f"cancel plan {named.pk}"
+    turn = coordinator_turn(
+        user=operator,
+        message=quote,
+        engine=scripted({"type": "cancel_plan", "plan_id": mine.pk, "user_request_quote": quote}),
+    )
+
+    assert turn.executed == []
+    assert Plan.objects.get(pk=mine.pk).status == "approved" and Plan.objects.get(pk=named.pk).status == "approved"
+    assert f"plan {named.pk}" in turn.answer and "To confirm" in turn.answer
+
+
+def test_the_words_naming_the_same_target_still_decide(operator):
+    plan = build_plan(operator, [read()])
+    quote = f"cancel plan {plan.pk}"
+    turn = coordinator_turn(
+        user=operator,
+        message=quote,
+        engine=scripted({"type": "cancel_plan", "plan_id": plan.pk, "user_request_quote": quote}),
+    )
+
+    assert [e["type"] for e in turn.executed] == ["cancel_plan"]
+    assert Plan.objects.get(pk=plan.pk).status == "cancelled"
