@@ -3,6 +3,7 @@
 Work-order changes go through the services (lifecycle map, events, audit), never a bare save.
 """
 
+import math
 from typing import Any
 
 from django import forms
@@ -10,7 +11,8 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from core.admin import OperatorChangesMixin
+from core.admin import OperatorChangesMixin, ReadOnlyAdminMixin
+from core.audit import audit_record
 from core.errors import DomainError, InvalidInput
 from workorders.choices import WorkOrderStatus
 from workorders.models import (
@@ -148,14 +150,75 @@ class WorkOrderAdmin(OperatorChangesMixin, admin.ModelAdmin):
             self.message_user(request, f"WO-{obj.pk}: {exc.message}", messages.ERROR)
 
 
+class FailureHistoryAdminForm(forms.ModelForm):
+    class Meta:
+        model = FailureHistory
+        fields = (
+            "cell",
+            "failure_time",
+            "resolved_time",
+            "failure_mode",
+            "root_cause",
+            "signal_patterns",
+            "work_order",
+            "verification",
+            "confirmed_failure_mode",
+            "confirmed_root_cause",
+            "confirmed_by",
+            "confirmed_at",
+        )
+
+    def clean_signal_patterns(self) -> Any:
+        """The shape the Investigator's pattern match reads: {signal key: {peak, duration_min, …}}
+        with finite numbers (a list or a bare number there broke the match for the whole cell)."""
+        value = self.cleaned_data.get("signal_patterns")
+        if value is None:
+            return {}
+        rows = value.items() if isinstance(value, dict) else None
+        if rows is None or not all(
+            isinstance(row, dict)
+            and all(isinstance(n, int | float) and not isinstance(n, bool) and math.isfinite(n) for n in row.values())
+            for _, row in rows
+        ):
+            raise forms.ValidationError('An object of signal keys, each {"peak": number, "duration_min": number}.')
+        return value
+
+
 @admin.register(FailureHistory)
 class FailureHistoryAdmin(admin.ModelAdmin):
+    """The plant's failure history (the agents' memory, MTBF/MTTR): an admin enters what happened
+    before ARIA and corrects a row; every add, change and delete is an audit record."""
+
+    form = FailureHistoryAdminForm
     list_display = ("id", "cell", "failure_mode", "failure_time", "resolved_time", "work_order")
     list_filter = ("failure_mode", "cell")
     search_fields = ("failure_mode", "root_cause", "cell__tag")
     list_select_related = ("cell", "work_order")
     date_hierarchy = "failure_time"
     raw_id_fields = ("work_order",)
+
+    def save_model(self, request: HttpRequest, obj: FailureHistory, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        action = "failure_history.admin_change" if change else "failure_history.admin_add"
+        self._audit(request, obj, action, fields=sorted(form.changed_data))
+
+    def delete_model(self, request: HttpRequest, obj: FailureHistory) -> None:
+        self._audit(request, obj, "failure_history.admin_delete")
+        super().delete_model(request, obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[FailureHistory]) -> None:
+        for obj in queryset.order_by("pk"):
+            self._audit(request, obj, "failure_history.admin_delete")
+        super().delete_queryset(request, queryset)
+
+    def _audit(self, request: HttpRequest, obj: FailureHistory, action: str, **details: Any) -> None:
+        audit_record(
+            actor=request.user,
+            action=action,
+            target_type="failure_history",
+            target_id=obj.pk,
+            details={"cell_id": obj.cell_id, "failure_mode": obj.failure_mode, **details},
+        )
 
 
 class EquipmentKBAdminForm(forms.ModelForm):
@@ -190,7 +253,9 @@ class EquipmentKBAdmin(admin.ModelAdmin):
 
 
 @admin.register(LogbookEntry)
-class LogbookEntryAdmin(admin.ModelAdmin):
+class LogbookEntryAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    """Read only: the logbook is append-only, written on the Shift page (audited, on the bus)."""
+
     list_display = ("time", "cell", "author", "shift", "category", "text")
     list_filter = ("cell", "shift", "category")
     search_fields = ("text", "author", "cell__tag")

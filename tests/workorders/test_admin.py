@@ -97,3 +97,48 @@ def test_work_orders_cannot_be_deleted_in_the_admin(staff, cell):
     response = staff.post("/admin/workorders/workorder/", {"action": "delete_selected", "_selected_action": [wo.pk]})
     assert response.status_code in (200, 302)
     assert type(wo).objects.filter(pk=wo.pk).exists()
+
+
+def test_the_logbook_is_append_only_in_the_admin_too(staff, cell, operator):
+    from workorders.models import LogbookEntry
+    from workorders.services.logbook import logbook_entry_create
+
+    entry = logbook_entry_create(cell=cell, author=operator, text="P-02 seal drips", category="observation")
+    url = f"/admin/workorders/logbookentry/{entry.pk}/"
+    assert staff.get(f"{url}change/").status_code == 200  # readable
+    staff.post(f"{url}change/", {"cell": cell.pk, "text": "nothing to see", "category": "observation"})
+    staff.post(f"{url}delete/", {"post": "yes"})
+    staff.post(
+        "/admin/workorders/logbookentry/", {"action": "delete_selected", "_selected_action": [entry.pk], "post": "yes"}
+    )
+    assert LogbookEntry.objects.get(pk=entry.pk).text == "P-02 seal drips"
+    assert staff.get("/admin/workorders/logbookentry/add/").status_code == 403
+
+
+def test_failure_history_edits_in_the_admin_are_audited_and_keep_the_shape(staff, cell):
+    from workorders.models import FailureHistory
+
+    failure = f.make_history(cell)[0]
+    url = f"/admin/workorders/failurehistory/{failure.pk}/change/"
+    form = {
+        "cell": cell.pk, "failure_time_0": "2026-01-05", "failure_time_1": "10:00:00", "resolved_time_0": "",
+        "resolved_time_1": "", "failure_mode": "bearing_wear", "root_cause": "DE bearing worn.",
+        "signal_patterns": '{"vibration_mm_s": {"peak": 5.4}}', "work_order": "", "verification": "confirmed",
+        "confirmed_failure_mode": "", "confirmed_root_cause": "", "confirmed_by": "", "confirmed_at_0": "",
+        "confirmed_at_1": "",
+    }  # fmt: skip
+    for bad in ('["vibration_mm_s"]', '{"vibration_mm_s": 5}', '{"vibration_mm_s": {"peak": "high"}}'):
+        response = staff.post(url, {**form, "signal_patterns": bad})
+        assert response.status_code == 200 and "signal_patterns" in response.context["adminform"].form.errors, bad
+    assert FailureHistory.objects.get(pk=failure.pk).signal_patterns == {
+        "vibration_mm_s": {"peak": 5.4, "duration_min": 14}
+    }
+    assert not AuditRecord.objects.filter(target_type="failure_history").exists()
+
+    assert staff.post(url, {**form, "failure_mode": "misalignment"}).status_code == 302
+    assert FailureHistory.objects.get(pk=failure.pk).failure_mode == "misalignment"
+    changed = AuditRecord.objects.get(action="failure_history.admin_change", target_id=str(failure.pk))
+    assert changed.actor_label == "adam" and "failure_mode" in changed.details["fields"]
+    assert staff.post(f"/admin/workorders/failurehistory/{failure.pk}/delete/", {"post": "yes"}).status_code == 302
+    deleted = AuditRecord.objects.get(action="failure_history.admin_delete", target_id=str(failure.pk))
+    assert deleted.details["failure_mode"] == "misalignment"
