@@ -26,6 +26,9 @@ NAME = re.compile(r"^[a-z][a-z0-9_]{1,62}$")
 # never "../../x" or markup. Tools keep the stricter NAME (they become function names).
 DRAFT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$")
 DRAFT_NAME_RULE = "name must be letters, digits, _ or - (starting with a letter or digit), 1–100 characters."
+# A tool's test cases run one after another in the sandbox, each up to the wall timeout: a bound
+# keeps one test request (and the draft's `testing` step) from running for hours.
+MAX_TOOL_TESTS = 20
 MCP_TRANSPORTS = ("stdio", "http", "streamable_http", "sse")
 MCP_TIERS = ("read", "safe", "mutate")  # `gated` is never given to a model
 # The finish tool each agent's loop ends with (their AgentSpec.finish_tool; a test keeps them in step):
@@ -111,6 +114,8 @@ def validate_tool(name: str, spec: dict[str, Any], config: AssistantConfig) -> l
     tests = spec.get("tests", [])
     if not isinstance(tests, list) or any(not isinstance(t, dict) or "input" not in t for t in tests):
         errors.append("tests must be a list of {input, expect?}.")
+    elif len(tests) > MAX_TOOL_TESTS:
+        errors.append(f"tests: at most {MAX_TOOL_TESTS} cases (this spec has {len(tests)}).")
     return errors
 
 
