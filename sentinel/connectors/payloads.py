@@ -11,7 +11,7 @@ from google.protobuf.message import DecodeError
 
 from sentinel.connectors.feed import Feed
 from sentinel.connectors.sparkplug_b_pb2 import Payload
-from sentinel.services.ingest import VALUE_RANGE, value_in_range
+from sentinel.services.ingest import EARLIEST, VALUE_RANGE, value_in_range
 
 MAX_PAYLOAD_BYTES = 256 * 1024
 MAX_VALUES_PER_MESSAGE = 10_000
@@ -34,23 +34,27 @@ def _number(raw: Any, where: str) -> float:
 
 
 def _time(raw: Any, received_at: datetime, where: str) -> datetime:
-    """ISO 8601 with a timezone, or epoch milliseconds; absent = when it arrived."""
+    """ISO 8601 with a timezone, or epoch milliseconds; absent = when it arrived. Not before
+    0001-01-02 (UTC), as on the API: year 1 with a positive offset cannot be stored."""
     if raw is None:
         return received_at
     if type(raw) in (int, float):
         try:
-            return datetime.fromtimestamp(raw / 1000.0, UTC)
+            value = datetime.fromtimestamp(raw / 1000.0, UTC)
         except (OverflowError, OSError, ValueError):
             raise PayloadError(f"{where}: time out of range") from None
-    if isinstance(raw, str):
+    elif isinstance(raw, str):
         try:
             value = datetime.fromisoformat(raw)
         except ValueError:
             raise PayloadError(f"{where}: time must be ISO 8601 or epoch milliseconds") from None
         if value.tzinfo is None:
             raise PayloadError(f"{where}: time must include a timezone")
-        return value
-    raise PayloadError(f"{where}: time must be ISO 8601 or epoch milliseconds")
+    else:
+        raise PayloadError(f"{where}: time must be ISO 8601 or epoch milliseconds")
+    if value < EARLIEST:
+        raise PayloadError(f"{where}: time out of range (before 0001-01-02)")
+    return value
 
 
 def json_values(payload: bytes, received_at: datetime) -> list[tuple[datetime, float]]:

@@ -208,7 +208,14 @@ def samples_ingest(
 
 
 def _refuse_out_of_range(samples: list[Sample]) -> None:
-    """Already-parsed samples (a connector's) are checked for range too: a 422 naming the first."""
+    """Already-parsed samples (a connector's) are checked for range too: a 422 naming the first.
+    A time before EARLIEST would overflow on its way to the database (an OverflowError, not a 422:
+    a connector's batch that raised it stayed at the head of its backlog and blocked the rest)."""
+    times = [sample[1] for sample in samples]
+    if min(times) < EARLIEST:
+        raise _invalid(
+            next(i for i, t in enumerate(times) if t < EARLIEST), "time", "is out of range (before 0001-01-02)"
+        )
     values = [sample[2] for sample in samples]
     # A NaN or an infinity makes the sum non-finite; with every value finite, max and min are exact.
     if math.isfinite(sum(values)) and max(values) <= MAX_MAGNITUDE and min(values) >= -MAX_MAGNITUDE:
