@@ -14,8 +14,12 @@ from sentinel.choices import AlarmState
 @login_required
 @ensure_csrf_cookie
 def alarm_performance_page(request: HttpRequest) -> HttpResponse:
-    if not user_scopes(request.user) & {OPERATOR, APPROVER}:
+    scopes = user_scopes(request.user)
+    if not scopes & {OPERATOR, APPROVER}:
         raise PermissionDenied("Alarm performance is for operators and approvers.")
     # The alarm states in the model's words ("Active, unacknowledged"), for the lists that name one.
     state_labels = {value: str(label) for value, label in AlarmState.choices}
-    return render(request, "sentinel/performance.html", {"state_labels": state_labels})
+    # Drafting a plan (POST /api/v1/aria/plans) needs the operator scope: an approver reads the
+    # suggestions without a button the API would refuse.
+    context = {"state_labels": state_labels, "can_plan": OPERATOR in scopes}
+    return render(request, "sentinel/performance.html", context)

@@ -8,6 +8,7 @@
   if (!root) return;
   const API = root.getAttribute("data-api");
   const PLANS = root.getAttribute("data-plans-api");
+  const CAN_PLAN = root.getAttribute("data-can-plan") === "true";  // drafting a plan needs the operator scope
   const form = document.getElementById("perf-window");
   const status = document.getElementById("perf-status");
   const msg = document.getElementById("perf-msg");
@@ -156,11 +157,14 @@
       li.appendChild(el("span", "suggestion-title", `${who(a)}: ${s.title}`));
       li.appendChild(el("div", "suggestion-evidence", s.evidence.join(" · ")));
       const done = el("span", "suggestion-done");
-      if (s.plan) {
+      if (s.plan && CAN_PLAN) {
         const b = el("button", "", "Create limit-change plan");
         b.type = "button";
         b.addEventListener("click", () => { createPlan(s, b, done); });
         li.appendChild(b);
+      } else if (s.plan) {
+        li.appendChild(el("span", "suggestion-evidence suggestion-needs-operator",
+          "Creating the limit-change plan needs the operator scope."));
       } else {
         li.appendChild(el("span", "suggestion-evidence", s.plan_unavailable));
       }

@@ -28,6 +28,7 @@ def server(tmp_path_factory):
     server = start_live_server(tmp_path_factory.mktemp("alarm-performance"), {"ARIA_ENGINE": "fake"})
     server.manage("shell", "-c", REPLAY)
     server.create_user("opal", "perf-operator-1", "operator")
+    server.create_user("h1-april", "perf-approver-1", "approver")
     yield server
     server.stop()
 
@@ -87,4 +88,20 @@ def test_no_tuning_suggestion_is_a_sentence_not_a_numbered_item(browser, server)
     expect(page.locator("#perf-suggestions-empty")).to_have_text("No tuning suggestion for these bad actors.")
     expect(page.locator("#perf-suggestions")).to_be_hidden()
     expect(page.locator("#perf-suggestions li")).to_have_count(0)
+    page.context.close()
+
+
+def test_an_approver_reads_the_suggestions_without_a_button_the_api_refuses(browser, server):
+    """Drafting the plan (POST /api/v1/aria/plans) needs the operator scope: the approver was offered
+    the button and got 'Requires scope: operator.' on a click."""
+    page = open_tab(browser, server, height=1400)
+    sign_in(page, "h1-april", "perf-approver-1", next_path="/alarms/performance/")
+    expect(page.locator("#perf-status")).to_have_attribute("data-status", "open")
+    suggestion = page.locator('li.suggestion[data-signal="P-02.motor_current_a"]')
+    expect(suggestion.locator(".suggestion-title")).to_contain_text("on-delay")
+    expect(suggestion.locator(".suggestion-needs-operator")).to_have_text(
+        "Creating the limit-change plan needs the operator scope."
+    )
+    expect(page.get_by_role("button", name="Create limit-change plan")).to_have_count(0)
+    assert not page.console_errors, page.console_errors
     page.context.close()
