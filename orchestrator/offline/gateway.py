@@ -106,7 +106,7 @@ def _next(reading: Reading, state: FakeState) -> FakeReply:
     if act == "question":
         return cell(state, tags[0], plans, refs)
     if act == "unclear":
-        return _clarify(focus, refs, plans, pending)
+        return _clarify(focus, refs, plans, pending, several=reading.several)
     if act in ("stop", "skip") and reading.step:
         return step_turn(reading, focus, refs) if focus else which(f"Step {reading.step} of which plan?")
     if act == "skip":
@@ -379,10 +379,12 @@ def _listing(asks: list[dict]) -> str:
     return "; ".join(f"ask {a['id']} on plan {a['plan_id']}: {a['question']}" for a in asks)
 
 
-def _clarify(focus: dict | None, refs: dict, plans: list[dict], pending: list[dict]) -> FakeReply:
+def _clarify(focus: dict | None, refs: dict, plans: list[dict], pending: list[dict], several: str = "") -> FakeReply:
     """Not understood as an instruction: say so, change nothing, and say what waits and how to act."""
     waiting = _open_asks(plans, pending)
     text = "I did not understand that as an instruction, so I changed nothing."
+    if several:  # one decision, several targets named: do none rather than one of them
+        text = f"Your message names {several}; I act on one at a time, so I changed nothing. Say them one by one."
     if waiting:
         text += f" Waiting: {_listing(waiting)}. To approve one, say 'approve ask {waiting[0]['id']}'."
     elif focus:

@@ -60,6 +60,7 @@ class Reading:
                  last) for "the second one" / "option 2", else `pick`, the words naming it ("P-02A").
     plan_id: the plan the message names ("plan 4"), whatever the act.
     waiting: the message asks what waits for the user ("what do you need from me?").
+    several: with `unclear`, what a decision named more than one of ("steps 2, 3"): one at a time.
     draft_id / drafts: the message names authoring draft N / is about drafts, reviews or publishing.
     lines: the production lines the message names ("line 2" → "line 2"), as guidance limits.
     investigation: the message is about an investigation (RCA, root cause): the agent runs answer it.
@@ -86,6 +87,7 @@ class Reading:
     pick: str = ""
     waiting: bool = False
     quote: str = ""
+    several: str = ""  # unclear: a decision's words name several plans, steps or asks ("plans 11, 12")
 
     def __post_init__(self) -> None:
         if self.act not in ACTS:
@@ -236,6 +238,16 @@ def _understood(clause: str) -> bool:
     )
 
 
+def _several(text: str) -> str:
+    """ "plans 11, 12" when the message names more than one plan (or step, or ask): a decision acts on
+    one target, and the others would be dropped without a word."""
+    for noun, pattern in (("plan", PLAN_ID), ("step", STEP), ("ask", ASK)):
+        ids = sorted({int(n) for n in pattern.findall(text)})
+        if len(ids) > 1:
+            return f"{noun}s {', '.join(map(str, ids))}"
+    return ""
+
+
 def keyword_reading(message: str, specialists: dict[str, Any]) -> Reading:
     """The offline demo's reading of `message` from its own words' structure and the packet's roles."""
     own = own_words(message)
@@ -269,6 +281,8 @@ def keyword_reading(message: str, specialists: dict[str, Any]) -> Reading:
     decided = [(bare, w) for bare, w in decisions if HALT.match(bare) or SKIP.match(bare) or APPROVE.match(bare)]
     if decided and _unread_after(decided[-1][1], own, message):
         return Reading("unclear", **common)
+    if decided and (several := _several(text)):  # "cancel plan 12 and plan 11": one would be dropped
+        return Reading("unclear", several=several, **common)
     if halt := next((w for bare, w in decisions if HALT.match(bare)), None):
         return Reading("stop", smaller=bool(SMALLER.search(text)), quote=halt, **targets, **common)
     if skip := next((w for bare, w in decisions if SKIP.match(bare)), None):

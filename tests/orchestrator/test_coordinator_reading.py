@@ -150,7 +150,7 @@ def test_words_after_a_decision_it_does_not_understand_leave_it_unclear(message)
         ("cancel plan 6. thanks", "stop"),
         ("Stop that one, use a smaller agent", "stop"),
         ("Approve it, please", "proceed"),
-        ("stop step 2. stop step 3", "stop"),
+        ("stop step 2. stop it now", "stop"),  # "stop step 2. stop step 3" names two: test_coordinator_targets
     ],
 )
 def test_a_decision_followed_by_what_the_reader_understands_still_reads(message, act):

@@ -100,3 +100,37 @@ def test_the_words_naming_the_same_target_still_decide(operator):
 
     assert [e["type"] for e in turn.executed] == ["cancel_plan"]
     assert Plan.objects.get(pk=plan.pk).status == "cancelled"
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "skip step 2 of plan {plan}. skip step 3 of plan {plan}",
+        "stop step 2 of plan {plan}. stop step 3 of plan {plan}",
+        "stop step 2 of plan {plan}, stop step 3",
+        "cancel plan {plan} and plan {other}",
+        "plan {other} is done; skip step 2 of plan {plan}",
+    ],
+)
+def test_a_decision_naming_several_targets_changes_nothing(client, operator, message):
+    """Red team: "stop step 2. stop step 3" skipped step 2 and said nothing of step 3; "cancel plan 12
+    and plan 11" cancelled plan 12 only, answering "Plan 12 is now cancelled." One at a time: the
+    coordinator asks, naming what the message names, and changes nothing."""
+    plan = start(build_plan(operator, [read(), read(), read()], autonomy="ask_all"))
+    other = build_plan(operator, [read()])
+    before = (
+        sorted(Plan.objects.values_list("pk", "status")),
+        sorted(Interaction.objects.values_list("pk", "status")),
+        list(plan.steps.order_by("order").values_list("status", flat=True)),
+    )
+
+    turn = say(client, operator, message.format(plan=plan.pk, other=other.pk))
+
+    assert [e["type"] for e in turn.executed] == ["ask_clarification"], turn.answer
+    assert "one at a time" in turn.answer and "I changed nothing" in turn.answer
+    after = (
+        sorted(Plan.objects.values_list("pk", "status")),
+        sorted(Interaction.objects.values_list("pk", "status")),
+        list(plan.steps.order_by("order").values_list("status", flat=True)),
+    )
+    assert after == before
