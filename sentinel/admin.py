@@ -8,6 +8,7 @@ from typing import Any, cast
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ActionForm
+from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 
@@ -89,10 +90,30 @@ class CellAdmin(admin.ModelAdmin):
     search_fields = ["tag", "name"]
     inlines = [SignalInline]
 
-    def save_formset(self, request, form, formset, change):  # thresholds edited inline are audited too
+    def save_formset(self, request, form, formset, change):  # signals added, edited, deleted inline: audited
+        gone = [f.instance for f in getattr(formset, "deleted_forms", []) if f.instance.pk]
+        gone = [(signal.pk, _signal_named(signal)) for signal in gone]  # a deleted row loses its pk
         super().save_formset(request, form, formset, change)
-        for signal, fields in getattr(formset, "changed_objects", []):
+        if formset.model is not SignalDefinition:
+            return
+        for signal in formset.new_objects:
+            _audit_signal(request, "signal.create", signal.pk, _signal_created(signal))
+        for signal, fields in formset.changed_objects:
             _audit_threshold_change(request, signal, fields)
+        for pk, named in gone:
+            _audit_signal(request, "signal.delete", pk, named)
+
+
+def _signal_named(signal: SignalDefinition) -> dict[str, Any]:
+    return {"cell_tag": signal.cell.tag, "key": signal.key}
+
+
+def _signal_created(signal: SignalDefinition) -> dict[str, Any]:
+    return {**_signal_named(signal), **{f: getattr(signal, f) for f in THRESHOLD_FIELDS}}
+
+
+def _audit_signal(request: HttpRequest, action: str, pk: int, details: dict[str, Any]) -> None:
+    audit_record(actor=request.user, action=action, target_type="sentinel.signal", target_id=pk, details=details)
 
 
 def _audit_threshold_change(request: HttpRequest, signal: SignalDefinition, changed: list[str]) -> None:
@@ -123,6 +144,19 @@ class SignalDefinitionAdmin(AdminScopeWritesMixin, admin.ModelAdmin):
         super().save_model(request, obj, form, change)
         if change:
             _audit_threshold_change(request, obj, list(form.changed_data))
+        else:
+            _audit_signal(request, "signal.create", obj.pk, _signal_created(obj))
+
+    def delete_model(self, request: HttpRequest, obj: SignalDefinition) -> None:
+        _audit_signal(request, "signal.delete", obj.pk, _signal_named(obj))
+        super().delete_model(request, obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[SignalDefinition]) -> None:
+        """The list's "Delete selected" bypasses delete_model: each signal is audited here."""
+        with transaction.atomic():
+            for signal in queryset.select_related("cell").order_by("pk"):
+                _audit_signal(request, "signal.delete", signal.pk, _signal_named(signal))
+            super().delete_queryset(request, queryset)
 
 
 @admin.register(SignalLatest)

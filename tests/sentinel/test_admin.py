@@ -3,10 +3,10 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from core.models import AuditRecord
-from sentinel.models import Alarm
+from sentinel.models import Alarm, SignalDefinition
 from sentinel.services import alarm_raise
 from sentinel.thresholds import evaluate_threshold
-from tests.sentinel.factories import set_latest
+from tests.sentinel.factories import make_signal, set_latest
 
 pytestmark = pytest.mark.django_db
 
@@ -95,3 +95,65 @@ def test_threshold_edit_is_audited(staff, vibration):
     assert vibration.alert == 4.0
     record = AuditRecord.objects.get(action="signal.thresholds_change")
     assert record.details == {"alert": 4.0}
+
+
+# A signal added or deleted in the admin is audited like a threshold edit: adding one brings new limits
+# into force, deleting one takes its alarms' signal and its history away. Neither wrote a record.
+
+
+def _audits(action: str) -> list[tuple[str, dict]]:
+    return [(r.target_id, r.details) for r in AuditRecord.objects.filter(action=action).order_by("pk")]
+
+
+def test_a_signal_added_on_its_page_is_audited_with_its_limits(staff, cell):
+    data = {
+        "cell": cell.pk, "key": "flow_m3_h", "display_name": "Flow", "unit": "m3/h", "enabled": "on",
+        "low_alert": "80", "alert": "160", "high_alert": "", "trip": "", "deadband": "2", "on_delay_seconds": "5",
+    }  # fmt: skip
+    assert staff.post("/admin/sentinel/signaldefinition/add/", data).status_code == 302
+    signal = SignalDefinition.objects.get(key="flow_m3_h")
+    limits = {"low_alert": 80.0, "alert": 160.0, "high_alert": None, "trip": None, "deadband": 2.0}
+    expected = {"cell_tag": "P-02", "key": "flow_m3_h", **limits, "on_delay_seconds": 5, "enabled": True}
+    assert _audits("signal.create") == [(str(signal.pk), expected)]
+
+
+def test_signals_deleted_from_their_page_and_from_the_list_are_audited(staff, cell, vibration):
+    other = make_signal(cell, "bearing_temp_c", alert=80.0, trip=95.0)
+    third = make_signal(cell, "motor_current_a", alert=52.0, trip=60.0)
+    assert staff.post(f"/admin/sentinel/signaldefinition/{vibration.pk}/delete/", {"post": "yes"}).status_code == 302
+    data = {"action": "delete_selected", "_selected_action": [other.pk, third.pk], "post": "yes"}
+    assert staff.post("/admin/sentinel/signaldefinition/", data).status_code == 302
+    assert not SignalDefinition.objects.exists()
+    assert _audits("signal.delete") == [
+        (str(vibration.pk), {"cell_tag": "P-02", "key": "vibration_mm_s"}),
+        (str(other.pk), {"cell_tag": "P-02", "key": "bearing_temp_c"}),
+        (str(third.pk), {"cell_tag": "P-02", "key": "motor_current_a"}),
+    ]
+
+
+def test_signals_added_and_deleted_in_the_cell_inline_are_audited(staff, cell, vibration):
+    row = {"cell": cell.pk, "unit": "mm/s", "enabled": "on", "low_alert": "", "high_alert": "", "on_delay_seconds": "0"}
+    old = {**row, "id": vibration.pk, "key": vibration.key, "display_name": "v", "alert": "4.5", "trip": "7.1",
+           "deadband": "0.2", "DELETE": "on"}  # fmt: skip
+    new = {
+        **row,
+        "key": "axial_vibration_mm_s",
+        "display_name": "Axial",
+        "alert": "4.5",
+        "trip": "7.1",
+        "deadband": "0.2",
+    }
+    data = {
+        "line": cell.line_id, "tag": cell.tag, "name": cell.name, "equipment_type": cell.equipment_type,
+        "signals-TOTAL_FORMS": "2", "signals-INITIAL_FORMS": "1", "signals-MIN_NUM_FORMS": "0",
+        "signals-MAX_NUM_FORMS": "1000", **{f"signals-0-{k}": v for k, v in old.items()},
+        **{f"signals-1-{k}": v for k, v in new.items()},
+    }  # fmt: skip
+    response = staff.post(f"/admin/sentinel/cell/{cell.pk}/change/", data)
+    assert response.status_code == 302, response.content.decode()[:3000]
+    added = SignalDefinition.objects.get()
+    assert added.key == "axial_vibration_mm_s"
+    assert [(pk, d["key"], d["alert"]) for pk, d in _audits("signal.create")] == [
+        (str(added.pk), "axial_vibration_mm_s", 4.5)
+    ]
+    assert _audits("signal.delete") == [(str(vibration.pk), {"cell_tag": "P-02", "key": "vibration_mm_s"})]
