@@ -16,6 +16,7 @@ from pydantic import Field
 from core.access import APPROVER, OPERATOR, has_scopes, is_service_account, require_any_scope, require_scopes
 from core.errors import InvalidInput, InvalidJson, NotAuthenticated
 from core.json_types import RowId
+from core.request_limits import MAX_PAGE_OFFSET
 from sentinel import selectors
 from sentinel.choices import AlarmState, Severity
 from sentinel.models import Cell
@@ -220,6 +221,7 @@ class AlarmFilter(Schema):
     cell: str | None = Field(None, description="Cell tag, e.g. P-02 (alternative to cell_id).")
     severity: str | None = Field(None, json_schema_extra={"enum": list(Severity.values)})
     limit: int = Field(100, ge=1, le=500)
+    offset: int = Field(0, ge=0, le=MAX_PAGE_OFFSET, description="Alarms to skip (newest first), to page back.")
 
 
 @router.get("/alarms", response=list[AlarmOut])
@@ -228,7 +230,7 @@ def list_alarms(request: HttpRequest, filters: Query[AlarmFilter]) -> list[dict[
     alarms = selectors.alarms_list(
         state=filters.state, cell_id=filters.cell_id, cell_tag=filters.cell, severity=filters.severity
     )
-    return [alarm_out(a) for a in alarms[: filters.limit]]
+    return [alarm_out(a) for a in alarms[filters.offset : filters.offset + filters.limit]]
 
 
 def _detail(alarm_id: int) -> dict[str, Any]:

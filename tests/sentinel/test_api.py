@@ -91,6 +91,25 @@ def test_alarm_list_filters(api_client, alarm, cell):
     assert response.status_code == 422 and response.json()["field"] == "severity"
 
 
+def test_the_alarm_list_pages_back_past_its_limit(api_client, cell):
+    """At most 500 per request, newest first: the alarms behind the newest 500 could not be read at all."""
+    signals = [make_signal(cell, f"signal_{i}", alert=1.0, trip=None) for i in range(4)]
+    start = timezone.now() - timedelta(hours=1)
+    for i, signal in enumerate(signals):
+        set_latest(signal, 2.0)
+        at = start + timedelta(minutes=i)
+        alarm_raise(signal=signal, breach=evaluate_threshold(signal, 2.0), value=2.0, time=at)
+    pages = [api_client.get(f"/api/v1/alarms?limit=3&offset={offset}").json() for offset in (0, 3, 4)]
+    assert [[a["signal_key"] for a in page] for page in pages] == [
+        ["signal_3", "signal_2", "signal_1"],
+        ["signal_0"],
+        [],
+    ]
+    for bad in ("-1", "100001", "x"):
+        response = api_client.get(f"/api/v1/alarms?offset={bad}")
+        assert response.status_code == 422 and response.json()["field"] == "offset", bad
+
+
 def test_acknowledge_shelve_unshelve_out_of_service_flow(api_client, alarm):
     base = f"/api/v1/alarms/{alarm.pk}"
     body = post(api_client, f"{base}/acknowledge", {"comment": "on it"}).json()
