@@ -101,7 +101,13 @@ def review_draft(request: HttpRequest, draft_id: int) -> Draft:
 def approve_draft(request: HttpRequest, draft_id: int, payload: ApproveIn) -> Draft:
     require_scopes(request.user, APPROVER)
     draft = selectors.draft_get(request.user, draft_id, for_review=True)
-    return draft_approve(draft=draft, actor=request.user, reason=payload.reason, tool_tiers=payload.tool_tiers)
+    return draft_approve(
+        draft=draft,
+        actor=request.user,
+        reason=payload.reason,
+        tool_tiers=payload.tool_tiers,
+        candidate_hash=payload.candidate_hash,
+    )
 
 
 @router.post("/drafts/{draft_id}/reject", response=DraftOut)

@@ -216,6 +216,8 @@ class DecisionIn(Schema):
 class ApproveIn(DecisionIn):
     # MCP server drafts: the tier the approver gives each tool (left out: its declared tier, else mutate)
     tool_tiers: dict[str, Literal["read", "safe", "mutate", "gated"]] | None = None
+    # The content_hash of the candidate the approver read: a newer candidate is a 409, not approved unseen
+    candidate_hash: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
 
 
 class ReviewOut(Schema):

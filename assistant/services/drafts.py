@@ -229,27 +229,47 @@ def mcp_tier_choices(draft: Draft, tool_tiers: dict[str, str] | None) -> dict[st
 
 
 def draft_approve(
-    *, draft: Draft, actor: AbstractBaseUser, reason: str = "", tool_tiers: dict[str, str] | None = None
+    *,
+    draft: Draft,
+    actor: AbstractBaseUser,
+    reason: str = "",
+    tool_tiers: dict[str, str] | None = None,
+    candidate_hash: str | None = None,
 ) -> Draft:
     """Manual policy: an approver who is not the author approves this exact candidate (for an MCP
-    server, with the tier they chose for each tool; checked before anything moves)."""
+    server, with the tier they chose for each tool; checked before anything moves).
+
+    `candidate_hash`: the content hash of the candidate the approver read. When the author has
+    made a new candidate since (edited, validated and tested again), the approval is refused (409
+    `candidate_changed`) instead of landing on text the approver never saw."""
     _require_approver(draft, actor)
     tiers = mcp_tier_choices(draft, tool_tiers)
-    draft = draft_transition(draft=draft, to_status=S.APPROVED, actor=actor, via="manual", reason=reason)
-    Review.objects.create(
-        draft=draft,
-        kind=ReviewKind.MANUAL,
-        reviewer=actor,
-        decision=ReviewDecision.APPROVE,
-        candidate_hash=draft.content_hash,
-        candidate_version=draft.version,
-        reason=reason,
-        tool_tiers=tiers,
-    )
-    details: dict[str, Any] = {"via": "manual", "hash": draft.content_hash, "version": draft.version}
-    if tiers:
-        details["tool_tiers"] = tiers
-    _audit(draft, actor, "draft.approve", **details)
+    with transaction.atomic():
+        current = Draft.objects.select_for_update().get(pk=draft.pk)
+        if candidate_hash is not None and candidate_hash != current.content_hash:
+            raise Conflict(
+                f"The draft changed since you read it: it is now v{current.version} ({current.status}). "
+                "Read the new candidate before approving it.",
+                field="candidate_hash",
+                code="candidate_changed",
+                version=current.version,
+                content_hash=current.content_hash,
+            )
+        draft = draft_transition(draft=current, to_status=S.APPROVED, actor=actor, via="manual", reason=reason)
+        Review.objects.create(
+            draft=draft,
+            kind=ReviewKind.MANUAL,
+            reviewer=actor,
+            decision=ReviewDecision.APPROVE,
+            candidate_hash=draft.content_hash,
+            candidate_version=draft.version,
+            reason=reason,
+            tool_tiers=tiers,
+        )
+        details: dict[str, Any] = {"via": "manual", "hash": draft.content_hash, "version": draft.version}
+        if tiers:
+            details["tool_tiers"] = tiers
+        _audit(draft, actor, "draft.approve", **details)
     return draft
 
 

@@ -158,7 +158,8 @@
       const tiers = d.type === "mcp_server" ? tierPicker(li, d) : null;
       const reason = reasonField(li, d);
       li.appendChild(button("Approve", async () => {
-        await api("POST", `/drafts/${d.id}/approve`, { reason: reason(), tool_tiers: tiers ? tiers() : null });
+        // candidate_hash: the candidate shown here; one the author replaced since is refused (409), not approved unseen
+        await api("POST", `/drafts/${d.id}/approve`, { reason: reason(), tool_tiers: tiers ? tiers() : null, candidate_hash: d.content_hash });
         reasons.delete(String(d.id));
       }));
       li.appendChild(button("Reject", async () => {
