@@ -233,10 +233,16 @@ def list_alarms(request: HttpRequest, filters: Query[AlarmFilter]) -> list[dict[
     return [alarm_out(a) for a in alarms[filters.offset : filters.offset + filters.limit]]
 
 
+# An alarm's events grow with every shelve/unshelve and acknowledge cycle: the detail (also the answer
+# of every alarm action) carries the newest ones, oldest first, and how many there are in all.
+MAX_DETAIL_EVENTS = 200
+
+
 def _detail(alarm_id: int) -> dict[str, Any]:
     alarm = selectors.alarm_get(alarm_id)
-    events = alarm.events.select_related("actor").order_by("id")
-    return {**alarm_out(alarm), "events": [alarm_event_out(e) for e in events]}
+    newest = list(alarm.events.select_related("actor").order_by("-id")[:MAX_DETAIL_EVENTS])
+    total = len(newest) if len(newest) < MAX_DETAIL_EVENTS else alarm.events.count()
+    return {**alarm_out(alarm), "events": [alarm_event_out(e) for e in reversed(newest)], "events_total": total}
 
 
 @router.get("/alarms/{alarm_id}", response=AlarmDetailOut)

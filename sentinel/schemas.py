@@ -89,7 +89,8 @@ class AlarmEventOut(Schema):
 
 
 class AlarmDetailOut(AlarmOut):
-    events: list[AlarmEventOut]
+    events: list[AlarmEventOut]  # the newest 200 (sentinel.api.MAX_DETAIL_EVENTS), oldest first
+    events_total: int
 
 
 class CommentIn(Schema):

@@ -110,6 +110,28 @@ def test_the_alarm_list_pages_back_past_its_limit(api_client, cell):
         assert response.status_code == 422 and response.json()["field"] == "offset", bad
 
 
+def test_an_alarm_detail_carries_its_newest_events_and_their_total(api_client, alarm, operator):
+    """Each shelve/unshelve cycle adds two events, and every action answered with all of them."""
+    from sentinel.api import MAX_DETAIL_EVENTS
+    from sentinel.models import AlarmEvent
+
+    cycles = [
+        AlarmEvent(alarm=alarm, from_state="active_unack", to_state="active_unack", actor=operator, comment=f"#{i}")
+        for i in range(MAX_DETAIL_EVENTS + 4)
+    ]
+    AlarmEvent.objects.bulk_create(cycles)
+    body = api_client.get(f"/api/v1/alarms/{alarm.pk}").json()
+    assert body["events_total"] == MAX_DETAIL_EVENTS + 5  # the raise and the cycles
+    assert len(body["events"]) == MAX_DETAIL_EVENTS
+    assert [e["comment"] for e in body["events"][:1] + body["events"][-1:]] == ["#4", f"#{MAX_DETAIL_EVENTS + 3}"]
+    body = post(api_client, f"/api/v1/alarms/{alarm.pk}/acknowledge", {"comment": "seen"}).json()
+    assert (len(body["events"]), body["events_total"], body["events"][-1]["to_state"]) == (
+        MAX_DETAIL_EVENTS,
+        MAX_DETAIL_EVENTS + 6,
+        "acknowledged",
+    )
+
+
 def test_acknowledge_shelve_unshelve_out_of_service_flow(api_client, alarm):
     base = f"/api/v1/alarms/{alarm.pk}"
     body = post(api_client, f"{base}/acknowledge", {"comment": "on it"}).json()
