@@ -149,6 +149,9 @@
     const choosing = (plan.interactions || []).some((i) => i.kind === "choice" && i.status === "open");
     if (plan.status === "draft" && !choosing) actions.appendChild(button("Approve", () => api("POST", `${path}/approve`)));
     if (plan.status === "approved") actions.appendChild(button("Execute", () => api("POST", `${path}/execute`)));
+    // paused with nothing to answer (e.g. "pause plan 4" to the coordinator): the execute route resumes it
+    const asking = (plan.interactions || []).some((i) => i.status === "open");
+    if (plan.status === "paused" && !asking) actions.appendChild(button("Resume", () => api("POST", `${path}/execute`)));
     if (plan.steps.some((s) => s.status === "waiting_job")) {
       actions.appendChild(button("Poll jobs", () => api("POST", `${path}/poll`)));
     }
