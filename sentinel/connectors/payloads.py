@@ -65,6 +65,8 @@ def json_values(payload: bytes, received_at: datetime) -> list[tuple[datetime, f
         data = json.loads(payload)
     except (ValueError, UnicodeDecodeError):
         raise PayloadError("payload is not JSON") from None
+    except RecursionError:  # [[[[…: not a value, and not worth a logged traceback per message
+        raise PayloadError("payload nests too deep") from None
     if type(data) in (int, float):
         return [(received_at, _number(data, "payload"))]
     items = data if isinstance(data, list) else [data]

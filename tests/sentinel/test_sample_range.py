@@ -70,6 +70,13 @@ def test_a_json_payload_time_before_the_range_is_a_payload_error(raw):
         json_values(json.dumps({"value": 1.0, "time": raw}).encode(), datetime.now(UTC))
 
 
+def test_a_json_payload_nested_past_the_parser_is_a_payload_error():
+    """It was a RecursionError: the connector's last error said only that, with a logged traceback per message."""
+    for raw in (b"[" * 200_000, b'{"a":' * 100_000):
+        with pytest.raises(PayloadError, match="payload nests too deep"):
+            json_values(raw[: 256 * 1024], datetime.now(UTC))
+
+
 @pytest.mark.django_db
 def test_an_already_parsed_sample_before_the_range_is_refused_naming_its_time(vibration):
     now = datetime.now(UTC)
