@@ -1,6 +1,7 @@
 /*
  * AriaWorkOrderActions — the execution controls of one work order, shared by the Control Room cards
- * and the work-order page: assign from the shift roster (with its conflict warnings), start / resume,
+ * and the work-order page: record the root cause a person found while the order is still detected
+ * (→ analyzed; the Generator then writes the repair order), assign from the shift roster (with its conflict warnings), start / resume,
  * hold with a reason, cancel with a reason, and complete with a report (work done, failure codes,
  * parts used, labour hours, RCA confirmed or corrected). Every action calls the execution API
  * (/api/v1/workorders/{id}/…); open forms keep what was typed across re-renders. createElement /
@@ -59,10 +60,10 @@
     return o;
   }
 
-  async function act(wo, path, body, opts, btn) {
+  async function act(wo, path, body, opts, btn, method) {
     if (btn) btn.disabled = true;
     try {
-      const detail = await api("POST", `${API}${encodeURIComponent(wo.id)}/${path}`, body);
+      const detail = await api(method || "POST", `${API}${encodeURIComponent(wo.id)}/${path}`, body);
       delete drafts[wo.id];
       if (opts.onChange) opts.onChange(detail);
       return detail;
@@ -129,6 +130,27 @@
     panel.appendChild(labelled("Reason", reason));
     const go = button("Cancel the order", "btn-cancel-confirm", () => {
       act(wo, "cancel", { reason: reason.value }, opts, go);
+    });
+    panel.appendChild(go);
+  }
+
+  // A person's root cause for an order still waiting on the Investigator (it moves to analyzed and
+  // the Generator writes the repair order); the same move as the admin's RCA field.
+  function rcaPanel(wo, opts, panel) {
+    const summary = field(wo, "textarea", "rca_summary", { rows: "3", maxlength: "4000", placeholder: "bearing_wear: DE bearing worn, grease dried out" });
+    restore(wo, summary);
+    panel.appendChild(labelled("Root cause found", summary));
+    const go = button("Record the root cause", "btn-rca-confirm", async () => {
+      if (!summary.value.trim()) { if (opts.onError) opts.onError(`Work order #${wo.id}: say what the root cause is.`); return; }
+      go.disabled = true;
+      try {
+        await api("POST", `${API}${encodeURIComponent(wo.id)}/transition`, { to_status: "analyzed", rca_summary: summary.value.trim() });
+      } catch (err) {
+        go.disabled = false;
+        if (opts.onError) opts.onError(`Work order #${wo.id}: ${err.message}`);
+        return;
+      }
+      act(wo, "execution", undefined, opts, null, "GET");  // the page's shape of the order, now analyzed
     });
     panel.appendChild(go);
   }
@@ -219,7 +241,7 @@ wo, opts, panel) {
   }
 
 
-  const PANELS = { assign: assignPanel, hold: holdPanel, cancel: cancelPanel, complete: completePanel };
+  const PANELS = { assign: assignPanel, hold: holdPanel, cancel: cancelPanel, complete: completePanel, rca: rcaPanel };
 
   function render(host, wo, opts) {
     opts = opts || {};
@@ -238,6 +260,7 @@ wo, opts, panel) {
     const d = draft(wo);
     const bar = el("div", "wo-exec-actions");
     function toggle(name) { return () => { d.panel = d.panel === name ? null : name; render(host, wo, opts); }; }
+    if (wo.status === "detected") bar.appendChild(button("Record root cause…", "btn-rca", toggle("rca")));
     if (ASSIGNABLE[wo.status]) bar.appendChild(button(a ? "Reassign…" : "Assign…", "btn-assign", toggle("assign")));
     if (wo.status === "analyzed" || wo.status === "open" || wo.status === "on_hold") {
       const start = button(wo.status === "on_hold" ? "Resume" : "Start", "btn-start", () => { act(wo, "start", {}, opts, start); });
@@ -250,7 +273,7 @@ wo, opts, panel) {
     bar.appendChild(button("Cancel…", "btn-cancel", toggle("cancel")));
     box.appendChild(bar);
     if (d.panel && PANELS[d.panel]) {
-      const allowed = { assign: ASSIGNABLE[wo.status], hold: wo.status === "in_progress", complete: wo.status === "in_progress", cancel: true };
+      const allowed = { assign: ASSIGNABLE[wo.status], hold: wo.status === "in_progress", complete: wo.status === "in_progress", cancel: true, rca: wo.status === "detected" };
       if (allowed[d.panel]) {
         const panel = el("div", `wo-panel wo-panel-${d.panel}`);
         PANELS[d.panel](wo, opts, panel);

@@ -14,6 +14,7 @@
   let wo = data.work_order;
 
   const { el, api, fmtWindow, offlineMark } = window.Aria;
+  const CLOSED = { completed: true, cancelled: true };
   function path(name) { return data.paths[name].replace("{id}", encodeURIComponent(wo.id)).replace("{cell}", encodeURIComponent(wo.cell_id)); }
   function showError(message) {
     const e = document.getElementById("wo-error");
@@ -41,6 +42,8 @@
       host.appendChild(el("p", `wo-verdict verdict-${report.rca_verdict}`, report.rca_verdict === "corrected"
         ? `Corrected by the technician: actually ${report.failure_mode}${report.actual_root_cause ? ` — ${report.actual_root_cause}` : ""}`
         : `Confirmed by the technician (${report.failure_mode})`));
+    } else if (CLOSED[wo.status]) {
+      host.appendChild(el("p", "wo-verdict verdict-proposed", `Proposed: never confirmed (${wo.status} without a completion report).`));
     } else {
       host.appendChild(el("p", "wo-verdict verdict-proposed", "Proposed: not confirmed until the order is completed with a report."));
     }
@@ -72,7 +75,13 @@
     const host = document.getElementById("wo-report");
     const r = wo.completion_report;
     host.textContent = "";
-    if (!r) { host.appendChild(el("p", "cr-empty", "Not completed yet.")); return; }
+    if (!r) {
+      // An order closed over the API or the admin (a bare complete, a cancel) has no report.
+      const text = wo.status === "completed" ? "Completed without a report (closed from the admin or the API)."
+        : wo.status === "cancelled" ? "Cancelled: no report." : "Not completed yet.";
+      host.appendChild(el("p", "cr-empty", text));
+      return;
+    }
     const dl = el("dl", "wo-report-list");
     [["Work done", r.work_done], ["Problem", `${r.problem.label} (${r.problem.code})`], ["Cause", r.cause.label],
       ["Remedy", r.remedy.label], ["Actual root cause", r.actual_root_cause || "—"],
