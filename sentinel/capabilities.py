@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from core.access import OPERATOR
 from core.capabilities import CapabilityContext, Tier, capability
 from sentinel.performance import alarm_performance, performance_window
+from sentinel.services.alarms import has_visible_character
 from sentinel.services.limits import LIMIT_FIELDS, signal_for_change, signal_limits_change
 
 
@@ -37,7 +38,7 @@ class ChangeSignalLimitsInput(BaseModel):
     @classmethod
     def _reason_has_words(cls, value: str) -> str:
         value = value.strip()
-        if not value:
+        if not has_visible_character(value):
             raise ValueError("a limit change needs a reason")
         return value
 

@@ -33,6 +33,7 @@ from core.events import publish
 from core.events.contract import _Payload, register_event_type
 from core.models import AuditRecord
 from sentinel.models import SignalDefinition
+from sentinel.services.alarms import has_visible_character
 from sentinel.services.evaluation import signals_evaluate
 from sentinel.thresholds import Thresholds, limits_problem
 
@@ -185,7 +186,7 @@ def signal_limits_change(
 ) -> LimitChange:
     """Change some of a signal's limits (None = keep). See the module docstring."""
     reason = (reason or "").strip()
-    if not reason:
+    if not has_visible_character(reason):  # zero-width characters read as no reason at all
         raise InvalidInput("reason: a limit change needs a reason (management of change).", field="reason")
     pk = signal.pk if isinstance(signal, SignalDefinition) else int(signal)
     with transaction.atomic():

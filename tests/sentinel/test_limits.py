@@ -81,9 +81,10 @@ def test_an_inconsistent_set_is_refused_naming_the_field(request, operator, fixt
     assert not limit_audits(signal) and not Event.objects.filter(type="signal_limits_changed").exists()
 
 
-def test_a_change_needs_a_reason(vibration, operator):
+@pytest.mark.parametrize("reason", ["   ", "\u200b\u2060", " \ufeff "])  # blank, or only zero-width characters
+def test_a_change_needs_a_reason(vibration, operator, reason):
     with pytest.raises(InvalidInput) as refused:
-        change(vibration, operator, reason="   ", alert=4.8)
+        change(vibration, operator, reason=reason, alert=4.8)
     assert refused.value.field == "reason"
     vibration.refresh_from_db()
     assert vibration.alert == 4.5
@@ -218,6 +219,7 @@ def test_the_capability_records_an_approver_the_context_carries(vibration, opera
     [
         ({"signal_id": 1, "alert": 4.8}, "reason"),
         ({"signal_id": 1, "alert": 4.8, "reason": "  "}, "reason"),
+        ({"signal_id": 1, "alert": 4.8, "reason": "\u200b"}, "reason"),
         ({"signal_id": 1, "reason": REASON}, "give at least one of low_alert"),
         ({"alert": 4.8, "reason": REASON}, "give signal_id, or cell_tag and signal_key"),
         ({"signal_id": 1, "cell_tag": "P-02", "signal_key": "x", "alert": 4.8, "reason": REASON}, "not both"),
