@@ -101,6 +101,8 @@ def list_pending_interactions(ctx: CapabilityContext, params: ListPlansInput) ->
             "options": i.options,
             "required_scope": i.required_scope,
             "coordinator_approvable": i.coordinator_approvable,
+            # someone else's gated ask the caller decides (the owner's own asks come with their plans)
+            "for_you_to_decide": i.plan.owner_id != ctx.user.pk,
         }
         for i in interactions_needing(ctx.user)[: params.limit]
     ]

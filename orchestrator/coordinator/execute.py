@@ -19,7 +19,7 @@ from orchestrator.planning import normalize_refs
 from orchestrator.planning.validation import ref_values, validate_inputs
 from orchestrator.read_tools import draft_decide, draft_review_read
 from orchestrator.services.executor import plan_start
-from orchestrator.services.interactions import interaction_answer, interaction_request_approval
+from orchestrator.services.interactions import check_may_answer, interaction_answer, interaction_request_approval
 from orchestrator.services.plans import (
     plan_cancel,
     plan_create,
@@ -147,6 +147,7 @@ def _execute(action: Action, user: AbstractBaseUser) -> dict[str, Any]:
                 "question": ask.question,
                 "options": ask.options if ask.kind == "choice" else [],
                 "required_scope": ask.required_scope,
+                "yours_to_decide": bool(ask.required_scope) and _may_answer(ask, user),
             }
         ask = interaction_answer(interaction=ask, actor=user, decision=action.decision)
         return {"ok": True, "interaction_id": ask.pk, "plan_id": ask.plan_id, "decision": action.decision}
@@ -176,6 +177,14 @@ def _execute(action: Action, user: AbstractBaseUser) -> dict[str, Any]:
     elif kind == "attach_guidance":
         plan = plan_attach_guidance(plan=plan, text=action.text, actor=user, constraints=action.constraints)
     return {"ok": True, "plan_id": plan.pk, "status": plan.status}
+
+
+def _may_answer(ask: Interaction, user: AbstractBaseUser) -> bool:
+    try:
+        check_may_answer(ask, user)
+    except DomainError:
+        return False
+    return True
 
 
 def outcome_text(action: Action, result: dict[str, Any]) -> str:
@@ -226,7 +235,10 @@ def outcome_text(action: Action, result: dict[str, Any]) -> str:
         )
     if kind == "present_approval":
         who = (
-            f"only someone else with the {result['required_scope']} scope can decide it"
+            "it is yours to decide: Approve or Reject it on the Plans page (Waiting for your decision); "
+            "the coordinator does not decide gated approvals"
+            if result.get("yours_to_decide")
+            else f"only someone else with the {result['required_scope']} scope can decide it"
             if result["required_scope"]
             else "answer it on the Plans page"
         )

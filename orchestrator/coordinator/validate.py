@@ -256,6 +256,11 @@ def _requestable(ask: Interaction, user: AbstractBaseUser) -> tuple[bool, str]:
     """Request approval only of an ask someone else must decide, and only once."""
     if not ask.required_scope:
         return False, f"interaction {ask.pk} is yours to answer; present or decide it instead of requesting it"
+    try:  # an approver who may decide it requests it of no one (nor marks it requested by them)
+        check_may_answer(ask, user)
+        return False, f"interaction {ask.pk} is yours to decide on the Plans page; request it of no one"
+    except DomainError:
+        pass
     requested_by = ask.evidence.get("approval_requested_by")
     if requested_by:
         return False, f"approval of interaction {ask.pk} was already requested by {requested_by}"

@@ -72,7 +72,8 @@ def needs_me_turn(asks: list[dict], refs: dict) -> FakeReply:
     ordered = sorted(asks, key=lambda a: (a.get("kind") != "choice", a["id"]))[:5]
     said = {"type": "answer", "text": f"{len(asks)} open ask(s) wait for you:"}
     actions = [said] + [{"type": "present_approval", "interaction_id": a["id"]} for a in ordered]
-    refs = {**refs, "plan_ids": sorted({a["plan_id"] for a in ordered})}
+    # cite only the user's own plans: another's plan, whose gated ask they decide, is not theirs to open
+    refs = {**refs, "plan_ids": sorted({a["plan_id"] for a in ordered if not a.get("for_you_to_decide")})}
     return submit(f"{len(asks)} ask(s) wait for you.", actions, refs, "list_plans / list_pending_interactions")
 
 

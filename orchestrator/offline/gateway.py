@@ -227,7 +227,7 @@ def _decide(ask: dict, approvals: list[dict], refs: dict) -> FakeReply:
         return submit("Approving the checkpoint.", [action], refs, "a coordinator-approvable checkpoint is open")
     actions = [{"type": "present_approval", "interaction_id": ask["id"]}]
     requested = any(a["id"] == ask["id"] and a["approval_requested"] for a in approvals)
-    if ask.get("required_scope") and not requested:
+    if ask.get("required_scope") and not requested and not ask.get("for_you_to_decide"):
         actions.append({"type": "request_approval", "interaction_id": ask["id"], "text": "Needed to continue."})
     why = f"interaction {ask['id']} needs {'scope ' + ask['required_scope'] if ask['required_scope'] else 'you'}"
     return submit("This needs a human decision.", actions, refs, why)
