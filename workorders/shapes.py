@@ -137,6 +137,12 @@ def kb_data_check(data: dict[str, Any], *, keys: Iterable[str] | None = None, pr
         EquipmentKbData.model_validate(sections)
     except ValidationError as exc:
         raise _refusal(exc, prefix) from None
+    seen: set[str] = set()
+    for index, part in enumerate(sections.get("spare_parts") or []):
+        if part["ref"] in seen:  # one stock per part: completions take from it, shortages read it
+            where = _joined(prefix, f"spare_parts.{index}.ref")
+            raise InvalidInput(f"{where}: {part['ref']!r} is listed twice; give its stock in one row.", field=where)
+        seen.add(part["ref"])
 
 
 # --- tolerant readers: rows stored before the check may hold anything ----------------------------

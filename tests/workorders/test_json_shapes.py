@@ -138,6 +138,12 @@ def _patch(client, cell, body: str):
         ('{"failure_modes": {"x": {"duration_min": NaN}}}', "patch.failure_modes.x.duration_min"),
         ('{"spare_parts": [{"name": "no ref"}]}', "patch.spare_parts.0.ref"),
         ('{"spare_parts": [{"ref": "A", "on_hand": -1}]}', "patch.spare_parts.0.on_hand"),
+        # One stock per part: with two rows of a ref, parts used were checked against the last row's
+        # count and taken from both, so a completion failed on 'patch.spare_parts.0.on_hand'.
+        (
+            '{"spare_parts": [{"ref": "A", "on_hand": 1}, {"ref": "B"}, {"ref": "A", "on_hand": 5}]}',
+            "patch.spare_parts.2.ref",
+        ),
         ('{"procedures": {"PR-1": {"steps": "one step"}}}', "patch.procedures.PR-1.steps"),
         ('{"permits": "LOTO"}', "patch.permits"),
         ('{"equipment": {"rated_power_kw": 1e400}}', "patch.equipment.rated_power_kw"),
