@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.contrib import admin, messages
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils.html import format_html_join
@@ -13,6 +13,7 @@ from core.access import APPROVER, has_scopes, is_admin
 from core.errors import DomainError
 from orchestrator.choices import InteractionKind
 from orchestrator.models import Interaction, Plan, PlanStep
+from orchestrator.selectors import interactions_visible_to
 from orchestrator.services.decision_cards import card_lines
 from orchestrator.services.interactions import interaction_answer
 from orchestrator.services.plans import plan_cancel
@@ -20,7 +21,16 @@ from orchestrator.services.plans import plan_cancel
 
 class ApproverConsole:
     """Access by scope, not Django model permissions: staff with the approver scope see plans and
-    answer interactions (the service still enforces separation of duties)."""
+    answer interactions (the service still enforces separation of duties). What a non-admin sees is
+    what the API shows them: their own plans and asks, and the plans and asks of the gated approvals
+    their scope decides (`interactions_visible_to`) — not every operator's goals, steps and results."""
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        qs = super().get_queryset(request)
+        return qs if is_admin(request.user) else self.seen_by(qs, request.user)
+
+    def seen_by(self, qs: QuerySet, user) -> QuerySet:  # the plan's rows; each model narrows its own
+        return qs
 
     def _approver(self, request: HttpRequest) -> bool:
         user = request.user
@@ -85,6 +95,10 @@ def decision_lines(interaction: Interaction) -> list[str]:
 class InteractionInline(ReadOnlyInline):
     model = Interaction
     fk_name = "plan"
+
+    def seen_by(self, qs: QuerySet, user) -> QuerySet:
+        return qs.filter(pk__in=interactions_visible_to(user).values("pk"))
+
     fields = ("kind", "step", "question", "decision", "required_scope", "status", "answered_by", "answered_at")
     readonly_fields = fields
 
@@ -101,6 +115,9 @@ class PlanAdmin(ApproverConsole, admin.ModelAdmin):
     readonly_fields = [*(f.name for f in Plan._meta.fields), "notes"]
     inlines = [PlanStepInline, InteractionInline]
     actions = ["cancel_plans"]
+
+    def seen_by(self, qs: QuerySet, user) -> QuerySet:
+        return qs.filter(Q(owner=user) | Q(pk__in=interactions_visible_to(user).values("plan_id")))
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -144,6 +161,9 @@ class InteractionAdmin(ApproverConsole, admin.ModelAdmin):
     list_filter = ("status", "kind", "required_scope", "coordinator_approvable")
     readonly_fields = ["decision", *(f.name for f in Interaction._meta.fields)]
     actions = ["approve", "reject", "answer_choice"]
+
+    def seen_by(self, qs: QuerySet, user) -> QuerySet:
+        return qs.filter(pk__in=interactions_visible_to(user).values("pk"))
 
     @admin.display(description="Decision card")
     def decision(self, interaction: Interaction) -> str:
