@@ -21,6 +21,7 @@ from sentinel.history.partitions import partitions_drop_before, partitions_ensur
 from sentinel.history.rollups import raw_horizon_days
 from sentinel.history.schema import ROLLUP_HOUR, ROLLUP_MINUTE, SAMPLES, dirty_triggers_install
 from sentinel.models import HistoryDirtyMinute, SampleRollupHour, SampleRollupMinute, SignalDefinition, SignalSample
+from sentinel.services.ingest import ingest_batches_prune
 
 
 @dataclass
@@ -28,9 +29,15 @@ class UpkeepResult:
     created: list[str] = field(default_factory=list)  # partitions created ahead
     dropped: list[str] = field(default_factory=list)  # partitions dropped by age
     deleted: int = 0  # rows deleted by age (SQLite, and shorter-lived kinds on PostgreSQL)
+    ingest_batches: int = 0  # ingest idempotency keys forgotten (older than 24 h)
 
     def as_dict(self) -> dict[str, object]:
-        return {"created": self.created, "dropped": self.dropped, "deleted": self.deleted}
+        return {
+            "created": self.created,
+            "dropped": self.dropped,
+            "deleted": self.deleted,
+            "ingest_batches": self.ingest_batches,
+        }
 
 
 def retention_days(key: str) -> int:
@@ -81,4 +88,5 @@ def history_upkeep(*, now: datetime | None = None) -> UpkeepResult:
             result.dropped += partitions_drop_before(table, cutoff)
         else:
             result.deleted += model.objects.filter(bucket__lt=cutoff).delete()[0]
+    result.ingest_batches = ingest_batches_prune(now=now)
     return result

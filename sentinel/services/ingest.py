@@ -225,6 +225,20 @@ def _refuse_out_of_range(samples: list[Sample]) -> None:
 
 
 IDEMPOTENCY_KEY_MAX = 200
+# How long a batch key is remembered. A retry comes within seconds or minutes; one later than this
+# is stored as new, and its samples, already stored, are counted as duplicates and change nothing.
+IDEMPOTENCY_KEY_TTL = timedelta(hours=24)
+INGEST_BATCHES_PRUNED_PER_RUN = 50_000
+
+
+def ingest_batches_prune(*, now: datetime | None = None) -> int:
+    """Forget batch keys older than IDEMPOTENCY_KEY_TTL, a bounded number per run (the history
+    upkeep beat task calls it): a gateway posting a keyed batch every second kept 86,400 rows a day
+    for ever. Returns how many were deleted."""
+    cutoff = (now or timezone.now()) - IDEMPOTENCY_KEY_TTL
+    old = IngestBatch.objects.filter(created_at__lt=cutoff).order_by("created_at")
+    ids = list(old.values_list("pk", flat=True)[:INGEST_BATCHES_PRUNED_PER_RUN])
+    return IngestBatch.objects.filter(pk__in=ids).delete()[0] if ids else 0
 
 
 def idempotency_key_check(raw: str | None) -> str | None:

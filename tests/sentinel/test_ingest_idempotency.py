@@ -106,3 +106,24 @@ def test_duplicates_inside_one_new_batch_keep_the_first(api_client, vibration):
     assert response.json()["duplicates"] == 1
     assert list(SignalSample.objects.values_list("value", flat=True)) == [3.0]
     assert SignalLatest.objects.get(signal=vibration).value == 3.0
+
+
+def test_keys_older_than_a_day_are_forgotten_by_the_history_upkeep_and_a_late_retry_stores_nothing(
+    api_client, vibration
+):
+    """Every keyed batch left a row for ever: a gateway posting one a second kept 86,400 a day."""
+    from sentinel.history.retention import history_upkeep
+
+    batch = [sample(vibration, 2.0, seconds_ago=2)]
+    assert post(api_client, batch, key="old").status_code == 200
+    assert post(api_client, [sample(vibration, 2.5, seconds_ago=1)], key="recent").status_code == 200
+    IngestBatch.objects.filter(key="old").update(created_at=timezone.now() - timedelta(hours=25))
+
+    result = history_upkeep()
+    assert result.ingest_batches == 1 and result.as_dict()["ingest_batches"] == 1
+    assert list(IngestBatch.objects.values_list("key", flat=True)) == ["recent"]
+    # A retry after that is a new batch, but its sample is already stored: counted, not stored again.
+    late = post(api_client, batch, key="old")
+    assert late.status_code == 200 and "Idempotent-Replayed" not in late
+    assert (late.json()["accepted"], late.json()["duplicates"]) == (1, 1)
+    assert SignalSample.objects.count() == 2
