@@ -105,7 +105,7 @@ def list_logbook(
     if cell_id is not None:
         selectors.get_cell(cell_id)  # 404 for an unknown cell
     qs = logbook_entries(cell_id=cell_id, category=category, query=q)
-    items = [logbook_entry_as_dict(e) for e in qs[offset : offset + limit]]
+    items = [logbook_entry_as_dict(e, viewer=request.user) for e in qs[offset : offset + limit]]
     return {"count": qs.count(), "items": items}
 
 
@@ -121,7 +121,7 @@ def create_logbook_entry(request: HttpRequest, payload: LogbookEntryIn) -> Statu
         time=payload.time,
         attachments=[_attachment(a) for a in payload.attachments],
     )
-    return Status(201, logbook_entry_as_dict(logbook_entries().get(pk=entry.pk)))
+    return Status(201, logbook_entry_as_dict(logbook_entries().get(pk=entry.pk), viewer=request.user))
 
 
 @router.post("/logbook/{entry_id}/attachments", response={201: dict})
@@ -130,7 +130,7 @@ def add_logbook_attachment(request: HttpRequest, entry_id: int, payload: Attachm
     # Only the entry's author adds to it: anyone else's entry is a 404 here (admins bypass).
     entry = get_owned_or_404(LogbookEntry.objects.all(), request.user, owner_field="created_by", pk=entry_id)
     logbook_attachment_add(entry=entry, actor=request.user, attachment=_attachment(payload))
-    return Status(201, logbook_entry_as_dict(logbook_entries().get(pk=entry.pk)))
+    return Status(201, logbook_entry_as_dict(logbook_entries().get(pk=entry.pk), viewer=request.user))
 
 
 @router.get("/logbook/attachments/{attachment_id}")

@@ -15,6 +15,7 @@ from core.access import is_admin
 from core.errors import InvalidInput, NotFound
 from workorders.handover_choices import PUBLISHED_HANDOVER_STATUSES, HandoverStatus, handover_allowed_transitions
 from workorders.models import LogbookAttachment, LogbookEntry, ShiftHandover
+from workorders.services.logbook import MAX_ATTACHMENTS
 
 MAX_SEARCH_TERMS = 8
 
@@ -40,7 +41,9 @@ def logbook_entries(*, cell_id: int | None = None, category: str | None = None, 
     return qs.distinct().order_by("-time", "-id")
 
 
-def logbook_entry_as_dict(entry: LogbookEntry) -> dict[str, Any]:
+def logbook_entry_as_dict(entry: LogbookEntry, *, viewer: AbstractBaseUser | None = None) -> dict[str, Any]:
+    """`can_attach`: the viewer wrote it and it has room for another text (the service decides again)."""
+    attachments = list(entry.attachments.all())
     return {
         "id": entry.pk,
         "cell_id": entry.cell_id,
@@ -50,9 +53,13 @@ def logbook_entry_as_dict(entry: LogbookEntry) -> dict[str, Any]:
         "shift": entry.shift,
         "category": entry.category,
         "text": entry.text,
-        "attachments": [
-            {"id": a.pk, "name": a.name, "media_type": a.media_type, "size": a.size} for a in entry.attachments.all()
-        ],
+        "attachments": [{"id": a.pk, "name": a.name, "media_type": a.media_type, "size": a.size} for a in attachments],
+        "can_attach": bool(
+            viewer is not None
+            and entry.created_by_id is not None
+            and entry.created_by_id == viewer.pk
+            and len(attachments) < MAX_ATTACHMENTS
+        ),
     }
 
 

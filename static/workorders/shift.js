@@ -81,6 +81,50 @@
     return b;
   }
 
+  // The author adds a text to their own entry later (the logbook is append-only: never an edit).
+  // What they typed survives the list's live reloads (another operator's entry re-renders it).
+  const attachDrafts = {};  // entry id → {open, name, type, text}
+  function attachLater(entry) {
+    const draft = attachDrafts[entry.id] || (attachDrafts[entry.id] = { open: false, name: "", type: "", text: "" });
+    const box = el("details", "logbook-attach-later");
+    box.appendChild(el("summary", null, "Attach a text"));
+    const name = el("input");
+    name.maxLength = 120;
+    name.placeholder = "readings.csv";
+    name.setAttribute("aria-label", "Attachment name");
+    const type = el("select");
+    type.setAttribute("aria-label", "Attachment type");
+    config.media_types.forEach((t) => { type.appendChild(option(t, t)); });
+    const text = el("textarea");
+    text.rows = 3;
+    text.setAttribute("aria-label", "Attachment text");
+    const go = el("button", "logbook-attach-submit", "Attach");
+    go.type = "button";
+    go.addEventListener("click", async () => {
+      if (!text.value.trim()) { say("Attachment: write or load the text first."); return; }
+      go.disabled = true;
+      try {
+        await api("POST", `${API.logbook}/${encodeURIComponent(entry.id)}/attachments`,
+          { name: name.value.trim() || "note.txt", media_type: type.value, text: text.value });
+        delete attachDrafts[entry.id];
+        say("Attachment added.", "ok");
+        await loadLogbook();
+      } catch (err) {
+        say(err.message);
+      }
+      go.disabled = false;
+    });
+    [name, type, text, go].forEach((node) => { box.appendChild(node); });
+    name.value = draft.name;
+    if (draft.type) type.value = draft.type;
+    text.value = draft.text;
+    box.open = draft.open;
+    box.addEventListener("toggle", () => { draft.open = box.open; });
+    box.addEventListener("input", () => { Object.assign(draft, { name: name.value, type: type.value, text: text.value }); });
+    box.addEventListener("change", () => { draft.type = type.value; });
+    return box;
+  }
+
   function entryNode(entry) {
     const li = el("li", "logbook-entry");
     li.setAttribute("data-entry-id", entry.id);
@@ -100,6 +144,7 @@
         if (shownAttachments[att.id] !== undefined) showAttachment(li, att.id, att.name, shownAttachments[att.id]);
       });
     }
+    if (entry.can_attach && config.can_write) li.appendChild(attachLater(entry));
     return li;
   }
 

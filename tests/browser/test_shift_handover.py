@@ -96,3 +96,50 @@ def test_handover_drafted_edited_signed_and_acknowledged(browser, aria_server):
     for tab in (outgoing, incoming):
         assert not tab.console_errors, tab.console_errors
         tab.context.close()
+
+
+@pytest.mark.browser
+def test_the_author_attaches_a_text_to_their_entry_later_and_no_one_else_can(browser, aria_server):
+    aria_server.manage(
+        "shell", "-c",
+        "from sentinel.models import Cell, Line, Site\n"
+        "site, _ = Site.objects.get_or_create(name='Handover Plant')\n"
+        "line, _ = Line.objects.get_or_create(site=site, name='Line H')\n"
+        "Cell.objects.get_or_create(tag='HP-07', defaults={'line': line, 'name': 'Booster pump'})\n",
+    )  # fmt: skip
+    aria_server.create_user("h2-late", "attach-later-pass-1", "operator")
+    aria_server.create_user("h2-other", "attach-later-pass-2", "operator")
+    author = open_tab(browser, aria_server)
+    sign_in(author, "h2-late", "attach-later-pass-1", next_path="/shift/")
+    expect(author.locator("#shift-ws-status")).to_have_attribute("data-status", "open")
+    author.select_option("#logbook-cell", label="HP-07 · Booster pump")
+    author.fill("#logbook-text", "HP-07 vibration readings taken, file to follow.")
+    author.click("#logbook-submit")
+    entry = author.locator("#logbook-list .logbook-entry").filter(has_text="file to follow")
+    expect(entry).to_have_count(1)
+
+    # Typing into the attach form survives a live reload of the list (another operator writes).
+    entry.locator(".logbook-attach-later summary").click()
+    entry.locator("textarea[aria-label='Attachment text']").fill("<script>alert(1)</script>\nDE,4.1\n")
+    entry.locator("input[aria-label='Attachment name']").fill("readings.csv")
+    other = open_tab(browser, aria_server)
+    sign_in(other, "h2-other", "attach-later-pass-2", next_path="/shift/")
+    other.select_option("#logbook-cell", label="HP-07 · Booster pump")
+    other.fill("#logbook-text", "HP-07 walkdown, nothing new.")
+    other.click("#logbook-submit")
+    expect(author.locator("#logbook-list .logbook-entry").filter(has_text="walkdown")).to_have_count(1)
+    entry = author.locator("#logbook-list .logbook-entry").filter(has_text="file to follow")
+    expect(entry.locator("textarea[aria-label='Attachment text']")).to_have_value("<script>alert(1)</script>\nDE,4.1\n")
+    entry.locator(".logbook-attach-submit").click()
+    expect(entry.get_by_role("button", name=re.compile(r"^readings\.csv \("))).to_have_count(1)
+    entry.get_by_role("button", name=re.compile(r"^readings\.csv \(")).click()
+    expect(entry.locator(".logbook-attachment-text")).to_have_text("<script>alert(1)</script>\nDE,4.1\n")
+
+    # The other operator sees the entry and its attachment, but no way to add to it.
+    theirs = other.locator("#logbook-list .logbook-entry").filter(has_text="file to follow")
+    expect(theirs.get_by_role("button", name=re.compile(r"^readings\.csv \("))).to_have_count(1)
+    expect(theirs.locator(".logbook-attach-later")).to_have_count(0)
+    expect(
+        other.locator("#logbook-list .logbook-entry").filter(has_text="walkdown").locator(".logbook-attach-later")
+    ).to_have_count(1)
+    assert not author.console_errors and not other.console_errors, (author.console_errors, other.console_errors)

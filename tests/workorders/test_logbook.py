@@ -159,9 +159,14 @@ def test_api_refuses_unknown_cells_strangers_and_other_authors(client, api, make
     entry = post(api, BASE, {"cell_id": cell.pk, "text": "Seal drip."}).json()
     add = f"{BASE}/{entry['id']}/attachments"
 
+    assert (
+        entry["can_attach"] is True and api.get(BASE).json()["items"][0]["can_attach"] is True
+    )  # the Shift page's cue
+
     # another operator may read the entry but not add to it (404: not theirs)
     client.force_login(make_user("otto", OPERATOR))
     assert client.get(BASE).json()["count"] == 1
+    assert client.get(BASE).json()["items"][0]["can_attach"] is False
     refused = post(client, add, {"name": "mine.txt", "text": "not yours"})
     assert refused.status_code == 404
     assert not LogbookAttachment.objects.exists()
@@ -180,6 +185,7 @@ def test_the_author_adds_attachments_up_to_the_bound(api, cell):
     add = f"{BASE}/{entry['id']}/attachments"
     fifth = post(api, add, {"name": "r4.md", "text": "# ok", "media_type": "text/markdown"})
     assert fifth.status_code == 201 and len(fifth.json()["attachments"]) == 5
+    assert fifth.json()["can_attach"] is False  # full: the page offers no sixth
     sixth = post(api, add, {"name": "r5.txt", "text": "too many"})
     assert sixth.status_code == 422 and sixth.json()["field"] == "attachments"
     assert LogbookAttachment.objects.count() == 5
