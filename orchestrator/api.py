@@ -66,7 +66,7 @@ def get_plan(request: HttpRequest, plan_id: int) -> dict[str, Any]:
 
 @router.patch("/plans/{plan_id}")
 def patch_plan(request: HttpRequest, plan_id: int, payload: PlanPatchIn) -> dict[str, Any]:
-    _authenticated(request)
+    require_scopes(request.user, OPERATOR)  # a plan move, as approve/execute: not for a demoted owner
     plan = plan_get(request.user, plan_id)
     if payload.autonomy is not None:
         plan = plan_set_autonomy(plan=plan, autonomy=payload.autonomy, actor=request.user)
@@ -91,7 +91,7 @@ def execute_plan(request: HttpRequest, plan_id: int) -> Status:
 
 @router.post("/plans/{plan_id}/poll")
 def poll_plan(request: HttpRequest, plan_id: int) -> dict[str, Any]:
-    _authenticated(request)
+    require_scopes(request.user, OPERATOR)  # polling moves the plan's waiting steps on
     plan = plan_get(request.user, plan_id)
     plan_poll(plan.pk)
     return plan_out(plan_get(request.user, plan_id), with_interactions=True)
