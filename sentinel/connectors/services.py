@@ -52,6 +52,13 @@ def _payload(connector: Connector) -> dict:
     }
 
 
+def _storable(text: str) -> str:
+    """Text from the plant (a Sparkplug metric name, an error naming one) as the database stores it:
+    PostgreSQL refuses NUL in text and jsonb, and one refused status write was put back and tried
+    again every round, so the connector's status and counters were never written again."""
+    return text.replace("\x00", "\ufffd")
+
+
 def connector_status_record(
     *, connector_id: int, drained: Drained, samples: int, rate: float, now: datetime, status: str | None = None
 ) -> Connector | None:
@@ -69,13 +76,14 @@ def connector_status_record(
         if drained.last_message_at:
             fields["last_message_at"] = drained.last_message_at
         if drained.last_error:
-            fields["last_error"] = drained.last_error
+            fields["last_error"] = _storable(drained.last_error)
         listed = list(connector.unknown_tags)
         for source in sorted(drained.unknown):
             if len(listed) >= MAX_UNKNOWN_LISTED:
                 break
-            if source not in listed:
-                listed.append(source[:300])
+            shown = _storable(source[:300])
+            if shown not in listed:
+                listed.append(shown)
         if listed != connector.unknown_tags:
             fields["unknown_tags"] = listed
         Connector.objects.filter(pk=connector_id).update(

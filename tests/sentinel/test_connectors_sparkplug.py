@@ -216,3 +216,19 @@ def test_metric_timestamps_are_the_sample_times(plant, supervisor):
     sample = SignalSample.objects.get(signal=signals["vibration"], value=3.3)
     assert abs(sample.time.timestamp() * 1000 - stamp) < 1
     assert sample.time < timezone.now()
+
+
+def test_a_metric_name_with_a_nul_is_listed_as_unknown_and_the_status_keeps_being_written(plant, supervisor):
+    """PostgreSQL stores no NUL in text or jsonb: the unknown-tag list (and an error naming the metric)
+    failed to write, was put back, and failed again every round — the connector's status, counters and
+    last message froze while its samples still came in."""
+    connector, node, signals = plant
+    _birth(node)
+    node.send("NDATA", payload(2, ("Motor\x00Speed", 30, 1480.0), (None, 99, 1.0)))  # unmapped; alias never born
+    assert pump(supervisor, lambda: Connector.objects.get(pk=connector.pk).unknown_tag_count == 1)
+    connector.refresh_from_db()
+    assert connector.unknown_tags == [f"{node.group}/edge1/Motor\ufffdSpeed"]
+    node.send("DDATA", payload(3, (None, 10, 2.7)), device="pump")
+    assert pump(supervisor, lambda: SignalSample.objects.filter(signal=signals["vibration"], value=2.7).exists())
+    assert pump(supervisor, lambda: Connector.objects.get(pk=connector.pk).messages_total >= 4)
+    assert "\x00" not in Connector.objects.get(pk=connector.pk).last_error
