@@ -30,9 +30,15 @@ router = Router(tags=["assistant"])
 
 @router.get("/drafts", response=list[DraftOut])
 def list_drafts(
-    request: HttpRequest, status: DraftStatus | None = None, session_id: RowId | None = None, review: bool = False
+    request: HttpRequest,
+    status: DraftStatus | None = None,
+    session_id: RowId | None = None,
+    review: bool = False,
+    without_session: bool = False,
 ) -> list:
-    """`review=true` (approvers): other authors' drafts that wait for an approval or a publication."""
+    """`review=true` (approvers): other authors' drafts that wait for an approval or a publication.
+    `without_session=true`: the caller's drafts in no session (the workbench's "No session", the API,
+    a plan's authoring step), which the drawer lists beside the open session's."""
     if review:
         require_scopes(request.user, APPROVER)
         qs = selectors.drafts_for_review(request.user)
@@ -43,6 +49,8 @@ def list_drafts(
         qs = qs.filter(status=status)
     if session_id is not None:
         qs = qs.filter(session_id=session_id)
+    if without_session:
+        qs = qs.filter(session__isnull=True)
     return with_status_reasons(list(qs[:200]))
 
 

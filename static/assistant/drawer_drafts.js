@@ -189,10 +189,15 @@
     if (ctx.policy === undefined) {
       ctx.policy = await api("GET", "/config").then((c) => c.approval_policy).catch(() => "manual");
     }
-    if (list) {  // this session's drafts: drawn for operators only (drawer.html)
-      const mine = ctx.sessionId ? await api("GET", `/drafts?session_id=${ctx.sessionId}`).catch(() => []) : [];
+    if (list) {  // this session's drafts, and those in no session: drawn for operators only (drawer.html)
+      const [mine, loose] = await Promise.all([
+        ctx.sessionId ? api("GET", `/drafts?session_id=${ctx.sessionId}`).catch(() => []) : [],
+        api("GET", "/drafts?without_session=true").catch(() => []),
+      ]);
       if (current !== latest) return;
       list.replaceChildren(...mine.map(mineRow));
+      $("aria-draft-loose-list").replaceChildren(...loose.map(mineRow));
+      $("aria-draft-loose").hidden = !loose.length;
     }
     const approver = (await scopes()).some((s) => s === "approver" || s === "admin");
     $("aria-review").hidden = !approver;

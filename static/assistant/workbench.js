@@ -182,10 +182,11 @@
     const when = op.executed_at ? ` at ${fmtDateTime(op.executed_at)}` : "";
     if (op.status === "executed" && op.result && op.result.draft_id) {
       const p = el("p", "wb-created", `Operation #${op.id} executed${when}: draft #${op.result.draft_id} created (status draft). `);
-      const link = el("a", null, "Open the drafts in Ask ARIA");
+      const link = el("a", null, "Open Ask ARIA");
       link.href = "/assistant/";
       p.appendChild(link);
-      p.appendChild(document.createTextNode(" to validate, test and send it for approval."));
+      const where = op.session_id ? `session #${op.session_id}` : "“Your drafts outside a session”";
+      p.appendChild(document.createTextNode(` and switch to Build: the draft is under Drafts (${where}); validate, test and send it for approval there.`));
       host.appendChild(p);
     } else if (op.status === "failed") {
       host.appendChild(el("p", "wb-error", `Operation #${op.id} failed${when}: ${op.error || "no reason recorded"}`));

@@ -221,3 +221,18 @@ def test_only_the_author_edits_so_an_editor_never_approves_their_own_words(opera
     with pytest.raises(Forbidden):
         draft_update(draft=draft, actor=admin_user, spec=TOOL_SPEC)
     assert Draft.objects.get(pk=draft.pk).status == S.TESTED
+
+
+def test_the_draft_list_gives_the_callers_drafts_in_no_session(client, operator, make_user):
+    from assistant.services.sessions import session_create
+    from core.access import OPERATOR
+
+    session = session_create(owner=operator, title="build")
+    in_session = draft_create(owner=operator, type="skill", name="in-session", spec=SKILL_SPEC, session=session)
+    loose = draft_create(owner=operator, type="skill", name="loose", spec=SKILL_SPEC)
+    draft_create(owner=make_user("otto", OPERATOR), type="skill", name="ottos", spec=SKILL_SPEC)
+    client.force_login(operator)
+    listed = client.get("/api/v1/assistant/drafts?without_session=true").json()
+    assert [d["id"] for d in listed] == [loose.pk]
+    both = client.get(f"/api/v1/assistant/drafts?session_id={session.pk}").json()
+    assert [d["id"] for d in both] == [in_session.pk]

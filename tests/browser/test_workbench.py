@@ -161,3 +161,30 @@ def test_first_load_without_a_planned_operation_logs_no_console_error(tab, serve
     tab.wait_for_load_state("networkidle")
     # then the page does not ask for it, and the console stays clean (not even the browser's 404 line)
     assert latest == [] and tab.console_errors == [], (latest, tab.console_errors)
+
+
+def test_a_draft_made_without_a_session_is_in_the_drawer_to_validate(tab, server):
+    """The workbench's default, "No session", created a draft no page listed: the drawer showed only
+    the open session's drafts, so the link 'Open the drafts in Ask ARIA' led nowhere."""
+    server.create_user("nora", "pw-nora-123456", "operator")
+    sign_in(tab, "nora", "pw-nora-123456", next_path="/assistant/workbench/")
+    expect(tab.locator("#wb-session")).to_have_value("")  # the default
+    tab.fill("#wb-text", 'Create a skill called loose_ends: "Close every open point before the handover."')
+    tab.get_by_role("button", name="Resolve").click()
+    expect(tab.locator("#wb-intent")).to_have_value("create_skill")
+    tab.get_by_role("button", name="Plan").click()
+    tab.check("#wb-confirm")
+    tab.get_by_role("button", name="Execute").click()
+    expect(tab.locator("#wb-result")).to_contain_text("Your drafts outside a session")
+
+    tab.locator("#wb-result a").click()
+    expect(tab).to_have_url(re.compile(r"/assistant/$"))
+    tab.select_option("#aria-mode", "build")
+    loose = tab.locator("#aria-draft-loose")
+    expect(loose).to_be_visible()
+    row = loose.locator(".aria-draft", has_text="skill loose_ends v1")
+    expect(row.locator(".aria-badge")).to_have_text("draft")
+    row.get_by_role("button", name="Validate").click()
+    expect(row.locator(".aria-badge")).to_have_text("validated")
+    expect(tab.locator("#aria-draft-list .aria-draft")).to_have_count(0)  # not this session's
+    assert not script_errors(tab), tab.console_errors
