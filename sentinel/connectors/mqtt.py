@@ -23,6 +23,7 @@ from sentinel.connectors.config import (
 )
 from sentinel.connectors.feed import Feed
 from sentinel.connectors.payloads import (
+    MAX_EDGE_NODES,
     SPARKPLUG_NAMESPACE,
     PayloadError,
     SparkplugState,
@@ -185,8 +186,14 @@ class MqttSession:
     def _ask_rebirth(self, group: str, node: str) -> None:
         key, now = f"{group}/{node}", time.monotonic()
         with self._lock:
-            if now - self._rebirth_asked.get(key, -REBIRTH_EVERY_SECONDS) < REBIRTH_EVERY_SECONDS:
+            asked = self._rebirth_asked
+            if now - asked.get(key, -REBIRTH_EVERY_SECONDS) < REBIRTH_EVERY_SECONDS:
                 return
-            self._rebirth_asked[key] = now
+            if len(asked) >= MAX_EDGE_NODES:  # bounded: forget the asks that no longer hold anything back
+                for stale in [k for k, at in asked.items() if now - at >= REBIRTH_EVERY_SECONDS]:
+                    del asked[stale]
+                if len(asked) >= MAX_EDGE_NODES:
+                    return
+            asked[key] = now
         payload = rebirth_request(int(time.time() * 1000))
         self.client.publish(f"{SPARKPLUG_NAMESPACE}/{group}/NCMD/{node}", payload, qos=0)

@@ -125,13 +125,23 @@ def sparkplug_topic(topic: str) -> SparkplugTopic | None:
     return SparkplugTopic(parts[1], parts[2], parts[3], parts[4] if len(parts) == 5 else "")
 
 
+# What one connector remembers of the births it received is bounded: anyone who may publish on the
+# broker could otherwise announce edge nodes and metrics until the connectors process ran out of memory.
+MAX_EDGE_NODES = 10_000
+MAX_NODE_METRICS = 100_000  # aliases and metric names of one edge node, its devices included
+
+
 class SparkplugState:
     """Per-connector Sparkplug B host state: births, aliases, sequence numbers, deaths."""
 
-    def __init__(self, feed: Feed) -> None:
+    def __init__(
+        self, feed: Feed, *, max_nodes: int = MAX_EDGE_NODES, max_node_metrics: int = MAX_NODE_METRICS
+    ) -> None:
         self.feed = feed
         self.nodes: dict[tuple[str, str], EdgeNode] = {}
         self.seq_gaps = 0
+        self.max_nodes = max_nodes
+        self.max_node_metrics = max_node_metrics
 
     def handle(self, topic: SparkplugTopic, payload: bytes, received_at: datetime) -> bool:
         """Apply one message. True when the edge node should be asked for a rebirth (data before
@@ -145,6 +155,8 @@ class SparkplugState:
         key = (topic.group, topic.node)
         kind = topic.message_type
         if kind == "NBIRTH":
+            if key not in self.nodes and len(self.nodes) >= self.max_nodes:
+                raise PayloadError(f"more than {self.max_nodes} edge nodes: this NBIRTH is ignored")
             seq = message.seq if message.HasField("seq") else None
             self.nodes[key] = node = EdgeNode(born=True, seq=seq, bd_seq=_bd_seq(message))
             self._birth(node, topic, message, received_at)
@@ -186,13 +198,20 @@ class SparkplugState:
 
     def _birth(self, node: EdgeNode, topic: SparkplugTopic, message: Any, received_at: datetime) -> None:
         sources = node.sources.setdefault(topic.device, set())
+        room = self.max_node_metrics - len(node.aliases) - sum(len(known) for known in node.sources.values())
         for metric in message.metrics:
             if not metric.name:
                 continue
             source = topic.source(metric.name)
+            alias = metric.alias if metric.HasField("alias") else None
+            cost = (source not in sources) + (alias is not None and alias not in node.aliases)
+            if cost > room:
+                self.feed.error(f"Sparkplug {topic.group}/{topic.node}: more than {self.max_node_metrics} metrics")
+                break
+            room -= cost
             sources.add(source)
-            if metric.HasField("alias"):
-                node.aliases[metric.alias] = source
+            if alias is not None:
+                node.aliases[alias] = source
         self._data(node, topic, message, received_at)
 
     def _data(self, node: EdgeNode, topic: SparkplugTopic, message: Any, received_at: datetime) -> None:

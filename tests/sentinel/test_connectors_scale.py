@@ -217,3 +217,51 @@ def test_a_sample_in_the_future_is_refused_using_the_newest_time_the_feed_kept(c
     finally:
         supervisor.stop_all()
     assert connector.samples_total == 1 and "in the future were refused" in connector.last_error
+
+
+def _nbirth(state: SparkplugState, node: str) -> None:
+    birth = Payload(timestamp=int(time.time() * 1000), seq=0)
+    birth.metrics.add(name="bdSeq", datatype=4, long_value=0)
+    state.handle(sparkplug_topic(f"spBv1.0/g/NBIRTH/{node}"), birth.SerializeToString(), datetime.now(UTC))
+
+
+def test_births_are_remembered_within_bounds():
+    """Whoever may publish on the broker could announce edge nodes, devices and metrics without end,
+    each remembered by the connector until its process ran out of memory."""
+    feed = Feed({})
+    state = SparkplugState(feed, max_nodes=3, max_node_metrics=5)
+    for node in ("n0", "n1", "n2"):
+        _nbirth(state, node)
+    with pytest.raises(PayloadError, match="more than 3 edge nodes"):
+        _nbirth(state, "n3")
+    _nbirth(state, "n1")  # a known node is born again as usual
+    assert sorted(node for _, node in state.nodes) == ["n0", "n1", "n2"]
+
+    now = int(time.time() * 1000)
+    for device in ("d0", "d1"):
+        birth = Payload(timestamp=now, seq=1 if device == "d0" else 2)
+        for i in range(4):
+            birth.metrics.add(name=f"m{i}", alias=i if device == "d0" else 10 + i, timestamp=now, datatype=DOUBLE)
+        state.handle(sparkplug_topic(f"spBv1.0/g/DBIRTH/n0/{device}"), birth.SerializeToString(), datetime.now(UTC))
+    node = state.nodes[("g", "n0")]
+    assert len(node.aliases) + sum(len(s) for s in node.sources.values()) == 5  # bdSeq; m0, m1 and their aliases
+    assert node.sources == {"": {"g/n0/bdSeq"}, "d0": {"g/n0/d0/m0", "g/n0/d0/m1"}, "d1": set()}
+    assert "more than 5 metrics" in feed.drain().last_error
+
+
+def test_rebirth_requests_are_remembered_within_bounds():
+    """Data from a node never born asks it for a rebirth (at most every 5 s each): the memory of those
+    asks kept every node name it ever saw."""
+    import paho.mqtt.client as mqtt
+
+    from sentinel.connectors.mqtt import MqttSession
+    from sentinel.connectors.payloads import MAX_EDGE_NODES
+
+    connector = Connector(pk=1, kind=Connector.Kind.MQTT_SPARKPLUG_B, endpoint="mqtt://127.0.0.1:1883")
+    session = MqttSession(connector, Feed({}), sparkplug=True)  # not connected: the asks go nowhere
+    body = _ddata(0, [1.0], int(time.time() * 1000))
+    for i in range(MAX_EDGE_NODES + 50):
+        message = mqtt.MQTTMessage(topic=f"spBv1.0/g/NDATA/stranger{i}".encode())
+        message.payload = body
+        session._on_message(session.client, None, message)
+    assert len(session._rebirth_asked) == MAX_EDGE_NODES
