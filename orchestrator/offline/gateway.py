@@ -107,7 +107,7 @@ def _next(reading: Reading, state: FakeState) -> FakeReply:
         return cell(state, tags[0], plans, refs)
     if act == "unclear":
         return _clarify(focus, refs, plans, pending, several=reading.several)
-    if act in ("stop", "skip") and reading.step:
+    if act in ("stop", "skip") and reading.step is not None:
         return step_turn(reading, focus, refs) if focus else which(f"Step {reading.step} of which plan?")
     if act == "skip":
         question = {"type": "ask_clarification", "text": "Which step should I skip? Say e.g. 'skip step 2 of plan 4'."}
@@ -169,11 +169,11 @@ def _on_step(ask: dict, order: int) -> bool:
 def _which_asks(reading: Reading, focus: dict | None, plans: list[dict], pending: list[dict]) -> list[dict]:
     """The asks "it" can mean: the one the user named (ask N, step N, plan N), else the focus plan's."""
     every = _open_asks(plans, pending)
-    if reading.ask_id:
+    if reading.ask_id is not None:  # "ask 0" names an ask too (none has that id)
         return [a for a in every if a["id"] == reading.ask_id]
     mine = [{**a, "plan_id": focus["id"]} for a in focus["open_interactions"]] if focus else []
     mine = mine or [a for a in pending if focus is None or a["plan_id"] == focus["id"]] or pending
-    if reading.step:
+    if reading.step is not None:
         return [a for a in mine if _on_step(a, reading.step)] or (
             [] if reading.plan_id else [a for a in every if _on_step(a, reading.step)]
         )
@@ -189,9 +189,9 @@ def _proceed(
     asks = _which_asks(reading, focus, plans, pending)
     if len(asks) == 1:
         return _decide(asks[0], approvals, refs)
-    named = reading.step or reading.ask_id
+    named = reading.step is not None or reading.ask_id is not None
     if asks or named:  # several could be meant, or none is what the user named: ask, change nothing
-        which = f"step {reading.step}" if reading.step else f"ask {reading.ask_id}"
+        which = f"step {reading.step}" if reading.step is not None else f"ask {reading.ask_id}"
         text = (
             f"Which one? Open asks: {_listing(asks)}. Say e.g. 'approve ask {asks[0]['id']}'."
             if asks
@@ -206,7 +206,8 @@ def _proceed(
             f"({last['decision']}) by {last['decided_by']} at {last['decided_at']}; the plan is {last['plan_status']}."
         )
         return submit("Already decided earlier.", [{"type": "answer", "text": text}], refs, "list_approvals")
-    return explain(state, focus, refs, pending)
+    reply = explain(state, focus, refs, pending)  # nothing to approve: what can be done with it, and where
+    return with_moves(reply, focus) if focus else reply
 
 
 def fake_gateway(reading: Reading) -> FakeEngine:

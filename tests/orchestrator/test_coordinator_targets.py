@@ -134,3 +134,40 @@ def test_a_decision_naming_several_targets_changes_nothing(client, operator, mes
         list(plan.steps.order_by("order").values_list("status", flat=True)),
     )
     assert after == before
+
+
+def test_approve_plan_n_on_a_draft_says_where_a_plan_is_approved(client, operator):
+    """ "approve plan N" answered only "Plan N is draft. Steps: …": the coordinator approves asks, not
+    plans; the answer now says so (approve it on the Plans page) and nothing changes."""
+    plan = build_plan(operator, [read()], status="draft")
+
+    turn = say(client, operator, f"approve plan {plan.pk}")
+
+    assert [e["type"] for e in turn.executed] == ["answer"]
+    assert "approve it on the Plans page" in turn.answer
+    assert Plan.objects.get(pk=plan.pk).status == "draft"
+
+
+def test_approve_ask_0_matches_no_ask(client, operator):
+    """ "approve ask 0" was read as no ask named, and answered about the plan in focus."""
+    plan = start(build_plan(operator, [read()], autonomy="ask_all"))
+    ask = Interaction.objects.get(plan=plan)
+
+    turn = say(client, operator, "approve ask 0")
+
+    assert [e["type"] for e in turn.executed] == ["ask_clarification"] and "No open ask matches ask 0" in turn.answer
+    assert Interaction.objects.get(pk=ask.pk).status == "open"
+
+
+@pytest.mark.parametrize("message", ["stop step 0", "skip step 0", "approve step 0"])
+def test_step_0_names_a_step_that_is_not_there(client, operator, message):
+    """ "stop step 0" was read as no step named: a stop of the whole plan in focus (cancelled)."""
+    plan = start(build_plan(operator, [read(), read()], autonomy="ask_all"))
+    say(client, operator, f"what about plan {plan.pk}?")  # plan in focus
+
+    turn = say(client, operator, message)
+
+    assert {e["type"] for e in turn.executed} <= {"answer", "ask_clarification"}, turn.answer
+    assert "step 0" in turn.answer
+    assert Plan.objects.get(pk=plan.pk).status == "paused"
+    assert Interaction.objects.get(plan=plan).status == "open"
