@@ -14,7 +14,7 @@ from django.http import HttpRequest
 from core.admin import OperatorChangesMixin, ReadOnlyAdminMixin
 from core.audit import audit_record
 from core.errors import DomainError, InvalidInput
-from workorders.choices import WorkOrderStatus
+from workorders.choices import CLOSED_STATUSES, WorkOrderStatus
 from workorders.models import (
     EquipmentKB,
     FailureHistory,
@@ -120,6 +120,12 @@ class WorkOrderAdmin(OperatorChangesMixin, admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False  # an order and its audited history stay; cancel it instead
+
+    def has_change_permission(self, request: HttpRequest, obj: WorkOrder | None = None) -> bool:
+        # A closed order's record is not edited (the service refuses it): its page is view only,
+        # rather than a form whose save said "changed successfully" beside the refusal.
+        closed = obj is not None and obj.status in CLOSED_STATUSES
+        return not closed and super().has_change_permission(request, obj)
 
     def _takes_rca(self, obj: WorkOrder | None) -> bool:
         return obj is not None and obj.status == WorkOrderStatus.DETECTED

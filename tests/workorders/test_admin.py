@@ -91,6 +91,17 @@ def test_admin_edit_refuses_a_window_that_ends_before_it_starts(staff, cell):
     assert wo.estimated_duration_min == 240
 
 
+def test_a_closed_order_is_shown_read_only_and_never_reported_as_changed(staff, cell):
+    wo = f.make_work_order(cell, status="completed", title="Done")
+    url = f"/admin/workorders/workorder/{wo.pk}/change/"
+    assert not {"title", "priority", "description"} & set(staff.get(url).context["adminform"].form.fields)
+    response = staff.post(url, f.work_order_change_form(wo, title="Rewritten", priority="low"))
+    assert response.status_code == 403  # was a 302 saying "WO-1 Rewritten was changed successfully"
+    wo.refresh_from_db()
+    assert (wo.title, wo.priority) == ("Done", "medium")
+    assert not AuditRecord.objects.filter(action="work_order.update", target_id=str(wo.pk)).exists()
+
+
 def test_work_orders_cannot_be_deleted_in_the_admin(staff, cell):
     wo = f.make_work_order(cell)
     assert staff.post(f"/admin/workorders/workorder/{wo.pk}/delete/", {"post": "yes"}).status_code == 403
