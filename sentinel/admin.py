@@ -61,7 +61,7 @@ class SiteAdmin(admin.ModelAdmin):
     inlines = [LineInline]
 
 
-class CellInline(admin.TabularInline):
+class CellInline(AdminScopeWritesMixin, admin.TabularInline):
     model = Cell
     extra = 0
     fields = ["tag", "name", "equipment_type", "onboarding_complete"]
@@ -74,6 +74,27 @@ class LineAdmin(admin.ModelAdmin):
     search_fields = ["name"]
     inlines = [CellInline]
 
+    def save_formset(self, request, form, formset, change):  # cells added or edited inline: audited
+        super().save_formset(request, form, formset, change)
+        if formset.model is Cell:
+            for cell in formset.new_objects:
+                _audit_cell(request, cell, None)
+            for cell, fields in formset.changed_objects:
+                _audit_cell(request, cell, fields)
+
+
+CELL_FIELDS = ("line", "tag", "name", "equipment_type", "onboarding_complete")
+
+
+def _audit_cell(request: HttpRequest, cell: Cell, changed: list[str] | None) -> None:
+    """`cell.create` (every field) or `cell.change` (what changed): a cell taken off onboarding_complete
+    is no longer evaluated, so none of its signals raises an alarm."""
+    fields = list(CELL_FIELDS) if changed is None else [f for f in CELL_FIELDS if f in changed]
+    if fields:
+        details = {f: cell.line_id if f == "line" else getattr(cell, f) for f in fields}
+        action = "cell.create" if changed is None else "cell.change"
+        audit_record(actor=request.user, action=action, target_type="sentinel.cell", target_id=cell.pk, details=details)
+
 
 class SignalInline(AdminScopeWritesMixin, admin.TabularInline):
     model = SignalDefinition
@@ -84,11 +105,15 @@ class SignalInline(AdminScopeWritesMixin, admin.TabularInline):
 
 
 @admin.register(Cell)
-class CellAdmin(admin.ModelAdmin):
+class CellAdmin(AdminScopeWritesMixin, admin.ModelAdmin):
     list_display = ["tag", "name", "equipment_type", "line", "onboarding_complete"]
     list_filter = ["onboarding_complete", "line__site", "line"]
     search_fields = ["tag", "name"]
     inlines = [SignalInline]
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        _audit_cell(request, obj, list(form.changed_data) if change else None)
 
     def save_formset(self, request, form, formset, change):  # signals added, edited, deleted inline: audited
         gone = [f.instance for f in getattr(formset, "deleted_forms", []) if f.instance.pk]

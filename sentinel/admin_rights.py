@@ -1,5 +1,5 @@
-"""Who may write sentinel's governance rows in the admin: a signal's limits and enabled flag, and the
-connectors (where plant data comes from). Reading them follows the model's view permission (the
+"""Who may write sentinel's governance rows in the admin: a signal's limits and enabled flag, a cell
+(onboarding_complete off stops every alarm of its signals) and the connectors (where plant data comes from). Reading them follows the model's view permission (the
 approver's console shows them); adding, changing or deleting needs the admin scope as well as the
 model permission, as the assistant's runtime settings do — never Django model permissions alone."""
 

@@ -11,7 +11,7 @@ from sentinel.models import Connector, ConnectorTag
 
 pytestmark = pytest.mark.django_db
 
-MODELS = ("signaldefinition", "connector", "connectortag", "cell")
+MODELS = ("signaldefinition", "connector", "connectortag", "cell", "line")
 
 
 def _staff_with_model_permissions(make_user, name: str, scope: str):
@@ -74,7 +74,7 @@ def test_staff_without_the_admin_scope_cannot_change_limits_or_connectors(
         assert client.post(url, data).status_code == 403, url
     delete_all = {"action": "delete_selected", "_selected_action": [connector.pk], "post": "yes"}
     client.post("/admin/sentinel/connector/", delete_all)
-    client.post(f"/admin/sentinel/cell/{cell.pk}/change/", cell_form)  # the cell itself may change, not its signals
+    assert client.post(f"/admin/sentinel/cell/{cell.pk}/change/", cell_form).status_code == 403
 
     vibration.refresh_from_db()
     assert (vibration.alert, vibration.enabled, vibration.display_name) == (4.5, True, "vibration mm s")
@@ -101,3 +101,52 @@ def test_an_admin_group_member_still_changes_them(client, make_user, vibration, 
     vibration.refresh_from_db()
     connector.refresh_from_db()
     assert (vibration.alert, connector.endpoint) == (6.0, "mqtt://evil.example:1883")
+
+
+def _cell_form(cell, **overrides) -> dict:
+    data = {
+        "line": cell.line_id, "tag": cell.tag, "name": cell.name, "equipment_type": cell.equipment_type,
+        "signals-TOTAL_FORMS": "0", "signals-INITIAL_FORMS": "0", "signals-MIN_NUM_FORMS": "0",
+        "signals-MAX_NUM_FORMS": "1000",
+    }  # fmt: skip
+    return {**data, **overrides}
+
+
+def _line_form(cell, **cell_fields) -> dict:
+    row = {"id": cell.pk, "line": cell.line_id, "tag": cell.tag, "name": cell.name, "equipment_type": "pump"}
+    row.update(cell_fields)
+    data = {
+        "site": cell.line.site_id, "name": cell.line.name, "cells-TOTAL_FORMS": "1", "cells-INITIAL_FORMS": "1",
+        "cells-MIN_NUM_FORMS": "0", "cells-MAX_NUM_FORMS": "1000",
+    }  # fmt: skip
+    return {**data, **{f"cells-0-{k}": v for k, v in row.items() if v is not None}}
+
+
+@pytest.mark.parametrize("scope", [OPERATOR, APPROVER])
+def test_staff_without_the_admin_scope_cannot_take_a_cell_off_its_alarms(client, make_user, vibration, scope):
+    """A cell whose onboarding_complete is off is not evaluated: none of its signals raises an alarm."""
+    cell = vibration.cell
+    cell.onboarding_complete = True
+    cell.save()
+    client.force_login(_staff_with_model_permissions(make_user, "stan", scope))
+    assert client.post(f"/admin/sentinel/cell/{cell.pk}/change/", _cell_form(cell)).status_code == 403
+    client.post(f"/admin/sentinel/line/{cell.line_id}/change/", _line_form(cell, onboarding_complete=None))
+    cell.refresh_from_db()
+    assert cell.onboarding_complete and not AuditRecord.objects.filter(target_type="sentinel.cell").exists()
+
+
+def test_an_admin_taking_a_cell_off_or_on_is_audited(client, vibration):
+    from django.contrib.auth.models import User
+
+    cell = vibration.cell
+    cell.onboarding_complete = True
+    cell.save()
+    client.force_login(User.objects.create_superuser("root", "root@example.com", "pw"))
+    assert client.post(f"/admin/sentinel/cell/{cell.pk}/change/", _cell_form(cell)).status_code == 302
+    response = client.post(f"/admin/sentinel/line/{cell.line_id}/change/", _line_form(cell, onboarding_complete="on"))
+    assert response.status_code == 302, response.content.decode()[:2000]
+    records = AuditRecord.objects.filter(action="cell.change").order_by("pk")
+    assert [(r.target_id, r.details, r.actor_label) for r in records] == [
+        (str(cell.pk), {"onboarding_complete": False}, "root"),
+        (str(cell.pk), {"onboarding_complete": True, "equipment_type": "pump"}, "root"),
+    ]
