@@ -6,7 +6,8 @@ Who may answer:
   plans the draft again with it (`choice_answer`: the planner runs before anything is locked);
 - a gated step's approval (`required_scope` set): a DIFFERENT human holding that scope — never
   the plan owner, never a service account; a scope name that is not mapped denies.
-An answer may carry edited step inputs, validated against the capability's schema — but not a
+The owner's answer may carry edited step inputs (the step runs as them; an admin answering someone
+else's ask answers it as asked), validated against the capability's schema — but not a
 gated step's approval: the approver decides on what the requester asked and the card showed
 (four eyes). To change it, they reject with a reason and the requester proposes it again.
 """
@@ -191,6 +192,10 @@ def interaction_answer(
                 "inputs: a gated step is approved as asked; to change it, reject it with a reason and "
                 "the requester proposes the change again.",
                 field="inputs",
+            )
+        if inputs is not None and actor.pk != plan.owner_id:  # the step runs as its owner: what they asked
+            raise InvalidInput(
+                "inputs: only the plan owner edits a step's inputs; approve or reject it as asked.", field="inputs"
             )
         edited = _edited_inputs(step, inputs) if inputs is not None else None
         if step is not None and step.status == StepStatus.WAITING_INTERACTION:
