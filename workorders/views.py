@@ -29,7 +29,9 @@ from workorders.choices import ACTIVE_STATUSES
 
 # The agent activity feed starts with this many recent bus events (replayed via ?after=).
 RECENT_EVENTS = 60
-RECENT_WORK_ORDERS = 8  # active ones (newest first), then up to RECENT_CLOSED closed ones
+# Every active order (newest first, up to this bound; the page says when there are more: operators
+# act on them here, most have no other page), then up to RECENT_CLOSED closed ones.
+RECENT_WORK_ORDERS = 50
 RECENT_CLOSED = 5
 # Out-of-service alarms are listed too (their own section on the page): a hidden alarm stays visible
 # as hidden, with who took it out, why and since when.
@@ -122,7 +124,13 @@ def can_watch(user: Any) -> bool:
     return bool(user_scopes(user) & WATCH_SCOPES)
 
 
-EMPTY_SNAPSHOT: dict[str, Any] = {"can_operate": False, "cells": [], "alarms": [], "work_orders": []}
+EMPTY_SNAPSHOT: dict[str, Any] = {
+    "can_operate": False,
+    "cells": [],
+    "alarms": [],
+    "work_orders": [],
+    "active_work_orders": 0,
+}
 
 
 def control_room_snapshot(*, can_operate: bool = True) -> dict[str, Any]:
@@ -143,10 +151,8 @@ def control_room_snapshot(*, can_operate: bool = True) -> dict[str, Any]:
     suppressions = alarm_suppressions(alarms)
     newest = selectors.work_orders_qs().order_by("-created_at", "-pk")
     # Active orders first: a burst of closed ones never pushes an open order off the page.
-    work_orders = [
-        *newest.filter(status__in=ACTIVE_STATUSES)[:RECENT_WORK_ORDERS],
-        *newest.exclude(status__in=ACTIVE_STATUSES)[:RECENT_CLOSED],
-    ]
+    active = newest.filter(status__in=ACTIVE_STATUSES)
+    work_orders = [*active[:RECENT_WORK_ORDERS], *newest.exclude(status__in=ACTIVE_STATUSES)[:RECENT_CLOSED]]
     return {
         "can_operate": can_operate,
         "cells": [
@@ -162,6 +168,7 @@ def control_room_snapshot(*, can_operate: bool = True) -> dict[str, Any]:
         ],
         "alarms": [_alarm_row(a, now, suppressions.get(a.pk)) for a in alarms],
         "work_orders": [selectors.work_order_as_dict(wo, full=True) for wo in work_orders],
+        "active_work_orders": active.count(),
     }
 
 

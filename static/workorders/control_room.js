@@ -25,6 +25,7 @@
 
   const TREND_REFRESH_MS = 15000;
   const STATE_REFRESH_MS = 5000;
+  const CLOSED_STATUS = { completed: true, cancelled: true };
   const chosenSignal = {};   // cell id → signal id the operator picked
   const banners = {};        // cell id → banner info
 
@@ -113,6 +114,10 @@
       return;
     }
     document.getElementById("wo-empty").hidden = state.work_orders.length > 0;
+    const shownActive = state.work_orders.filter((w) => !CLOSED_STATUS[w.status]).length;
+    const more = document.getElementById("wo-more");
+    more.hidden = !(state.active_work_orders > shownActive);
+    more.textContent = more.hidden ? "" : `Showing the ${shownActive} newest of ${state.active_work_orders} active work orders.`;
     AriaWorkOrderCards.render(host, state.work_orders, { canOperate: state.can_operate,
       onChange: (detail) => { orderLoad[detail.id] = (orderLoad[detail.id] || 0) + 1; if (!patchWorkOrder(detail.id, detail)) refreshState(); refreshAccuracy(); },
       onError: (message) => { const e = document.getElementById("alarm-error"); e.textContent = message; e.hidden = false; } });

@@ -36,3 +36,18 @@ def test_a_not_onboarded_cell_with_an_old_sample_is_flagged(cell):
     assert (cells["PR-05"]["onboarded"], cells["P-02"]["onboarded"]) == (False, True)
     assert cells["PR-05"]["signals"][0]["stale"] is True  # sentinel never scans it, the age still tells
     assert cells["P-02"]["signals"][0]["stale"] is False
+
+
+def test_every_active_order_is_listed_however_many_and_the_count_says_when_not(cell):
+    # A flood opens many orders at once: the ninth newest active one was on no page an operator
+    # can open (the snapshot listed 8), so nobody could assign, start or cancel it there.
+    active = [f.make_work_order(cell, status=s) for s in ["open", "detected", "in_progress", "on_hold"] * 3]
+    f.make_work_order(cell, status="completed")
+    snapshot = control_room_snapshot()
+    listed = [r["id"] for r in snapshot["work_orders"] if r["status"] != "completed"]
+    assert listed == [wo.pk for wo in reversed(active)]
+    assert snapshot["active_work_orders"] == 12
+    more = [f.make_work_order(cell, status="open") for _ in range(RECENT_WORK_ORDERS)]
+    snapshot = control_room_snapshot()
+    assert snapshot["active_work_orders"] == 12 + len(more)
+    assert len([r for r in snapshot["work_orders"] if r["status"] != "completed"]) == RECENT_WORK_ORDERS
