@@ -9,13 +9,13 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Max, Q
-from jsonschema import Draft202012Validator
 from pydantic import BaseModel, ConfigDict
 
 from assistant.choices import DraftType, SkillRuntimeMode
 from assistant.conf import get_config
 from assistant.mcp_bridge import call_server_tool
 from assistant.models import Draft, PromptAlias, PromptVersion, PublishedArtifact, Skill
+from assistant.schema_checks import instance_checker, instance_problems
 from assistant.services.draft_tests import sandbox_limits
 from core.access import OPERATOR
 from core.audit import audit_record
@@ -142,12 +142,12 @@ def register_mcp_tools(artifact: PublishedArtifact) -> list[Capability]:
     caps = []
     for tool in artifact.spec.get("tools", []):
         schema = tool.get("input_schema") or {"type": "object"}
-        checker = Draft202012Validator(schema)
+        checker = instance_checker(schema)  # a served schema: fetches nothing, matches no regex
         name = tool["name"]
 
         def handler(ctx: CapabilityContext, params: BaseModel, _name: str = name, _checker=checker) -> Any:
             args = params.model_dump()
-            problems = [e.message for e in _checker.iter_errors(args)]
+            problems = instance_problems(_checker, args)
             if problems:
                 raise InvalidInput(f"Invalid input: {problems[0]}")
             return call_server_tool(artifact.spec, _name, args)
@@ -188,12 +188,12 @@ def _schema_model(name: str, schema: dict[str, Any]) -> type[BaseModel]:
 def register_published_tool(artifact: PublishedArtifact) -> Capability:
     spec: dict[str, Any] = artifact.spec
     schema = spec.get("input_schema") or {"type": "object"}
-    checker = Draft202012Validator(schema)
+    checker = instance_checker(schema)
 
     def handler(ctx: CapabilityContext, params: BaseModel) -> Any:
 
         args = params.model_dump()
-        problems = [e.message for e in checker.iter_errors(args)]
+        problems = instance_problems(checker, args)
         if problems:
             raise InvalidInput(f"Invalid input: {problems[0]}")
         result = run_tool(spec["source"], spec.get("entrypoint") or "run", args, limits=sandbox_limits(get_config()))

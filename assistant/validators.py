@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from assistant.choices import DraftType, SkillRuntimeMode
 from assistant.conf import AssistantConfig
+from assistant.schema_checks import schema_problems
 from core.capabilities import registry
 
 Validator = Callable[[str, dict[str, Any], AssistantConfig], list[str]]
@@ -92,7 +93,7 @@ def _schema_errors(schema: Any, field: str = "input_schema") -> list[str]:
         return [f"{field} is not a valid JSON Schema: {exc.message}"]
     if schema.get("type", "object") != "object":
         return [f"{field} must describe an object."]
-    return []
+    return schema_problems(schema, field)
 
 
 @validator(DraftType.TOOL)
