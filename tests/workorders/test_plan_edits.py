@@ -55,6 +55,14 @@ def test_a_plan_edit_and_a_priority_raise_are_announced(cell, operator):
     work_order_raise_priority(work_order=low, priority="high", actor=None, reason="alarm escalated to trip")
     assert updates(low)[count:] == [("priority_raised", "open", "system")]
 
+    # ... and both are in the order's history, which its page shows (the audit trail alone did not).
+    edited = WorkOrder.objects.get(pk=wo.pk).events.filter(details__has_key="fields").get()
+    assert (edited.actor, edited.from_status, edited.to_status) == (operator, "open", "open")
+    assert edited.note == "Edited: priority, title (priority high → critical)"
+    assert edited.details["changed"]["title"]["to"] == "Replace DE bearing"
+    raised = WorkOrder.objects.get(pk=low.pk).events.filter(details__has_key="priority_raised").get()
+    assert (raised.actor, raised.note) == (None, "Priority raised low → high: alarm escalated to trip")
+
 
 def test_changing_the_required_parts_of_an_open_order_reflags_the_shortages(cell, operator):
     wo = analysed_order(cell)  # 1 × SKF-6310-2Z-C3 of 2 on hand: nothing short

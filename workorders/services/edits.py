@@ -14,7 +14,7 @@ from core.errors import Conflict, InvalidInput
 from core.events import publish
 from workorders.choices import CLOSED_STATUSES, Priority, WorkOrderStatus
 from workorders.events import WORK_ORDER_UPDATED
-from workorders.models import WorkOrder
+from workorders.models import WorkOrder, WorkOrderEvent
 from workorders.services.lifecycle import actor_name, lock_work_order, transition_with_rca_locked
 from workorders.services.parts import part_shortages
 from workorders.shapes import WORK_ORDER_LISTS, work_order_list_clean
@@ -113,6 +113,7 @@ def work_order_update(
                 allowed=[],
             )
         if changes:
+            before = {name: getattr(locked, name) for name in ("priority", "title") if name in changes}
             for name, value in changes.items():
                 setattr(locked, name, coerce_field(name, value))
             _check_window(locked)
@@ -125,6 +126,17 @@ def work_order_update(
                 target_type="work_order",
                 target_id=locked.pk,
                 details={"fields": sorted(changes), "note": note[:500]},
+            )
+            # The order's history on its page: who changed which part of the plan (and from what).
+            moved = {k: {"from": v, "to": getattr(locked, k)} for k, v in before.items() if v != getattr(locked, k)}
+            said = "; ".join(f"{k} {m['from']} → {m['to']}" for k, m in moved.items() if k == "priority")
+            WorkOrderEvent.objects.create(
+                work_order=locked,
+                from_status=locked.status,
+                to_status=locked.status,
+                actor=actor if actor is not None and actor.is_authenticated else None,
+                note=f"Edited: {', '.join(sorted(changes))}{f' ({said})' if said else ''}"[:500],
+                details={"fields": sorted(changes), "changed": moved},
             )
             # Pages showing the order re-read it (the work-order page follows only the bus).
             publish(

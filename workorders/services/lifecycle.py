@@ -292,6 +292,14 @@ def work_order_raise_priority(
                 target_id=locked.pk,
                 details={"from": before, "to": priority, "reason": reason[:500]},
             )
+            WorkOrderEvent.objects.create(
+                work_order=locked,
+                from_status=locked.status,
+                to_status=locked.status,
+                actor=actor if actor is not None and actor.is_authenticated else None,
+                note=(f"Priority raised {before} → {priority}" + (f": {reason}" if reason else ""))[:500],
+                details={"priority_raised": {"from": before, "to": priority}},
+            )
             publish(
                 WORK_ORDER_UPDATED,
                 {
