@@ -42,6 +42,8 @@ def _parse_frame(text: str | None) -> tuple[dict[str, Any] | None, str]:
         return None, "content must be a non-empty string."
     if len(content) > MAX_CONTENT:
         return None, f"content is longer than {MAX_CONTENT} characters."
+    if "\x00" in content:  # as the HTTP routes refuse it (core.request_limits): PostgreSQL text cannot hold it
+        return None, "content must not contain NUL characters (\\u0000)."
     session_id = frame.get("session_id")
     if session_id is not None and (not isinstance(session_id, int) or isinstance(session_id, bool)):
         return None, "session_id must be an integer."

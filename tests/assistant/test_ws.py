@@ -118,3 +118,21 @@ async def test_an_unexpected_failure_is_reported_without_its_details(operator, m
     await communicator.send_json_to({"type": "user", "content": "Why did P-02 trip?"})
     assert "error" not in (await _until_done(communicator))[-1]
     await communicator.disconnect()
+
+
+async def test_a_nul_in_the_content_is_an_error_done_and_nothing_is_written(operator, plant):
+    """PostgreSQL text cannot hold NUL: the turn failed deep in its first write ('Internal error.',
+    a server_error logged) and left an empty session in the history. The HTTP routes refuse it at
+    the door (core.request_limits); the socket now does too."""
+    from assistant.models import Message, Session
+
+    communicator, _ = await _connect(operator)
+    await communicator.send_json_to({"type": "user", "content": "why did P-02 trip\u0000?"})
+    frame = await communicator.receive_json_from(timeout=5)
+    assert frame["type"] == "done" and "NUL" in frame["error"] and "code" not in frame
+    assert await sync_to_async(Session.objects.count)() == 0
+    assert await sync_to_async(Message.objects.count)() == 0
+    await communicator.send_json_to({"type": "user", "content": "What is the vibration of P-02?"})
+    frames = await _until_done(communicator)
+    assert frames[-1] == {"type": "done"}
+    await communicator.disconnect()
