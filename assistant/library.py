@@ -15,6 +15,15 @@ from core.capabilities import CapabilityContext, dispatch
 from core.errors import InvalidInput, NotFound
 
 RESOURCE_TYPES = ("prompt", "skill", "tool", "workflow", "kb_entry", "work_order")
+MAX_ROW_ID = 2**63 - 1  # the largest id a database integer column holds
+
+
+def _ref_id(text: str) -> int | None:
+    """`text` as a row id — ASCII digits as str(pk) writes them, within a database integer — or None
+    ('²', '٣', '007', a 5,000-digit number are not ids: int() refuses some, the database others)."""
+    if not (text.isascii() and text.isdigit()) or len(text) > 19 or str(int(text)) != text:
+        return None
+    return int(text) if int(text) <= MAX_ROW_ID else None
 
 
 def _dump(data: Any) -> str:
@@ -24,7 +33,10 @@ def _dump(data: Any) -> str:
 def _prompt(ref: str) -> tuple[str, str]:
     name, _, version = ref.partition("@v")
     if version:
-        row = PromptVersion.objects.filter(name=name, version=int(version)).first() if version.isdigit() else None
+        number = _ref_id(version)
+        if number is None:
+            raise InvalidInput("ref: the version after @v must be a whole number (e.g. investigator@v2).", field="ref")
+        row = PromptVersion.objects.filter(name=name, version=number).first()
     else:
         alias = PromptAlias.objects.select_related("version").filter(name=name, alias="production").first()
         row = alias.version if alias else None
@@ -37,7 +49,8 @@ def _artifact(user: AbstractBaseUser, kind: str, ref: str) -> tuple[str, str]:
     artifact = PublishedArtifact.objects.filter(type=kind, name=ref, active=True).first()
     if artifact is not None:
         return f"{kind} {artifact.name}@v{artifact.version}", _dump(artifact.spec)
-    draft = owned_by(Draft.objects.filter(type=kind), user).filter(pk=int(ref) if ref.isdigit() else -1).first()
+    draft_id = _ref_id(ref)  # a published name, else one of the caller's drafts by id
+    draft = owned_by(Draft.objects.filter(type=kind), user).filter(pk=draft_id).first() if draft_id else None
     if draft is None:
         raise NotFound(f"{kind.capitalize()} {ref!r} not found.")
     return f"{kind} draft {draft.name} v{draft.version}", _dump(draft.spec)
@@ -69,8 +82,9 @@ def render_library_resource(*, user: AbstractBaseUser, resource_type: str, ref: 
         )
     if resource_type in ("tool", "workflow"):
         return _artifact(user, resource_type, ref)
-    if not ref.isdigit():
+    ident = _ref_id(ref)
+    if ident is None:
         raise InvalidInput("ref must be a numeric id.", field="ref")
     if resource_type == "kb_entry":
-        return _via_capability(user, "get_equipment_kb", {"cell_id": int(ref)}, f"KB entry for cell {ref}")
-    return _via_capability(user, "get_work_order", {"work_order_id": int(ref)}, f"work order {ref}")
+        return _via_capability(user, "get_equipment_kb", {"cell_id": ident}, f"KB entry for cell {ident}")
+    return _via_capability(user, "get_work_order", {"work_order_id": ident}, f"work order {ident}")

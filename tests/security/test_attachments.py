@@ -177,3 +177,33 @@ def test_the_session_in_the_url_is_still_owner_scoped(client, operator, make_use
     client.force_login(make_user("otto", OPERATOR))
     assert attach(client, sid, key).status_code == 404
     assert Session.objects.get(pk=sid).attachments.count() == 1  # only the upload itself
+
+
+@pytest.mark.parametrize(
+    "resource_type, ref",
+    [
+        ("prompt", "investigator@v²"),  # '²'.isdigit() is True, int('²') raises
+        ("prompt", "investigator@v" + "9" * 30),
+        ("work_order", "²"),
+        ("work_order", "9" * 5000),  # int() refuses more than 4,300 digits
+        ("work_order", "9" * 30),  # past a database integer
+        ("kb_entry", "٣"),  # another script's digit: not an id
+        ("kb_entry", "007"),
+    ],
+)
+def test_a_library_ref_that_is_not_an_id_is_a_422_naming_ref(client, operator, resource_type, ref):
+    client.force_login(operator)
+    sid = new_session(client)
+    body = {"kind": "library_resource", "resource_type": resource_type, "ref": ref}
+    response = post(client, f"{API}/sessions/{sid}/attachments", body)
+    assert response.status_code == 422, response.content
+    assert response.json()["field"] == "ref"
+    assert not Attachment.objects.filter(session_id=sid).exists()
+
+
+@pytest.mark.parametrize("ref", ["²", "9" * 5000, "9" * 30])
+def test_a_tool_ref_that_is_not_an_id_or_a_name_is_a_404(client, operator, ref):
+    client.force_login(operator)
+    sid = new_session(client)
+    body = {"kind": "library_resource", "resource_type": "tool", "ref": ref}
+    assert post(client, f"{API}/sessions/{sid}/attachments", body).status_code == 404
