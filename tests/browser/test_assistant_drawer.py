@@ -189,3 +189,25 @@ def test_operator_asks_the_coordinator_and_expands_the_turn_details(page, server
     card.get_by_role("button", name="Approve").click()
     expect(card.locator(".aria-plan-status")).to_contain_text("approved")
     assert not page.console_errors, page.console_errors
+
+
+def test_the_ask_aria_page_leaves_room_for_its_open_drawer(page, server):
+    """The drawer opened over the page: the how-to text ran under it and the top bar's user and
+    Log out were hidden behind it (the drawer is fixed, the page kept its full width)."""
+    login(page, server, "hana", "operator")
+    drawer = page.locator("#aria-drawer").bounding_box()
+    howto = page.locator("main .panel").first.bounding_box()
+    assert howto["x"] + howto["width"] <= drawer["x"] + 1, (howto, drawer)
+    logout = page.get_by_role("button", name="Log out")
+    box = logout.bounding_box()
+    assert box["x"] + box["width"] <= drawer["x"] + 1, (box, drawer)
+    on_top = page.evaluate(
+        "([x, y]) => document.elementFromPoint(x, y).textContent.trim()",
+        [box["x"] + box["width"] / 2, box["y"] + box["height"] / 2],
+    )
+    assert on_top == "Log out"
+    # closed, the page has the whole width again
+    page.click("#aria-close")
+    expect(page.locator("#aria-drawer")).to_be_hidden()
+    wide = page.locator("main .panel").first.bounding_box()
+    assert wide["x"] + wide["width"] > drawer["x"] + 100
