@@ -45,7 +45,22 @@ def admin_staff(request: HttpRequest) -> bool:
     return bool(user.is_active and user.is_staff and is_admin(user))
 
 
-class AdminScopeOnlyMixin:
+class AdminScopeWritesMixin:
+    """Add, change and delete need the admin scope (`admin_staff`) as well as the model permission;
+    reading follows the model's view permission. For governance rows the approver's console shows
+    but only an administrator sets: a signal's limits, a cell, the connectors (sentinel.admin)."""
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return admin_staff(request) and super().has_add_permission(request, *args)  # type: ignore[misc]
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return admin_staff(request) and super().has_change_permission(request, obj)  # type: ignore[misc]
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return admin_staff(request) and super().has_delete_permission(request, obj)  # type: ignore[misc]
+
+
+class AdminScopeOnlyMixin(AdminScopeWritesMixin):
     """Shown only to `admin_staff`, whatever model permissions a group holds: people's transcripts
     (sessions, messages, runs, held tool calls, coordinator turns) and the identities that act on
     ARIA (API tokens, service accounts). Writes need the admin scope as well as the model
@@ -56,15 +71,6 @@ class AdminScopeOnlyMixin:
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return admin_staff(request)
-
-    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
-        return admin_staff(request) and super().has_add_permission(request, *args)  # type: ignore[misc]
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return admin_staff(request) and super().has_change_permission(request, obj)  # type: ignore[misc]
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return admin_staff(request) and super().has_delete_permission(request, obj)  # type: ignore[misc]
 
 
 class OperatorChangesMixin:

@@ -12,10 +12,9 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 
-from core.admin import OperatorChangesMixin
+from core.admin import AdminScopeWritesMixin, OperatorChangesMixin
 from core.audit import audit_record
 from core.errors import DomainError, InvalidInput
-from sentinel.admin_rights import AdminScopeWritesMixin
 from sentinel.connectors import admin as _connectors_admin  # noqa: F401  (registers Connector)
 from sentinel.models import Alarm, AlarmEvent, Cell, Line, SignalDefinition, SignalLatest, Site, StaleCondition
 from sentinel.services import (

@@ -11,8 +11,8 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from core.admin import AdminScopeWritesMixin
 from core.audit import audit_record
-from sentinel.admin_rights import AdminScopeWritesMixin
 from sentinel.connectors.config import (
     credential_env_problem,
     endpoint_host_problem,
