@@ -17,12 +17,18 @@ arrays are packed in PostgreSQL's binary formats by `sentinel.services.pg_binary
    returning those whose new value can change something (a limit crossed, a breach in progress,
    an open alarm); and clears the open stale conditions of signals with a fresh sample.
 Elsewhere (SQLite): the same rules in portable chunked statements.
+
+A latest value dated more than `AHEAD_TRUSTED` past the server's clock cannot stand for the present
+(a gateway whose clock ran minutes fast, or a client posting ahead on purpose: ingest accepts up to
+5 minutes ahead): a fresh sample (at or after `fresh_after`) replaces it although it is older, and
+is evaluated, not reported out of order. Before, one sample 5 minutes ahead made every real sample
+of the next 5 minutes "out of order" — stored, never evaluated — so a trip raised nothing.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import connection
@@ -40,6 +46,8 @@ from sentinel.services.pg_binary import (
     pg_microseconds,
 )
 
+# How far ahead of the server's clock a signal's latest time still counts as the present.
+AHEAD_TRUSTED = timedelta(seconds=10)
 MAX_OUT_OF_ORDER_INDICES = 100  # the response names at most this many; the count is always exact
 
 Sample = tuple[int, datetime, float]
@@ -95,7 +103,7 @@ def samples_store(samples: list[Sample], *, now: datetime, fresh_after: datetime
     sample at or after `fresh_after` has its open stale condition cleared at `now`."""
     if connection.vendor == "postgresql":
         return _store_postgresql(samples, now=now, fresh_after=fresh_after)
-    stored = _store_portable(samples)
+    stored = _store_portable(samples, ahead=now + AHEAD_TRUSTED, fresh_after=fresh_after)
     returning = sorted({s for s, t, _ in samples if t >= fresh_after})
     if returning:
         StaleCondition.objects.filter(signal_id__in=id_list(returning), cleared_at__isnull=True).update(cleared_at=now)
@@ -204,13 +212,15 @@ class _Found:
 def _latest_upsert(cursor: Any, signals: _Signals, *, now: datetime, fresh_after: datetime) -> _Found:
     """One statement (every part reads the data as it was before it):
     - the upsert of each signal's newest value (the first value of a repeated instant; never over a
-      newer one; fresh data ends staleness), in signal order, returning those whose new value can
+      newer one, unless that one is dated past `now + AHEAD_TRUSTED` and this one is fresh; fresh
+      data ends staleness), in signal order, returning those whose new value can
       change something — it crosses a limit, or a breach is in progress (on-delay), or the signal has
       an open alarm — and those it inserted (new signals, or unknown ones: the caller's 422);
     - the signals with a sample older than their latest: those with several instants in the batch
       whose oldest is older; those with one instant that did not become the latest, unless equal
       to it (a signal's latest is read only there, so an in-order batch costs no extra read);
     - the clearing of the open stale conditions of the signals with a sample at or after `fresh_after`."""
+    ahead = now + AHEAD_TRUSTED
     latest, definitions, alarms, stale = (
         _table(SignalLatest),
         _table(SignalDefinition),
@@ -221,10 +231,10 @@ def _latest_upsert(cursor: Any, signals: _Signals, *, now: datetime, fresh_after
         "WITH batch AS MATERIALIZED (SELECT * FROM "
         "unnest(%b::int8[], %b::timestamptz[], %b::float8[], %b::timestamptz[]) AS b(s, t, v, m)), "
         f"spread AS MATERIALIZED (SELECT b.s, l.time FROM batch b JOIN {latest} l ON l.signal_id = b.s "
-        "WHERE b.m < b.t AND b.m < l.time), "
+        "WHERE b.m < b.t AND b.m < l.time AND NOT (l.time > %b AND b.t >= %b)), "
         f"upd AS (INSERT INTO {latest} AS l (signal_id, time, value, stale) SELECT s, t, v, false FROM batch "
         "ORDER BY s ON CONFLICT (signal_id) DO UPDATE SET time = excluded.time, value = excluded.value, "
-        "stale = false WHERE l.time < excluded.time "
+        "stale = false WHERE l.time < excluded.time OR (l.time > %b AND excluded.time >= %b) "
         "RETURNING l.signal_id, l.value, l.breach_since, l.xmax = 0 AS inserted), "
         f"fresh AS (UPDATE {stale} SET cleared_at = %b WHERE cleared_at IS NULL "
         "AND signal_id IN (SELECT s FROM batch WHERE t >= %b)) "
@@ -242,6 +252,10 @@ def _latest_upsert(cursor: Any, signals: _Signals, *, now: datetime, fresh_after
             TimestamptzArray.of(pg_microseconds(signals.newest_times)),
             Float8Array.of(signals.newest_values),
             TimestamptzArray.of(pg_microseconds(signals.oldest_times)),
+            ahead,
+            fresh_after,
+            ahead,
+            fresh_after,
             now,
             fresh_after,
             list(OPEN_ALARM_STATES),
@@ -261,7 +275,7 @@ def _latest_upsert(cursor: Any, signals: _Signals, *, now: datetime, fresh_after
 # Portable (SQLite) -----------------------------------------------------------------------------
 
 
-def _store_portable(samples: list[Sample]) -> Stored:
+def _store_portable(samples: list[Sample], *, ahead: datetime, fresh_after: datetime) -> Stored:
     ids = {s[0] for s in samples}
     known = set(SignalDefinition.objects.filter(pk__in=id_list(sorted(ids))).values_list("pk", flat=True))
     if len(known) < len(ids):
@@ -270,10 +284,10 @@ def _store_portable(samples: list[Sample]) -> Stored:
     out_of_order = OutOfOrder()
     for index, (signal_id, time, _) in enumerate(samples):
         previous = before.get(signal_id)
-        if previous is not None and time < previous:
+        if previous is not None and time < previous and not (previous > ahead and time >= fresh_after):
             out_of_order.add(index)
     stored = _insert_portable(samples)
-    _upsert_latest_portable(_newest(samples))
+    _upsert_latest_portable(_newest(samples), ahead=ahead, fresh_after=fresh_after)
     return Stored(stored=stored, out_of_order=out_of_order, signal_ids=ids, watch=None)
 
 
@@ -298,11 +312,13 @@ def _insert_portable(samples: list[Sample]) -> int:
     return stored
 
 
-def _upsert_latest_portable(newest: list[Sample]) -> None:
+def _upsert_latest_portable(newest: list[Sample], *, ahead: datetime, fresh_after: datetime) -> None:
     """SQLite ≥ 3.24 upsert, chunked under its variable limit. Keeps breach_since; fresh data
-    ends staleness; an older sample never overwrites a newer one."""
+    ends staleness; an older sample never overwrites a newer one, unless the newer one is dated
+    past `ahead` and the older one is fresh (at or after `fresh_after`)."""
     table = _table(SignalLatest)
     time_field = SignalLatest._meta.get_field("time")
+    bounds = [time_field.get_db_prep_value(ahead, connection), time_field.get_db_prep_value(fresh_after, connection)]
     with connection.cursor() as cursor:
         for start in range(0, len(newest), 2000):
             chunk = newest[start : start + 2000]
@@ -313,6 +329,7 @@ def _upsert_latest_portable(newest: list[Sample]) -> None:
             cursor.execute(
                 f"INSERT INTO {table} (signal_id, time, value, stale) VALUES {placeholders}"
                 " ON CONFLICT (signal_id) DO UPDATE SET time = excluded.time, value = excluded.value,"
-                f" stale = excluded.stale WHERE {table}.time < excluded.time",
-                params,
+                f" stale = excluded.stale WHERE {table}.time < excluded.time"
+                f" OR ({table}.time > %s AND excluded.time >= %s)",
+                params + bounds,
             )

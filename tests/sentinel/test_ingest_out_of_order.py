@@ -66,3 +66,46 @@ def test_order_is_judged_against_the_latest_before_the_batch_on_every_write_path
     assert SignalLatest.objects.get(signal=vibration).value == 2.3
     assert SignalLatest.objects.get(signal=pressure).value == 6.0
     assert SignalSample.objects.count() == 6
+
+
+def test_a_sample_dated_minutes_ahead_does_not_hide_the_trip_that_follows(api_client, vibration):
+    """One sample 4 minutes ahead of the server's clock (a gateway whose clock ran fast, or a client
+    doing it on purpose) became the latest, and every real sample of the next 4 minutes was "out of
+    order" — stored, never evaluated — so a trip raised nothing. A fresh sample replaces a latest
+    dated past AHEAD_TRUSTED and is evaluated."""
+    ahead = {"signal_id": vibration.pk, "time": (timezone.now() + timedelta(minutes=4)).isoformat(), "value": 2.0}
+    assert post(api_client, [ahead]).status_code == 200
+
+    trip = post(api_client, [sample(vibration, 9.9, seconds_ago=0)])
+
+    assert trip.status_code == 200, trip.content
+    body = trip.json()
+    assert body["out_of_order"] == {"count": 0, "indices": []}
+    alarm = Alarm.objects.get(signal=vibration)
+    assert body["raised"] == [alarm.pk] and alarm.severity == "trip"
+    assert SignalLatest.objects.get(signal=vibration).value == 9.9
+    assert SignalSample.objects.filter(signal=vibration).count() == 2  # the one ahead is kept as history
+
+
+def test_only_fresh_samples_replace_a_latest_dated_ahead_and_a_slightly_fast_clock_keeps_the_order(vibration, pressure):
+    now = timezone.now()
+    samples_ingest(
+        samples=[(vibration.pk, now + timedelta(minutes=4), 2.0), (pressure.pk, now + timedelta(seconds=5), 6.0)],
+        now=now,
+    )
+
+    # Late history (older than the stale window) does not stand for the present either way; a
+    # latest within AHEAD_TRUSTED of the clock is the present, so an older sample is out of order.
+    late = samples_ingest(samples=[(vibration.pk, now - timedelta(minutes=2), 9.9), (pressure.pk, now, 9.5)], now=now)
+    assert (late.out_of_order.count, late.out_of_order.indices) == (2, [0, 1])
+    assert late.evaluation.raised == []
+    assert SignalLatest.objects.get(signal=vibration).value == 2.0
+    assert SignalLatest.objects.get(signal=pressure).value == 6.0
+
+    # Several fresh instants in one batch after a latest dated ahead: the newest is the latest, none late.
+    fresh = samples_ingest(
+        samples=[(vibration.pk, now - timedelta(seconds=2), 3.0), (vibration.pk, now - timedelta(seconds=1), 3.1)],
+        now=now,
+    )
+    assert fresh.out_of_order.count == 0
+    assert SignalLatest.objects.get(signal=vibration).value == 3.1
