@@ -39,7 +39,7 @@ from assistant.services.publish import draft_publish, prompt_alias_move, prompt_
 from core.access import APPROVER, has_scopes
 from core.admin import AdminScopeOnlyMixin, admin_staff
 from core.audit import audit_record
-from core.errors import DomainError
+from core.errors import DomainError, InvalidInput
 
 
 class ApproverConsole:
@@ -135,18 +135,28 @@ class DraftAdmin(ApproverConsole, admin.ModelAdmin):
 
     @admin.action(description="Approve (manual policy; approver, not the author; MCP: choose tool tiers)")
     def approve(self, request: HttpRequest, queryset: QuerySet[Draft]) -> TemplateResponse | None:
-        servers = [d for d in queryset.order_by("pk") if d.type == DraftType.MCP_SERVER]
-        if servers and "apply" not in request.POST:  # the approver picks each tool's tier first
-            rows = [{"draft": d, "tools": _tool_rows(d)} for d in servers]
+        """Two steps, as the drawer's Approve: a page names each candidate (version and content hash;
+        an MCP server's tools with a tier to pick), then "apply" approves exactly those candidates
+        (`draft_approve(candidate_hash=…)`). A draft its author changed in between is refused
+        (candidate_changed), never approved unseen."""
+        drafts = list(queryset.order_by("pk"))
+        if "apply" not in request.POST:
+            rows = [{"draft": d, "tools": _tool_rows(d) if d.type == DraftType.MCP_SERVER else None} for d in drafts]
             context = {**self.admin_site.each_context(request), "rows": rows, "tiers": MCP_REVIEW_TIERS}
-            context["selected"] = [d.pk for d in queryset.order_by("pk")]
-            context["title"] = "Approve: choose each MCP tool's tier"
-            return TemplateResponse(request, "admin/assistant/draft/approve_tiers.html", context)
+            context["selected"] = [d.pk for d in drafts]
+            context["servers"] = any(row["tools"] is not None for row in rows)
+            context["title"] = "Approve these candidates"
+            return TemplateResponse(request, "admin/assistant/draft/approve.html", context)
 
         def approve_one(draft: Draft) -> Draft:
+            read = request.POST.get(f"hash:{draft.pk}", "")
+            if not read:
+                raise InvalidInput("open the approval page and read the candidate first.", field="candidate_hash")
             prefix = f"tier:{draft.pk}:"
             tiers = {k.removeprefix(prefix): v for k, v in request.POST.items() if k.startswith(prefix)}
-            return draft_approve(draft=draft, actor=request.user, reason="admin", tool_tiers=tiers or None)
+            return draft_approve(
+                draft=draft, actor=request.user, reason="admin", tool_tiers=tiers or None, candidate_hash=read
+            )
 
         _each(request, queryset, "Approve", approve_one)
         return None

@@ -87,6 +87,7 @@ def test_the_admin_approve_action_asks_for_the_tiers_then_approves_with_them(cli
         "action": "approve",
         "apply": "1",
         "_selected_action": [draft.pk],
+        f"hash:{draft.pk}": draft.content_hash,
         f"tier:{draft.pk}:shout": "safe",
         f"tier:{draft.pk}:add": "mutate",
     }

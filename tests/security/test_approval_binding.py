@@ -65,3 +65,37 @@ def test_a_malformed_hash_is_a_422_naming_the_field(client, operator, approver, 
     assert response.status_code == 422
     assert response.json()["field"] == "candidate_hash"
     assert Draft.objects.get(pk=draft.pk).status == "tested"
+
+
+ADMIN_DRAFTS = "/admin/assistant/draft/"
+
+
+def test_the_admin_approve_names_the_candidate_and_refuses_one_changed_since(client, operator, make_user):
+    """The admin console's Approve binds the same way: its page names each candidate (version and
+    content hash, carried in the form); a candidate the author replaced before "apply" is refused
+    with the reason and stays tested; apply without the page's hash approves nothing."""
+    draft = make_tested_draft(operator)
+    client.force_login(make_user("ann", "approver", is_staff=True))
+    page = client.post(ADMIN_DRAFTS, {"action": "approve", "_selected_action": [draft.pk]})
+    assert page.status_code == 200
+    assert f'name="hash:{draft.pk}" value="{draft.content_hash}"' in page.content.decode()
+    assert Draft.objects.get(pk=draft.pk).status == "tested"  # nothing approved by opening the page
+
+    replaced = draft_update(draft=draft, actor=operator, spec=SNEAKY)
+    replaced = draft_test(draft=draft_validate(draft=replaced, actor=operator), actor=operator)
+    apply = {"action": "approve", "apply": "1", "_selected_action": [draft.pk]}
+    refused = client.post(ADMIN_DRAFTS, {**apply, f"hash:{draft.pk}": draft.content_hash}, follow=True)
+    assert "The draft changed since you read it: it is now v2" in refused.content.decode()
+    unread = client.post(ADMIN_DRAFTS, apply, follow=True)  # no hash: a hand-made post
+    assert "read the candidate first" in unread.content.decode()
+    assert Draft.objects.get(pk=draft.pk).status == "tested"
+    assert not Review.objects.filter(draft=draft).exists()
+    assert not AuditRecord.objects.filter(action="draft.approve").exists()
+
+    client.post(ADMIN_DRAFTS, {**apply, f"hash:{draft.pk}": replaced.content_hash}, follow=True)
+    review = Review.objects.get(draft=draft)
+    assert (review.candidate_hash, review.candidate_version, review.draft.status) == (
+        replaced.content_hash,
+        2,
+        "approved",
+    )
