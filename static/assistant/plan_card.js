@@ -1,6 +1,6 @@
 /* The inline goal-plan card of plan mode: the plan's live status, steps and their results (worded
    by orchestrator/plan_views.js, as on the Plans page, with its "offline demo engine" mark), with
-   Approve, Execute, Poll and the answers to its open asks (choices, decision cards) — the same
+   Approve, Execute, Resume (paused with nothing to answer), Poll and the answers to its open asks (choices, decision cards) — the same
    /api/v1/aria routes as the Plans page, refreshed on plan_updated / interaction_needed from the
    event bus. Text only via textContent. */
 (() => {
@@ -59,6 +59,9 @@
     const choosing = (plan.interactions || []).some((i) => i.kind === "choice" && i.status === "open");
     if (plan.status === "draft" && !choosing) actions.appendChild(act("Approve", () => api("POST", `${path}/approve`)));
     if (plan.status === "approved") actions.appendChild(act("Execute", () => api("POST", `${path}/execute`)));
+    // paused with nothing to answer (e.g. "pause plan 4"): the execute route resumes it, as on the Plans page
+    const asking = (plan.interactions || []).some((i) => i.status === "open");
+    if (plan.status === "paused" && !asking) actions.appendChild(act("Resume", () => api("POST", `${path}/execute`)));
     if (plan.steps.some((s) => s.status === "waiting_job")) actions.appendChild(act("Poll", () => api("POST", `${path}/poll`)));
     box.appendChild(actions);
     (plan.interactions || []).filter((i) => i.status === "open").forEach((ask) => {
