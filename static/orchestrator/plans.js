@@ -10,8 +10,10 @@
   const { el } = window.Aria;
   // The autonomy values with the model's labels (the view renders them; the New plan form uses the same).
   const configNode = document.getElementById("plans-config");
-  const AUTONOMY = (configNode ? JSON.parse(configNode.textContent).autonomy : null) ||
-    ["ask_all", "ask_mutations", "auto"].map((value) => ({ value, label: value }));
+  const config = configNode ? JSON.parse(configNode.textContent) : {};
+  const AUTONOMY = config.autonomy || ["ask_all", "ask_mutations", "auto"].map((value) => ({ value, label: value }));
+  // Moving a plan or a step needs the operator scope (the API answers 403 without it): no buttons then.
+  const CAN_OPERATE = config.can_operate !== false;
   const api = (method, path, body) => window.Aria.api(method, API + path, body);
 
   function say(text) {
@@ -94,7 +96,8 @@
     const open = !["completed", "cancelled", "failed"].includes(plan.status);
     const path = `/plans/${plan.id}/steps/${step.order}`;
     const moves = el("span", "step-moves");
-    if (live && STOPPABLE.includes(step.status)) {
+    if (!CAN_OPERATE) { /* no moves without the operator scope */ }
+    else if (live && STOPPABLE.includes(step.status)) {
       moves.appendChild(button("Stop step", () => api("POST", `${path}/stop`)));
       const after = views.dependents(plan, step.order);  // a stop cuts them off too: say so beside the button
       if (after.length) moves.appendChild(el("span", "step-stop-note", `stopping it also keeps step${after.length > 1 ? "s" : ""} ${after.join(", ")} from running`));
@@ -122,7 +125,7 @@
       option.selected = value === plan.autonomy;
       autonomy.appendChild(option);
     });
-    autonomy.disabled = ["completed", "cancelled", "failed"].includes(plan.status);
+    autonomy.disabled = !CAN_OPERATE || ["completed", "cancelled", "failed"].includes(plan.status);
     autonomy.addEventListener("change", async () => {
       try {
         await api("PATCH", `/plans/${plan.id}`, { autonomy: autonomy.value });
@@ -157,6 +160,9 @@
     }
     if (["draft", "approved", "running", "paused"].includes(plan.status)) {
       actions.appendChild(button("Cancel", () => api("PATCH", path, { status: "cancelled" })));
+    }
+    if (!CAN_OPERATE && actions.children.length) {
+      actions.replaceChildren(el("span", "plan-scope-note", "Moving this plan needs the operator scope; ask an administrator."));
     }
     box.appendChild(actions);
 
