@@ -196,6 +196,9 @@ class SignalLatestAdmin(admin.ModelAdmin):
     def has_change_permission(self, request, obj=None):
         return False
 
+    def has_delete_permission(self, request, obj=None):  # the evaluation's state: deleting it resets a breach timer
+        return False
+
 
 class AlarmEventInline(admin.TabularInline):
     model = AlarmEvent
@@ -347,4 +350,7 @@ class StaleConditionAdmin(admin.ModelAdmin):
         return False
 
     def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):  # the history of a signal's silences, kept
         return False

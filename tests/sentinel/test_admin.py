@@ -157,3 +157,18 @@ def test_signals_added_and_deleted_in_the_cell_inline_are_audited(staff, cell, v
         (str(added.pk), "axial_vibration_mm_s", 4.5)
     ]
     assert _audits("signal.delete") == [(str(vibration.pk), {"cell_tag": "P-02", "key": "vibration_mm_s"})]
+
+
+def test_the_evaluations_state_is_not_deleted_in_the_admin(staff, vibration):
+    """A signal's latest row (its breach timer, its stale flag) and its stale conditions are written
+    by ingest and the scan; even a superuser deleting them in the admin is refused, row and bulk."""
+    from sentinel.models import SignalLatest, StaleCondition
+
+    set_latest(vibration, 5.0)
+    stale = StaleCondition.objects.create(signal=vibration, raised_at=timezone.now())
+    for model, pk in (("signallatest", vibration.pk), ("stalecondition", stale.pk)):
+        assert staff.post(f"/admin/sentinel/{model}/{pk}/delete/", {"post": "yes"}).status_code == 403
+        staff.post(f"/admin/sentinel/{model}/", {"action": "delete_selected", "_selected_action": [pk], "post": "yes"})
+    assert (
+        SignalLatest.objects.filter(signal=vibration).exists() and StaleCondition.objects.filter(pk=stale.pk).exists()
+    )
