@@ -23,6 +23,7 @@ from sentinel.services import (
     alarm_return_to_service,
     alarm_shelve,
     alarm_unshelve,
+    alarms_out_of_service_for_unevaluated,
 )
 from sentinel.services.alarms import REASON_MAX_LENGTH, required_reason
 from sentinel.services.limits import LIMIT_FIELDS
@@ -93,6 +94,10 @@ def _audit_cell(request: HttpRequest, cell: Cell, changed: list[str] | None) -> 
         details = {f: cell.line_id if f == "line" else getattr(cell, f) for f in fields}
         action = "cell.create" if changed is None else "cell.change"
         audit_record(actor=request.user, action=action, target_type="sentinel.cell", target_id=cell.pk, details=details)
+    if changed is not None and "onboarding_complete" in changed and not cell.onboarding_complete:
+        signal_ids = list(cell.signals.values_list("pk", flat=True))
+        why = f"cell {cell.tag} taken off onboarding in the admin by {request.user.get_username()}"
+        alarms_out_of_service_for_unevaluated(signal_ids=signal_ids, actor=request.user, reason=why)
 
 
 class SignalInline(AdminScopeWritesMixin, admin.TabularInline):
@@ -141,6 +146,8 @@ def _audit_signal(request: HttpRequest, action: str, pk: int, details: dict[str,
 
 
 def _audit_threshold_change(request: HttpRequest, signal: SignalDefinition, changed: list[str]) -> None:
+    """`signal.thresholds_change` (what changed); a signal disabled is no longer evaluated, so its
+    open alarms go out of service with the reason (`alarms_out_of_service_for_unevaluated`)."""
     fields = [f for f in changed if f in THRESHOLD_FIELDS]
     if fields:
         audit_record(
@@ -150,6 +157,9 @@ def _audit_threshold_change(request: HttpRequest, signal: SignalDefinition, chan
             target_id=signal.pk,
             details={f: getattr(signal, f) for f in fields},
         )
+    if "enabled" in fields and not signal.enabled:
+        why = f"signal {signal.cell.tag} {signal.key} disabled in the admin by {request.user.get_username()}"
+        alarms_out_of_service_for_unevaluated(signal_ids=[signal.pk], actor=request.user, reason=why)
 
 
 @admin.register(SignalDefinition)

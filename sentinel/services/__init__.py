@@ -8,6 +8,7 @@ from sentinel.services.alarms import (
     alarm_unshelve,
     alarm_unshelve_expired,
     alarm_unshelve_for_work_order_closed,
+    alarms_out_of_service_for_unevaluated,
 )
 from sentinel.services.detection import (
     AlarmEscalation,
@@ -40,6 +41,7 @@ __all__ = [
     "alarm_unshelve",
     "alarm_unshelve_expired",
     "alarm_unshelve_for_work_order_closed",
+    "alarms_out_of_service_for_unevaluated",
     "samples_ingest",
     "samples_validate",
     "sentinel_scan",

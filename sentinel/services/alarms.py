@@ -265,6 +265,21 @@ def alarm_put_out_of_service(*, alarm: Alarm | int, actor: AbstractBaseUser | No
     return alarm
 
 
+# Annunciated or set aside by a person: what nothing would clear once its signal is no longer evaluated.
+NOT_EVALUATED_MOVES_OUT = (AlarmState.ACTIVE_UNACK, AlarmState.ACKNOWLEDGED, AlarmState.SHELVED)
+
+
+def alarms_out_of_service_for_unevaluated(
+    *, signal_ids: list[int], actor: AbstractBaseUser | None, reason: str
+) -> list[Alarm]:
+    """The open alarms of signals no longer evaluated — a signal disabled, a cell taken off
+    onboarding — go out of service with the reason (audited, announced), one by one in id order:
+    the scan skips such signals, so nothing would ever clear them, and they stood in the Control
+    Room for good. Returning them to service is a person's decision, as for any out-of-service alarm."""
+    alarms = Alarm.objects.filter(signal_id__in=signal_ids, state__in=NOT_EVALUATED_MOVES_OUT).order_by("pk")
+    return [alarm_put_out_of_service(alarm=alarm.pk, actor=actor, comment=reason) for alarm in alarms]
+
+
 def alarm_return_to_service(*, alarm: Alarm | int, actor: AbstractBaseUser | None, comment: str = "") -> Alarm:
     """Back in service: cleared if the value is normal, else annunciated again (active_unack)."""
     with transaction.atomic():

@@ -172,3 +172,36 @@ def test_the_evaluations_state_is_not_deleted_in_the_admin(staff, vibration):
     assert (
         SignalLatest.objects.filter(signal=vibration).exists() and StaleCondition.objects.filter(pk=stale.pk).exists()
     )
+
+
+def test_disabling_a_signal_or_a_cell_puts_its_open_alarms_out_of_service(staff, alarm, vibration, cell):
+    """The scan skips a disabled signal and a cell off onboarding, so their open alarms stood in the
+    Control Room for good (nothing clears them). Disabling in the admin now puts them out of service
+    with the reason — audited and announced like any person's move — and a cleared alarm stays."""
+    from core.models import Event
+
+    form = {
+        "cell": cell.pk, "key": vibration.key, "display_name": vibration.display_name, "unit": vibration.unit,
+        "alert": 4.5, "trip": 7.1, "deadband": 0.2, "on_delay_seconds": 0,  # enabled unticked
+    }  # fmt: skip
+    response = staff.post(f"/admin/sentinel/signaldefinition/{vibration.pk}/change/", form)
+    assert response.status_code == 302, response.content[:500]
+
+    alarm.refresh_from_db()
+    assert alarm.state == "out_of_service"
+    assert alarm.events.last().comment == f"signal {cell.tag} {vibration.key} disabled in the admin by root"
+    assert AuditRecord.objects.filter(action="alarm.out_of_service", target_id=str(alarm.pk)).exists()
+    assert Event.objects.filter(type="alarm_changed", payload__alarm_id=alarm.pk, payload__to_state="out_of_service")
+
+    other = make_signal(cell, "bearing_temp_c", alert=80.0, trip=95.0)
+    set_latest(other, 90.0)
+    second = alarm_raise(signal=other, breach=evaluate_threshold(other, 90.0), value=90.0, time=timezone.now())
+    cell_form = {
+        "line": cell.line_id, "tag": cell.tag, "name": cell.name, "equipment_type": cell.equipment_type,
+        "signals-TOTAL_FORMS": 0, "signals-INITIAL_FORMS": 0,  # onboarding_complete unticked
+    }  # fmt: skip
+    response = staff.post(f"/admin/sentinel/cell/{cell.pk}/change/", cell_form)
+    assert response.status_code == 302, response.content[:800]
+    second.refresh_from_db()
+    assert second.state == "out_of_service"
+    assert "taken off onboarding in the admin by root" in second.events.last().comment
