@@ -12,6 +12,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 
+from core.access import stored_user
 from core.admin import AdminScopeWritesMixin, OperatorChangesMixin
 from core.audit import audit_record
 from core.errors import DomainError, InvalidInput
@@ -97,7 +98,7 @@ def _audit_cell(request: HttpRequest, cell: Cell, changed: list[str] | None) -> 
     if changed is not None and "onboarding_complete" in changed and not cell.onboarding_complete:
         signal_ids = list(cell.signals.values_list("pk", flat=True))
         why = f"cell {cell.tag} taken off onboarding in the admin by {request.user.get_username()}"
-        alarms_out_of_service_for_unevaluated(signal_ids=signal_ids, actor=request.user, reason=why)
+        alarms_out_of_service_for_unevaluated(signal_ids=signal_ids, actor=stored_user(request.user), reason=why)
 
 
 class SignalInline(AdminScopeWritesMixin, admin.TabularInline):
@@ -159,7 +160,7 @@ def _audit_threshold_change(request: HttpRequest, signal: SignalDefinition, chan
         )
     if "enabled" in fields and not signal.enabled:
         why = f"signal {signal.cell.tag} {signal.key} disabled in the admin by {request.user.get_username()}"
-        alarms_out_of_service_for_unevaluated(signal_ids=[signal.pk], actor=request.user, reason=why)
+        alarms_out_of_service_for_unevaluated(signal_ids=[signal.pk], actor=stored_user(request.user), reason=why)
 
 
 @admin.register(SignalDefinition)
