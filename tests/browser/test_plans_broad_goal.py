@@ -30,7 +30,7 @@ WORK = (
     "from orchestrator.services.jobs import plan_poll\n"
     "from workorders.models import WorkOrder\n"
     "from workorders.services.investigation import work_order_generate, work_order_investigate\n"
-    "plan = Plan.objects.get(status='running')\n"
+    "plan = Plan.objects.get(status='running', owner__username='bea')\n"
     "plan_execute(plan.pk)\n"
     "for wo in WorkOrder.objects.filter(status='detected', cell__tag__startswith='P-'):\n"
     "    work_order_investigate(work_order_id=wo.pk)\n"

@@ -39,7 +39,7 @@ def test_plans_page_draft_approve_execute_live(page, aria_server):
         "shell", "-c",
         "from orchestrator.models import Plan\n"
         "from orchestrator.services.executor import plan_execute\n"
-        "plan_execute(Plan.objects.get(status='running').pk)\n",
+        "plan_execute(Plan.objects.get(status='running', owner__username='pia').pk)\n",
     )  # fmt: skip
     expect(page.locator("article.plan .plan-status").first).to_have_text("completed")
     expect(page.locator("article.plan .step-status").first).to_have_text("done")

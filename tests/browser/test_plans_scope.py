@@ -19,7 +19,9 @@ PlanStep.objects.create(plan=plan, order=1, capability="workorders.get_work_orde
 """
 
 
-@pytest.mark.parametrize(("user", "scope", "moves"), [("demi", "approver", False), ("otto", "operator", True)])
+@pytest.mark.parametrize(
+    ("user", "scope", "moves"), [("plscope-demi", "approver", False), ("plscope-otto", "operator", True)]
+)
 def test_plan_moves_are_drawn_only_for_operators(page, aria_server, user, scope, moves):
     aria_server.create_user(user, f"plans-scope-{user}-1", scope)
     aria_server.manage("shell", "-c", DRAFT_PLAN.format(user=user))
