@@ -11,9 +11,8 @@ from django.utils import timezone
 
 from core.audit import audit_record
 from core.errors import Conflict, InvalidInput
-from core.events import publish
 from workorders.choices import CLOSED_STATUSES, Priority, WorkOrderStatus
-from workorders.events import WORK_ORDER_UPDATED
+from workorders.events import work_order_updated_in_place
 from workorders.models import WorkOrder, WorkOrderEvent
 from workorders.services.lifecycle import actor_name, lock_work_order, transition_with_rca_locked
 from workorders.services.parts import part_shortages
@@ -139,16 +138,7 @@ def work_order_update(
                 details={"fields": sorted(changes), "changed": moved},
             )
             # Pages showing the order re-read it (the work-order page follows only the bus).
-            publish(
-                WORK_ORDER_UPDATED,
-                {
-                    "work_order_id": locked.pk,
-                    "status": locked.status,
-                    "from_status": locked.status,
-                    "change": "edited",
-                    "actor": actor_name(actor),
-                },
-            )
+            work_order_updated_in_place(locked.pk, locked.status, "edited", actor_name(actor))
         if to_status and to_status != locked.status:
             transition_with_rca_locked(
                 locked, to_status, actor=actor, note=note, rca_summary=rca_summary, confidence=confidence

@@ -19,7 +19,6 @@ from django.utils import timezone
 from core.access import OPERATOR, require_scopes
 from core.audit import audit_record
 from core.errors import Conflict, InvalidInput
-from core.events import publish
 from workorders.choices import (
     ACTIVE_STATUSES,
     ASSIGNABLE_STATUSES,
@@ -29,7 +28,7 @@ from workorders.choices import (
     RcaVerdict,
     WorkOrderStatus,
 )
-from workorders.events import WORK_ORDER_UPDATED
+from workorders.events import work_order_updated_in_place
 from workorders.models import CompletionReport, FailureCode, FailureHistory, ShiftAssignment, WorkOrder, WorkOrderEvent
 from workorders.services.lifecycle import (
     WORK_ORDER_MACHINE,
@@ -159,16 +158,7 @@ def work_order_assign(
         audit_record(
             actor=actor, action="work_order.assign", target_type="work_order", target_id=locked.pk, details=details
         )
-        publish(
-            WORK_ORDER_UPDATED,
-            {
-                "work_order_id": locked.pk,
-                "status": locked.status,
-                "from_status": locked.status,
-                "change": "assigned",
-                "actor": actor_name(actor),
-            },
-        )
+        work_order_updated_in_place(locked.pk, locked.status, "assigned", actor_name(actor))
     return locked, conflicts
 
 

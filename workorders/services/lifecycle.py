@@ -25,7 +25,7 @@ from workorders.choices import (
     allowed_transitions,
 )
 from workorders.dispatch import generation_dispatch
-from workorders.events import WORK_ORDER_UPDATED
+from workorders.events import WORK_ORDER_UPDATED, work_order_updated_in_place
 from workorders.models import FailureHistory, WorkOrder, WorkOrderEvent
 from workorders.services.parts import part_shortages
 
@@ -300,14 +300,5 @@ def work_order_raise_priority(
                 note=(f"Priority raised {before} → {priority}" + (f": {reason}" if reason else ""))[:500],
                 details={"priority_raised": {"from": before, "to": priority}},
             )
-            publish(
-                WORK_ORDER_UPDATED,
-                {
-                    "work_order_id": locked.pk,
-                    "status": locked.status,
-                    "from_status": locked.status,
-                    "change": "priority_raised",
-                    "actor": actor_name(actor),
-                },
-            )
+            work_order_updated_in_place(locked.pk, locked.status, "priority_raised", actor_name(actor))
     return locked
