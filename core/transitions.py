@@ -214,8 +214,8 @@ def transition(
     to_state: str,
     **kwargs: Any,
 ) -> Move:
-    """`transition_locked` on the row `pk` of `queryset`, locked (SELECT … FOR UPDATE) in a
+    """`transition_locked` on the row `pk` of `queryset`, locked (FOR UPDATE OF its own table) in a
     transaction of its own (or the caller's, when one is open)."""
     with transaction.atomic():
-        locked = queryset.select_for_update().get(pk=pk)
+        locked = queryset.select_for_update(of=("self",)).get(pk=pk)
         return transition_locked(machine, locked, to_state, **kwargs)

@@ -103,6 +103,32 @@ class CeleryWorker:
     def log_tail(self, lines: int = 60) -> str:
         return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
 
+    def busy(self) -> bool:
+        """Whether the worker holds a task (running, prefetched or held for its ETA) or its queue
+        still has messages."""
+        from aria_project.celery import app as celery_app
+
+        inspect = celery_app.control.inspect(destination=[self.nodename], timeout=0.5)
+        for held in (inspect.active(), inspect.reserved(), inspect.scheduled()):
+            if held is None or any(held.values()):
+                return True  # no answer counts as busy: the worker may be mid-task
+        with celery_app.connection_for_read() as conn:
+            try:
+                return bool(conn.default_channel.queue_declare(self.queue, passive=True).message_count)
+            except conn.channel_errors:  # the Redis transport: an emptied queue's key is gone
+                return False
+
+    def wait_idle(self, timeout: float = 30.0) -> bool:
+        """Until the worker is seen idle twice in a row (a task may queue another as it ends)."""
+        idle_in_a_row = 0
+
+        def settled() -> bool:
+            nonlocal idle_in_a_row
+            idle_in_a_row = 0 if self.busy() else idle_in_a_row + 1
+            return idle_in_a_row >= 2
+
+        return bool(wait_until(settled, timeout=timeout, interval=0.3))
+
 
 def wait_until(predicate: Callable[[], Any], timeout: float = 20.0, interval: float = 0.1) -> Any:
     """Poll `predicate` until it returns something truthy; returns it, or None on timeout."""
@@ -120,13 +146,23 @@ def _database_url_for(name: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, parts.fragment))
 
 
-@pytest.fixture(scope="session")
-def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[CeleryWorker]:
-    """Start one real worker for the session (integration tests only); stop it at the end.
+@pytest.fixture
+def celery_worker(_celery_worker_process: CeleryWorker, transactional_db) -> Iterator[CeleryWorker]:
+    """The session's real worker (integration tests only).
 
-    Tests enqueue with `celery_app.send_task("app.verb", args=[…])` (never eager), use
-    `transactional_db` so the worker sees their rows, and poll the database with `wait_until`.
+    Tests enqueue with `celery_app.send_task("app.verb", args=[…])` (never eager) and poll the
+    database with `wait_until`; the worker sees their rows (`transactional_db`). The test ends
+    only once the worker is idle: a task still writing (an alarm's work order, an investigation)
+    would otherwise race the teardown's flush — CI saw that TRUNCATE deadlock.
     """
+    yield _celery_worker_process
+    if not _celery_worker_process.wait_idle():
+        pytest.fail(f"the celery worker was still busy 30 s after the test:\n{_celery_worker_process.log_tail()}")
+
+
+@pytest.fixture(scope="session")
+def _celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[CeleryWorker]:
+    """Start one real worker for the session; stop it at the end."""
     if not integration_services_configured():
         pytest.skip("needs DATABASE_URL (PostgreSQL) and REDIS_URL")
     from django.conf import settings

@@ -9,7 +9,7 @@ from datetime import timedelta
 from functools import partial
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.test import override_settings
 from django.utils import timezone
 
@@ -21,7 +21,7 @@ from tests.sentinel.factories import make_cell, make_signal
 from workorders.agents import investigator
 from workorders.models import WorkOrder
 from workorders.services import work_order_transition
-from workorders.services.lifecycle import alarm_ids_of
+from workorders.services.lifecycle import alarm_ids_of, lock_work_order
 
 pytestmark = pytest.mark.django_db
 
@@ -203,3 +203,24 @@ def test_four_concurrent_alarms_on_one_cell_open_exactly_one_order_on_postgresql
         assert len(orders) == 1, f"round {round_no}: {len(orders)} orders"
         assert len(alarm_ids_of(orders[0])) == 4
         assert orders[0].priority == "critical"
+
+
+@pytest.mark.integration
+@pytest.mark.django_db(transaction=True)
+def test_a_locked_work_order_leaves_its_cell_intake_lock_free_on_postgresql():
+    """Lock order (docs/KERNEL.md): the cell row (the intake lock) before any work order. Locking
+    a work order must not also lock its joined cell row, or an intake holding the cell and a
+    transition holding the order wait on each other (the deadlock CI saw in the test above)."""
+    cell, signals = _pump("C-LOCK")
+    now = timezone.now()
+    samples_ingest(samples=[_sample(signals["bearing"], 84.0, now)], now=now)
+    order = WorkOrder.objects.get(cell=cell)
+
+    def lock_the_cell_without_waiting() -> None:
+        with transaction.atomic():
+            list(Cell.objects.select_for_update(nowait=True).filter(pk=cell.pk).values_list("pk"))
+
+    with transaction.atomic():
+        lock_work_order(order)
+        errors = _concurrently(lock_the_cell_without_waiting)
+    assert errors == []

@@ -34,9 +34,11 @@ S = WorkOrderStatus
 
 
 def lock_work_order(work_order: WorkOrder | int) -> WorkOrder:
-    """The row, locked for the rest of the caller's transaction."""
+    """The row, locked for the rest of the caller's transaction — the work order's row only: its
+    cell is the intake lock, taken before any work order (docs/KERNEL.md), so FOR UPDATE must not
+    reach the joined cell row here."""
     pk = work_order.pk if isinstance(work_order, WorkOrder) else work_order
-    return WorkOrder.objects.select_for_update().select_related("cell").get(pk=pk)
+    return WorkOrder.objects.select_for_update(of=("self",)).select_related("cell").get(pk=pk)
 
 
 WORK_ORDER_MACHINE = StateMachine("work order", TRANSITIONS, request_field="to_status", sort_allowed=False)
