@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -31,6 +32,11 @@ TICK_SECONDS = 0.5
 RELOAD_SECONDS = 2.0
 STATUS_EVERY_SECONDS = 1.0  # a connector's row is written at least this often (the rate decays when idle)
 MAX_BATCH = 5_000  # samples per ingest call (the service takes at most 10,000)
+# A connector that cannot start (a certificate file not there yet, a credential variable the
+# process lacks) is tried again after this delay, doubled each time up to the cap — and at once
+# when its row changes.
+START_RETRY_SECONDS = 5.0
+START_RETRY_MAX_SECONDS = 300.0
 
 
 class Session(Protocol):
@@ -84,6 +90,8 @@ class _Running:
     status_written_at: float
     backlog: Lanes = field(default_factory=Lanes)  # one lane, or ARIA_CONNECTOR_INGEST_LANES
     unreported_samples: int = 0  # stored, not yet added to the connector's samples_total
+    failed_starts: int = 0  # in a row, while the settings are unchanged
+    retry_start_at: float | None = None  # clock reading; set while the session could not start
 
 
 class ConnectorSupervisor:
@@ -96,29 +104,41 @@ class ConnectorSupervisor:
     # lifecycle ---------------------------------------------------------------------------------
     def reload(self) -> None:
         wanted = {c.pk: c for c in Connector.objects.filter(enabled=True)}  # tags are read on start only
+        retries: dict[int, int] = {}
         for connector_id in list(self.running):
-            current = wanted.get(connector_id)
-            if current is None or _fingerprint(current) != self.running[connector_id].fingerprint:
+            current, running = wanted.get(connector_id), self.running[connector_id]
+            if current is None or _fingerprint(current) != running.fingerprint:
                 self._stop(connector_id, status=Connector.Status.STOPPED if current is None else None)
+            elif running.retry_start_at is not None and self.clock() >= running.retry_start_at:
+                retries[connector_id] = running.failed_starts
+                self._stop(connector_id, status=None)
         for connector_id, connector in wanted.items():
             if connector_id not in self.running:
-                self._start(connector)
+                self._start(connector, failed_starts=retries.get(connector_id, 0))
 
-    def _start(self, connector: Connector) -> None:
+    def _start(self, connector: Connector, *, failed_starts: int = 0) -> None:
         feed = Feed({})
         started = self.clock()
         running = _Running(
             connector.pk, _fingerprint(connector), feed, None, RateMeter(started), started, backlog=Lanes(lanes_count())
         )
         self.running[connector.pk] = running
+        session: Session | None = None
         try:
             feed.tags = _tag_map(connector)
-            running.session = build_session(connector, feed)
-            running.session.start()
+            session = build_session(connector, feed)
+            session.start()
+            running.session = session
             self.log(f"connectors: {connector.name} ({connector.kind}) started")
-        except Exception as error:  # a bad endpoint or mapping: report it, retry on the next change
+        except Exception as error:  # a bad endpoint, mapping or file: report it, retry later
+            if session is not None:
+                with contextlib.suppress(Exception):
+                    session.stop()  # whatever it started before it failed
+            running.failed_starts = failed_starts + 1
+            delay = min(START_RETRY_MAX_SECONDS, START_RETRY_SECONDS * 2**failed_starts)
+            running.retry_start_at = started + delay
             logger.warning("connectors: %s cannot start: %s", connector.name, error)
-            feed.error(f"cannot start: {error}", status=Connector.Status.ERROR)
+            feed.error(f"cannot start: {error} (retry in {delay:g} s)", status=Connector.Status.ERROR)
 
     def _stop(self, connector_id: int, *, status: str | None) -> None:
         running = self.running.pop(connector_id)

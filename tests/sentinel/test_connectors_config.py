@@ -194,3 +194,37 @@ def test_a_nul_or_a_lone_surrogate_in_a_topic_filter_is_refused():
 )
 def test_credential_names(name, allowed):
     assert (credential_env_problem(name) is None) == allowed
+
+
+def test_a_connector_that_cannot_start_is_tried_again_later_with_a_growing_delay(monkeypatch):
+    """Its row unchanged: what it lacked (here a credential variable; in a plant, a certificate
+    file put in place) is looked for again after 5 s, then 10 s, … — before, only an edit of the
+    row brought it back."""
+    require_broker()
+    clock = [1000.0]
+    supervisor = ConnectorSupervisor(log=lambda message: None, clock=lambda: clock[0])
+    try:
+        connector = _connector(topic_filter=f"{unique('aria-test')}/#", username_env="ARIA_CONNECTOR_TEST_LATE_USER")
+        supervisor.reload()
+        supervisor.tick()
+        assert status_of(connector) == Connector.Status.ERROR
+        assert connector.last_error.endswith(
+            "ARIA_CONNECTOR_TEST_LATE_USER, which is not set in the connectors process (retry in 5 s)"
+        )
+
+        clock[0] += 4.9  # not due yet: no second attempt
+        supervisor.reload()
+        assert supervisor.running[connector.pk].failed_starts == 1
+        clock[0] += 0.2  # due, still missing: the next delay doubles
+        supervisor.reload()
+        supervisor.tick()
+        assert supervisor.running[connector.pk].failed_starts == 2
+        assert status_of(connector) == Connector.Status.ERROR and connector.last_error.endswith("(retry in 10 s)")
+
+        monkeypatch.setenv("ARIA_CONNECTOR_TEST_LATE_USER", "edge-1")
+        clock[0] += 10
+        supervisor.reload()
+        assert pump(supervisor, lambda: status_of(connector) == Connector.Status.CONNECTED), connector.last_error
+        assert supervisor.running[connector.pk].session.client.username == "edge-1"
+    finally:
+        supervisor.stop_all()
