@@ -107,7 +107,8 @@ ALARM_CHANGED = "alarm_changed"
 
 class AlarmChanged(_Payload):
     """Bus payload (docs/EVENTS.md): a person moved an alarm (acknowledge, shelve, unshelve, out of
-    service, return to service) or its shelve ran out — so every Control Room shows it at once."""
+    service, return to service), its shelve ran out, or detection raised (from_state "") or cleared
+    it — so every Control Room shows it at once."""
 
     alarm_id: int
     signal_def_id: int
@@ -122,6 +123,8 @@ def register_alarm_events() -> None:
 
 def alarms_changed(moves: Sequence[Move], *, action: str) -> None:
     """Announce the moves (one INSERT, in the caller's transaction: sent only if it commits)."""
+    if not moves:
+        return
     alarms = [cast(Alarm, m.instance) for m in moves]
     publish_many(
         ALARM_CHANGED,

@@ -20,7 +20,7 @@ from django.utils import timezone
 from core.transitions import Move, lock_rows
 from sentinel.choices import AUTO_CLEARABLE_STATES, OPEN_ALARM_STATES, AlarmState, Direction, Severity
 from sentinel.models import Alarm, SignalDefinition
-from sentinel.services._common import alarm_move_many, alarm_record, lock_alarms
+from sentinel.services._common import alarm_move_many, alarm_record, alarms_changed, lock_alarms
 from sentinel.signals import alarm_cleared, alarm_escalated, alarm_raised
 from sentinel.thresholds import BreachResult
 
@@ -98,7 +98,8 @@ def _new_alarm(r: AlarmRaise) -> Alarm:
 
 def alarm_raise_many(*, raises: Sequence[AlarmRaise]) -> list[Alarm]:
     """Open an active, unacknowledged alarm per breach (skipping signals that already have one),
-    record the event + audit, and send `alarm_raised` for each — inside the transaction."""
+    record the event + audit, announce them (`alarm_changed`, one INSERT) and send `alarm_raised`
+    for each — inside the transaction."""
     if not raises:
         return []
     with transaction.atomic():
@@ -107,24 +108,23 @@ def alarm_raise_many(*, raises: Sequence[AlarmRaise]) -> list[Alarm]:
         if not created:
             return []
         _attach_signals(created)
-        alarm_record(
-            [
-                Move(
-                    a,
-                    "",
-                    a.state,
-                    {
-                        "severity": a.severity,
-                        "direction": a.direction,
-                        "threshold_field": a.threshold_field,
-                        "threshold_value": a.threshold_value,
-                        "value": a.value,
-                    },
-                )
-                for a in created
-            ],
-            action="raise",
-        )
+        moves = [
+            Move(
+                a,
+                "",
+                a.state,
+                {
+                    "severity": a.severity,
+                    "direction": a.direction,
+                    "threshold_field": a.threshold_field,
+                    "threshold_value": a.threshold_value,
+                    "value": a.value,
+                },
+            )
+            for a in created
+        ]
+        alarm_record(moves, action="raise")
+        alarms_changed(moves, action="raise")  # from_state "": a new alarm
         for alarm in created:
             alarm_raised.send(sender=Alarm, alarm=alarm)
     return created
@@ -182,7 +182,7 @@ def alarm_escalate_many(*, escalations: Sequence[AlarmEscalation]) -> list[Alarm
 def alarm_clear_many(*, values: Mapping[int, float], now: datetime | None = None) -> list[Alarm]:
     """Close alarms whose signal returned inside its band; `values` maps alarm id → the value.
     Only annunciated alarms auto-clear; shelved / out-of-service ones are decided on return.
-    `now` is the evaluation's time (a replayed or back-filled history clears when its values did)."""
+    Announced with `alarm_changed` (one INSERT for all, in this transaction). `now` is the evaluation's time (a replayed or back-filled history clears when its values did)."""
     if not values:
         return []
     cleared_at = now or timezone.now()
@@ -196,7 +196,8 @@ def alarm_clear_many(*, values: Mapping[int, float], now: datetime | None = None
 
     with transaction.atomic():
         locked = lock_alarms(values, states=AUTO_CLEARABLE_STATES)
-        alarm_move_many(locked, AlarmState.CLEARED, action="clear", verb="clear", on_move=cleared)
+        moves = alarm_move_many(locked, AlarmState.CLEARED, action="clear", verb="clear", on_move=cleared)
+        alarms_changed(moves, action="clear")
         for alarm in locked:
             alarm_cleared.send(sender=Alarm, alarm=alarm)
     return locked

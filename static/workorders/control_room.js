@@ -19,8 +19,8 @@
   const feed = AriaActivityFeed.create(document.getElementById("activity-feed"), document.getElementById("activity-empty"),
     { liveAfter: latestAtLoad });
 
-  // Alarm state changes (cleared, unshelved, acknowledged elsewhere) publish no bus event: the
-  // snapshot is also re-read every STATE_REFRESH_MS so the lists never keep showing a stale alarm.
+  // Alarm moves (raised, cleared, acknowledged elsewhere…) arrive as alarm_changed; the snapshot is
+  // also re-read every STATE_REFRESH_MS so a frame lost while reconnecting never leaves a stale alarm.
   const TREND_MINUTES = 30;
 
   const TREND_REFRESH_MS = 15000;

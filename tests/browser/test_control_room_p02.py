@@ -258,7 +258,7 @@ def test_p02_bearing_scenario_live_in_the_control_room(browser, system) -> None:
     expect(page.locator("#alarm-list .cr-alarm").first).to_have_attribute("data-state", "shelved")
     expect(page.locator("#alarm-error")).to_be_hidden()
 
-    # Alarm changes made elsewhere publish no bus event; the page still catches up without a reload:
+    # Alarm changes made elsewhere (alarm_changed) reach the page without a reload:
     # unshelved through the API, then cleared when the vibration is back to normal.
     auth = {"Authorization": f"Bearer {setup['token']}"}
     alarm_id = page.locator("#alarm-list .cr-alarm").first.get_attribute("data-alarm-id")

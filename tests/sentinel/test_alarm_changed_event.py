@@ -1,20 +1,22 @@
 """`alarm_changed` (docs/EVENTS.md): every move a person makes on an alarm — over the API the
-Control Room posts to — and every shelve that runs out is announced on the bus, so other people's
-Control Rooms show it at once; a refused move announces nothing, and detection's clears do not
-flood it."""
+Control Room posts to — every shelve that runs out, and every raise and clear detection makes is
+announced on the bus, so other people's Control Rooms show it at once; a refused move announces
+nothing, and a scan pass announces its alarms with one INSERT whatever their number."""
 
 import json
 from datetime import timedelta
 
 import pytest
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from core.models import Event
 from sentinel.models import Alarm
-from sentinel.services import alarm_raise, alarm_unshelve_expired
+from sentinel.services import alarm_raise, alarm_unshelve_expired, sentinel_scan
 from sentinel.services.detection import alarm_clear
 from sentinel.thresholds import evaluate_threshold
-from tests.sentinel.factories import set_latest
+from tests.sentinel.factories import make_cell, make_signal, set_latest
 
 pytestmark = pytest.mark.django_db
 
@@ -22,7 +24,10 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def alarm(vibration):
     set_latest(vibration, 5.0)
-    return alarm_raise(signal=vibration, breach=evaluate_threshold(vibration, 5.0), value=5.0, time=timezone.now())
+    raised = alarm_raise(signal=vibration, breach=evaluate_threshold(vibration, 5.0), value=5.0, time=timezone.now())
+    assert changes() == [(raised.pk, "", "active_unack", "raise")]
+    Event.objects.filter(type="alarm_changed").delete()  # the tests below read what follows the raise
+    return raised
 
 
 def post(client, path, body=None):
@@ -70,7 +75,70 @@ def test_shelves_that_run_out_are_announced_once_each(api_client, alarm, vibrati
     assert changes()[1:] == [(alarm.pk, "shelved", "active_unack", "unshelve")]
 
 
-def test_detection_clearing_an_alarm_is_not_announced_here(alarm):
-    """A scan round may clear a thousand alarms: those reach the Control Room as its state."""
+# Detection's raises and clears are announced too (the Control Room re-read its 5-s snapshot for
+# them): one alarm_changed each, written in the scan's transaction with one INSERT for the pass.
+
+
+def _plant(n: int, value: float) -> list:
+    cell = make_cell()
+    signals = [make_signal(cell, f"s{cell.pk}_{i}") for i in range(n)]
+    for signal in signals:
+        set_latest(signal, value)
+    return signals
+
+
+def _announcing_inserts(queries) -> int:
+    return sum(1 for q in queries if q["sql"].startswith('INSERT INTO "core_event"') and "alarm_changed" in q["sql"])
+
+
+def test_detection_clearing_an_alarm_is_announced(alarm):
     assert alarm_clear(alarm=alarm, value=1.0).state == "cleared"
-    assert changes() == []
+    assert changes() == [(alarm.pk, "active_unack", "cleared", "clear")]
+    event = Event.objects.get(type="alarm_changed")
+    assert event.payload["signal_def_id"] == alarm.signal_id and "owner_id" not in event.payload  # public
+
+
+def test_an_alarm_a_scan_raises_is_announced(vibration):
+    set_latest(vibration, 5.0)
+    [raised] = sentinel_scan().evaluation.raised
+    assert changes() == [(raised, "", "active_unack", "raise")]
+    assert sentinel_scan().evaluation.raised == [] and len(changes()) == 1  # still open: nothing new
+
+
+@pytest.mark.parametrize("n", [3, 12])
+def test_a_scan_announces_its_raises_with_one_insert(n):
+    signals = _plant(n, 5.0)
+    with CaptureQueriesContext(connection) as queries:
+        raised = sentinel_scan().evaluation.raised
+    assert len(raised) == n
+    assert sorted(changes()) == sorted((pk, "", "active_unack", "raise") for pk in raised)
+    assert {e.payload["signal_def_id"] for e in Event.objects.filter(type="alarm_changed")} == {s.pk for s in signals}
+    assert _announcing_inserts(queries.captured_queries) == 1
+
+
+def _clearing_scan(n: int) -> int:
+    """Raise n alarms, bring their values back in band, scan: the scan's queries."""
+    signals = _plant(n, 5.0)
+    sentinel_scan()
+    Event.objects.filter(type="alarm_changed").delete()
+    for signal in signals:
+        set_latest(signal, 1.0)
+    with CaptureQueriesContext(connection) as queries:
+        cleared = sentinel_scan().evaluation.cleared
+    assert len(cleared) == n
+    assert sorted(changes()) == sorted((pk, "active_unack", "cleared", "clear") for pk in cleared)
+    assert _announcing_inserts(queries.captured_queries) == 1
+    Event.objects.filter(type="alarm_changed").delete()
+    return len(queries.captured_queries)
+
+
+def test_a_scan_announces_its_clears_without_a_query_per_alarm():
+    assert _clearing_scan(3) == _clearing_scan(12)
+
+
+def test_a_scan_that_rolls_back_announces_nothing(vibration):
+    set_latest(vibration, 5.0)
+    with pytest.raises(RuntimeError), transaction.atomic():
+        sentinel_scan()
+        raise RuntimeError("the scan's transaction fails")
+    assert not Alarm.objects.exists() and changes() == []
