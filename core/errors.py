@@ -30,6 +30,13 @@ class InvalidJson(DomainError):
     code = "invalid_json"
 
 
+class DuplicateKey(DomainError):
+    """A JSON object of the request body names one key twice (`field`: the key's dotted path)."""
+
+    status_code = 400
+    code = "duplicate_key"
+
+
 class NotAuthenticated(DomainError):
     status_code = 401
     code = "not_authenticated"
