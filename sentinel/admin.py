@@ -1,5 +1,7 @@
 """Admin console for the plant, signal thresholds and alarms. Alarm actions call the services
-(which write the alarm event and the audit record); threshold edits are audited here."""
+(which write the alarm event and the audit record); a limit edit is recorded by the limits service
+(`signal_limits_edited`: audit record, `signal_limits_changed`, re-evaluation), enabling and
+disabling a signal is audited here."""
 
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ from sentinel.services import (
     alarms_out_of_service_for_unevaluated,
 )
 from sentinel.services.alarms import REASON_MAX_LENGTH, required_reason
-from sentinel.services.limits import LIMIT_FIELDS
+from sentinel.services.limits import LIMIT_FIELDS, signal_limits_edited
 from sentinel.thresholds import Thresholds, limits_problem
 
 THRESHOLD_FIELDS = ("low_alert", "alert", "high_alert", "trip", "deadband", "on_delay_seconds", "enabled")
@@ -123,13 +125,14 @@ class CellAdmin(AdminScopeWritesMixin, admin.ModelAdmin):
     def save_formset(self, request, form, formset, change):  # signals added, edited, deleted inline: audited
         gone = [f.instance for f in getattr(formset, "deleted_forms", []) if f.instance.pk]
         gone = [(signal.pk, _signal_named(signal)) for signal in gone]  # a deleted row loses its pk
+        read = {f.instance.pk: f.initial for f in getattr(formset, "initial_forms", []) if f.instance.pk}
         super().save_formset(request, form, formset, change)
         if formset.model is not SignalDefinition:
             return
         for signal in formset.new_objects:
             _audit_signal(request, "signal.create", signal.pk, _signal_created(signal))
         for signal, fields in formset.changed_objects:
-            _audit_threshold_change(request, signal, fields)
+            _audit_threshold_change(request, signal, fields, read.get(signal.pk, {}))
         for pk, named in gone:
             _audit_signal(request, "signal.delete", pk, named)
 
@@ -146,10 +149,21 @@ def _audit_signal(request: HttpRequest, action: str, pk: int, details: dict[str,
     audit_record(actor=request.user, action=action, target_type="sentinel.signal", target_id=pk, details=details)
 
 
-def _audit_threshold_change(request: HttpRequest, signal: SignalDefinition, changed: list[str]) -> None:
-    """`signal.thresholds_change` (what changed); a signal disabled is no longer evaluated, so its
-    open alarms go out of service with the reason (`alarms_out_of_service_for_unevaluated`)."""
-    fields = [f for f in changed if f in THRESHOLD_FIELDS]
+def _audit_threshold_change(
+    request: HttpRequest, signal: SignalDefinition, changed: list[str], read: dict[str, Any]
+) -> None:
+    """A saved edit of a signal's row (`read`: the form's values before it). Limits changed go
+    through `signal_limits_edited` — the `signal.limits_change` record and `signal_limits_changed`
+    event the management-of-change path writes, and the re-evaluation — so the Control Room sees
+    them from either path. `enabled` is `signal.thresholds_change`; a signal disabled is no longer
+    evaluated, so its open alarms go out of service with the reason
+    (`alarms_out_of_service_for_unevaluated`)."""
+    limits = [f for f in LIMIT_FIELDS if f in changed and f in read]
+    if limits:
+        why = f"limits edited in the admin by {request.user.get_username()}"
+        before = {f: read[f] for f in limits}
+        signal_limits_edited(signal=signal.pk, before=before, reason=why, actor=stored_user(request.user))
+    fields = [f for f in changed if f in THRESHOLD_FIELDS and f not in LIMIT_FIELDS]
     if fields:
         audit_record(
             actor=request.user,
@@ -178,7 +192,7 @@ class SignalDefinitionAdmin(AdminScopeWritesMixin, admin.ModelAdmin):
     def save_model(self, request, obj, form, change):
         super().save_model(request, obj, form, change)
         if change:
-            _audit_threshold_change(request, obj, list(form.changed_data))
+            _audit_threshold_change(request, obj, list(form.changed_data), form.initial)
         else:
             _audit_signal(request, "signal.create", obj.pk, _signal_created(obj))
 

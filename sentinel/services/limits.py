@@ -1,7 +1,9 @@
 """Management of change for a signal's alarm limits: lock, validate, write, audit, publish, re-evaluate.
 
-`signal_limits_change` is the one write path for limits outside the admin. It is called by the
-gated capability `sentinel.change_signal_limits` (a plan step an approver must release), so it:
+`signal_limits_change` is the one write path for limits outside the admin; the admin's forms save
+the row and record it with `signal_limits_edited` (the same audit record, event and re-evaluation).
+`signal_limits_change` is called by the gated capability `sentinel.change_signal_limits` (a plan
+step an approver must release), so it:
 
 - locks the signal row and validates the NEW set against the limits it keeps
   (`sentinel.thresholds.limits_problem`) → `InvalidInput` naming the field;
@@ -185,56 +187,118 @@ def signal_limits_change(
     now: datetime | None = None,
 ) -> LimitChange:
     """Change some of a signal's limits (None = keep). See the module docstring."""
-    reason = (reason or "").strip()
-    if not has_visible_character(reason):  # zero-width characters read as no reason at all
-        raise InvalidInput("reason: a limit change needs a reason (management of change).", field="reason")
+    reason = _required_reason(reason)
     pk = signal.pk if isinstance(signal, SignalDefinition) else int(signal)
     with transaction.atomic():
-        # `of=self`: lock the signal row only, not its cell.
-        locked = SignalDefinition.objects.select_for_update(of=("self",)).select_related("cell").get(pk=pk)
+        locked = _lock(pk)
         replayed = _replay(locked, idempotency_key)
         if replayed is not None:
             return replayed
         before = _limits(locked)
         after = _validated(before, changes)
         changed = [name for name in LIMIT_FIELDS if after[name] != before[name]]
-        change = LimitChange(locked.pk, locked.cell.tag, locked.key, before, after, changed)
-        if not changed:
-            return change
-        for name in changed:
-            setattr(locked, name, after[name])
-        locked.save(update_fields=changed)
-        context = dict(context or {})
-        # The change is recorded before its consequences: the alarm transitions follow it in the chain.
-        record = audit_record(
+        if changed:
+            for name in changed:
+                setattr(locked, name, after[name])
+            locked.save(update_fields=changed)
+        return _record(
+            locked,
+            before,
+            after,
+            reason=reason,
             actor=actor,
-            action=AUDIT_ACTION,
-            target_type=AUDIT_TARGET,
-            target_id=locked.pk,
-            details={
-                "cell_tag": locked.cell.tag,
-                "signal_key": locked.key,
-                "before": before,
-                "after": after,
-                "changed": changed,
-                "reason": reason,
-                "requested_by": _user_label(actor),
-                "approved_by": _user_label(approved_by),
-                "plan_id": context.get("plan_id"),
-                "step_id": context.get("step_id"),
-                "idempotency_key": idempotency_key,
-            },
+            approved_by=approved_by,
+            idempotency_key=idempotency_key,
+            context=context,
+            now=now,
         )
-        change.audit_id = record.pk
-        publish(
-            EVENT_TYPE,
-            {
-                "cell_id": locked.cell_id,
-                "signal_def_id": locked.pk,
-                "changes": {name: {"before": before[name], "after": after[name]} for name in changed},
-                "reason": reason,
-            },
-        )
-        evaluation = signals_evaluate(signal_ids=[locked.pk], now=now or timezone.now())
-        change.alarms = {"raised": evaluation.raised, "escalated": evaluation.escalated, "cleared": evaluation.cleared}
+
+
+def signal_limits_edited(
+    *,
+    signal: SignalDefinition | int,
+    before: Mapping[str, float | int | None],
+    reason: str,
+    actor: AbstractBaseUser | None,
+    now: datetime | None = None,
+) -> LimitChange:
+    """Record limits an admin form already saved (the change page, a changelist row, the cell's
+    signal inline): `before` holds the values of the fields it changed as the form read them. The
+    same audit record, `signal_limits_changed` event and re-evaluation as `signal_limits_change`, so
+    the Control Room and every client see a limit change from either path; a form that saved the
+    same values records nothing. The forms check the limits with the same rule (`limits_problem`)."""
+    reason = _required_reason(reason)
+    unknown = sorted(set(before) - set(LIMIT_FIELDS))
+    if unknown:
+        raise InvalidInput(f"{unknown[0]}: not a limit field (use {', '.join(LIMIT_FIELDS)}).", field=unknown[0])
+    pk = signal.pk if isinstance(signal, SignalDefinition) else int(signal)
+    with transaction.atomic():
+        locked = _lock(pk)
+        after = _limits(locked)
+        return _record(locked, {**after, **before}, after, reason=reason, actor=actor, now=now)
+
+
+def _required_reason(reason: str) -> str:
+    reason = (reason or "").strip()
+    if not has_visible_character(reason):  # zero-width characters read as no reason at all
+        raise InvalidInput("reason: a limit change needs a reason (management of change).", field="reason")
+    return reason
+
+
+def _lock(pk: int) -> SignalDefinition:
+    # `of=self`: lock the signal row only, not its cell.
+    return SignalDefinition.objects.select_for_update(of=("self",)).select_related("cell").get(pk=pk)
+
+
+def _record(
+    locked: SignalDefinition,
+    before: dict[str, Any],
+    after: dict[str, Any],
+    *,
+    reason: str,
+    actor: AbstractBaseUser | None,
+    approved_by: AbstractBaseUser | str | None = None,
+    idempotency_key: str = "",
+    context: Mapping[str, Any] | None = None,
+    now: datetime | None = None,
+) -> LimitChange:
+    """The limits written (`before` → `after`, under the row lock): the audit record, the event and
+    the re-evaluation of the signal's latest value. Nothing when no limit differs."""
+    changed = [name for name in LIMIT_FIELDS if after[name] != before[name]]
+    change = LimitChange(locked.pk, locked.cell.tag, locked.key, before, after, changed)
+    if not changed:
+        return change
+    context = dict(context or {})
+    # The change is recorded before its consequences: the alarm transitions follow it in the chain.
+    record = audit_record(
+        actor=actor,
+        action=AUDIT_ACTION,
+        target_type=AUDIT_TARGET,
+        target_id=locked.pk,
+        details={
+            "cell_tag": locked.cell.tag,
+            "signal_key": locked.key,
+            "before": before,
+            "after": after,
+            "changed": changed,
+            "reason": reason,
+            "requested_by": _user_label(actor),
+            "approved_by": _user_label(approved_by),
+            "plan_id": context.get("plan_id"),
+            "step_id": context.get("step_id"),
+            "idempotency_key": idempotency_key,
+        },
+    )
+    change.audit_id = record.pk
+    publish(
+        EVENT_TYPE,
+        {
+            "cell_id": locked.cell_id,
+            "signal_def_id": locked.pk,
+            "changes": {name: {"before": before[name], "after": after[name]} for name in changed},
+            "reason": reason,
+        },
+    )
+    evaluation = signals_evaluate(signal_ids=[locked.pk], now=now or timezone.now())
+    change.alarms = {"raised": evaluation.raised, "escalated": evaluation.escalated, "cleared": evaluation.cleared}
     return change

@@ -93,8 +93,12 @@ def test_threshold_edit_is_audited(staff, vibration):
     assert response.status_code == 302, response.content[:2000]
     vibration.refresh_from_db()
     assert vibration.alert == 4.0
-    record = AuditRecord.objects.get(action="signal.thresholds_change")
-    assert record.details == {"alert": 4.0}
+    record = AuditRecord.objects.get(action="signal.limits_change")  # the management-of-change record
+    assert (record.details["before"]["alert"], record.details["after"]["alert"], record.details["changed"]) == (
+        4.5,
+        4.0,
+        ["alert"],
+    )
 
 
 # A signal added or deleted in the admin is audited like a threshold edit: adding one brings new limits
