@@ -140,3 +140,24 @@ def test_investigation_job_resolver_states(cell):
     wo.save()
     assert job_status(JobHandle("investigation", str(wo.pk)))[0] == "failed"
     assert job_status(JobHandle("investigation", "999999"))[0] == "failed"
+
+
+def test_the_offline_rca_gives_peaks_as_a_reader_would_write_them(cell, vibration):
+    """An evidence signal's peak came raw from its features (the demo's work order read
+    "bearing_temp_c peaked at 73.2754 °C"); the breach pattern's were already rounded."""
+    temperature = f.make_signal(
+        cell, "bearing_temp_c", display_name="Bearing temperature", unit="°C", alert=80.0, trip=95.0
+    )
+    f.ramp(vibration, peak=5.123456)
+    f.ramp(temperature, start=61.4, peak=73.2864)
+    f.make_kb(cell)
+    f.make_history(cell)
+    alarm = f.make_alarm(vibration, value=5.0)
+    wo = f.make_work_order(
+        cell, triggered_by_alarm=alarm, triggered_by_signal_def=vibration, trigger_anomaly_time=alarm.raised_at
+    )
+    work_order_investigate(work_order_id=wo.pk, engine=FakeEngine())
+    wo.refresh_from_db()
+    factors = sorted(x for x in wo.rca_details["contributing_factors"] if " peaked at " in x)
+    assert factors[0].startswith("bearing_temp_c peaked at 73.29 °C with 0 min"), factors  # evidence, not breach
+    assert factors[1].startswith("vibration_mm_s peaked at 5.12 mm/s"), factors

@@ -232,7 +232,7 @@ def evidence_pattern(
         if f.get("too_few_samples") or "end_mean" not in f:
             continue
         up = (f.get("shift_sigma") or 0) >= 0
-        entry = pattern.setdefault(key, {"peak": float(f["max"] if up else f["min"])})
+        entry = pattern.setdefault(key, {"peak": round(float(f["max"] if up else f["min"]), 2)})  # as current_pattern
         entry["end"] = float(f["end_mean"])
         entry["shift_sigma"] = float(f["shift_sigma"])
     return pattern
