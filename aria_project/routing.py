@@ -5,7 +5,7 @@ from importlib.util import find_spec
 
 from django.urls import path
 
-from core.consumers import EventsConsumer
+from core.events.stream import EventsConsumer
 
 websocket_urlpatterns = [path("ws/events", EventsConsumer.as_asgi())]
 for _app in ("sentinel", "workorders", "assistant", "orchestrator"):

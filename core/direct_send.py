@@ -1,6 +1,6 @@
 """Writing a WebSocket message without a task per write, for the event fan-out.
 
-Two pieces, both for `/ws/events` (core.consumers.EventsConsumer), which writes every event to
+Two pieces, both for `/ws/events` (core.events.stream.EventsConsumer), which writes every event to
 hundreds of sockets:
 
 - `keep_server_send(app)`: an ASGI middleware, outside the session middleware, that puts the

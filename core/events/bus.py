@@ -3,7 +3,7 @@
 Inside `private_scope(user_id, …)` every event published (an agent's start/end, thinking, tool
 calls, renders — whatever the work inside causes in this thread) is private: one copy per user
 named, each carrying that user's `owner_id`, and a copy reaches only its user's sockets, live and
-replayed (core.consumers). A user's own chat or coordinator turn runs in one: what they asked and
+replayed (core.events.stream). A user's own chat or coordinator turn runs in one: what they asked and
 what the agents read for them is not everyone's to watch. An ask names its deciders too (the plan
 owner and the approvers of a gated step): each gets their copy, nobody else any.
 """

@@ -36,7 +36,7 @@ PLAN_MACHINE = StateMachine("plan", PLAN_TRANSITIONS)
 def plan_updated_payloads(updates: Iterable[tuple[Plan, PlanStep | None]]) -> list[dict[str, Any]]:
     """The `plan_updated` copies for these updates (a plan, and the step that moved or None): one per
     recipient each — the plan's owner, then every admin (`core.access.admin_ids`: who `owned_by` shows
-    every plan) — carrying that user's `owner_id`, so only their sockets get it (core/consumers.py).
+    every plan) — carrying that user's `owner_id`, so only their sockets get it (core/events/stream.py).
     The admin ids are read once for all the updates."""
     updates = list(updates)
     if not updates:

@@ -26,8 +26,8 @@ from django.db import transaction
 from django.test import Client
 
 from aria_project.asgi import application
-from core import consumers, socket_auth
-from core.events import fanout, publish
+from core import socket_auth
+from core.events import fanout, publish, stream
 from core.events.fanout import EventFanout
 from core.tokens import api_token_create
 
@@ -76,7 +76,7 @@ async def test_a_replay_that_fits_one_batch_is_read_in_the_checks_thread_hop(ope
     lookups = _count_calls(monkeypatch, "_get_user")
     checks = _count_calls(monkeypatch, "check_then")
     authentications = _count_calls(monkeypatch, "_authenticate_in_thread")
-    reads = _count_calls(monkeypatch, "events_after", consumers)
+    reads = _count_calls(monkeypatch, "events_after", stream)
     comm = await _connect(f"/ws/events?after={ids[0] - 1}", cookie)
     frames = [await comm.receive_json_from(timeout=3) for _ in ids]
     assert [f["id"] for f in frames] == ids
@@ -115,7 +115,7 @@ async def test_a_refused_socket_reads_nothing_and_is_not_subscribed(operator, mo
     assert connected
     assert await comm.receive_output(timeout=2) == {"type": "websocket.close", "code": 4401}
     assert reads == []
-    assert all(type(sink) is not consumers.EventsConsumer or sink.socket_auth for sink in _sinks())
+    assert all(type(sink) is not stream.EventsConsumer or sink.socket_auth for sink in _sinks())
     await sync_to_async(_publish_committed)(1)
     assert await comm.receive_nothing(timeout=0.3)
     await comm.wait()

@@ -11,10 +11,10 @@ from channels.testing import WebsocketCommunicator
 from django.db import transaction
 
 from aria_project.asgi import application
-from core import consumers, socket_auth
-from core.consumers import parse_batch
-from core.events import private_scope, publish
+from core import socket_auth
+from core.events import private_scope, publish, stream
 from core.events.fanout import EventFanout
+from core.events.stream import parse_batch
 from tests.conftest import session_cookie
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -92,7 +92,7 @@ async def test_without_batch_each_event_is_its_own_message(operator):
 
 
 async def test_a_large_replay_is_split_into_bounded_messages(operator, monkeypatch):
-    monkeypatch.setattr(consumers, "MESSAGE_CHARS", 400)  # ~2 frames per message
+    monkeypatch.setattr(stream, "MESSAGE_CHARS", 400)  # ~2 frames per message
     ids = await sync_to_async(_publish)([None] * 6)
     comm = await _open(operator, f"?after={ids[0] - 1}&batch=1")
     messages = await _messages(comm, len(ids))

@@ -9,8 +9,8 @@ from django.db import transaction
 from django.test import Client
 
 from aria_project.asgi import application
-from core.consumers import parse_after
 from core.events import publish
+from core.events.stream import parse_after
 from core.models import Event
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -96,11 +96,10 @@ async def test_live_event_reaches_an_authenticated_client(operator):
 
 async def test_replay_seam_has_no_gap_and_no_duplicate(operator, monkeypatch, settings):
     """Events before connect are replayed; events published during the replay arrive exactly once, in order."""
-    from core import consumers
-    from core.events import fanout
+    from core.events import fanout, stream
 
     settings.ARIA_EVENTS_TAIL_SECONDS = 0  # only the replay and the live path may deliver
-    monkeypatch.setattr(consumers, "REPLAY_BATCH", 3)  # several batches
+    monkeypatch.setattr(stream, "REPLAY_BATCH", 3)  # several batches
     headers = await sync_to_async(_session_headers)(operator)
     before = await sync_to_async(_publish_committed)(7)
     published_during: list[int] = []

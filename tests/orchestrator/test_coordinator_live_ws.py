@@ -1,5 +1,5 @@
 """A coordinator turn's live states reach its user's /ws/events socket, and no one else's (live
-or replayed): the payload's `owner_id` makes the event private (core/consumers.py); the turn's
+or replayed): the payload's `owner_id` makes the event private (core/events/stream.py); the turn's
 agent events are published in its user's private scope too."""
 
 import asyncio
