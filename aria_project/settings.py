@@ -259,6 +259,7 @@ ARIA_RATES = {
     "chat": env.str("ARIA_RATE_CHAT", default="20/m"),  # chat + session turns, REST and WebSocket
     "coordinator": env.str("ARIA_RATE_COORDINATOR", default="10/m"),  # coordinator route + coordinate mode
     "draft_test": env.str("ARIA_RATE_DRAFT_TEST", default="10/m"),
+    "draft_review": env.str("ARIA_RATE_DRAFT_REVIEW", default="5/m"),  # agent reviews: a model call each
     "plan_create": env.str("ARIA_RATE_PLAN_CREATE", default="20/m"),
 }
 # Model tokens (input + output) per user per day on a real provider; 0 = no budget. Fake engine exempt.

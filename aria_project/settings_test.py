@@ -19,7 +19,13 @@ ARIA_ENGINE = "fake"
 # Rate limits: generous for the suite (tests make many requests); tests/security lowers them with
 # override_settings. The throttle cache is always this process' memory here (reset per test by
 # tests/conftest.py), never a shared Redis whose clear() would flush other runs' data.
-ARIA_RATES = {"chat": "10000/m", "coordinator": "10000/m", "draft_test": "10000/m", "plan_create": "10000/m"}
+ARIA_RATES = {
+    "chat": "10000/m",
+    "coordinator": "10000/m",
+    "draft_test": "10000/m",
+    "draft_review": "10000/m",
+    "plan_create": "10000/m",
+}
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "aria-test"}}
 
 ARIA_TEST_SESSION = os.environ.get("ARIA_TEST_SESSION") or f"{os.uname().nodename}-{os.getpid()}"

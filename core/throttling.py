@@ -45,12 +45,14 @@ from core.models import AgentRun
 CHAT = "chat"  # operator chat and authoring session turns (WebSocket and REST)
 COORDINATOR = "coordinator"  # coordinator turns (its route and the chat's coordinate mode)
 DRAFT_TEST = "draft_test"  # running a draft's tests in the sandbox
+DRAFT_REVIEW = "draft_review"  # a draft's agent review: the reviewer principal's model call
 PLAN_CREATE = "plan_create"  # creating a goal-plan
-SCOPES = (CHAT, COORDINATOR, DRAFT_TEST, PLAN_CREATE)
+SCOPES = (CHAT, COORDINATOR, DRAFT_TEST, DRAFT_REVIEW, PLAN_CREATE)
 SCOPE_LABELS = {
     CHAT: "chat turns",
     COORDINATOR: "coordinator turns",
     DRAFT_TEST: "draft tests",
+    DRAFT_REVIEW: "agent reviews",
     PLAN_CREATE: "new plans",
 }
 FAKE_PROVIDER = "fake"

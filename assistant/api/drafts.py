@@ -23,7 +23,7 @@ from assistant.services.review import draft_agent_review
 from core.access import APPROVER, OPERATOR, require_scopes
 from core.errors import InvalidInput
 from core.json_types import RowId
-from core.throttling import DRAFT_TEST, UserRateLimit
+from core.throttling import DRAFT_REVIEW, DRAFT_TEST, UserRateLimit
 
 router = Router(tags=["assistant"])
 
@@ -98,9 +98,10 @@ def test_draft(request: HttpRequest, draft_id: int) -> Draft:
     return draft_test(draft=selectors.draft_get(request.user, draft_id), actor=request.user)
 
 
-@router.post("/drafts/{draft_id}/review", response=DraftOut)
+@router.post("/drafts/{draft_id}/review", response=DraftOut, throttle=UserRateLimit(DRAFT_REVIEW))
 def review_draft(request: HttpRequest, draft_id: int) -> Draft:
-    """agent_review / full_autonomy: the reviewer principal judges the candidate."""
+    """agent_review / full_autonomy: the reviewer principal judges the candidate (a model call, so
+    counted per user: ARIA_RATE_DRAFT_REVIEW; over it a 429 and no review)."""
     require_scopes(request.user, OPERATOR)
     return draft_agent_review(draft=selectors.draft_get(request.user, draft_id), actor=request.user)
 

@@ -20,16 +20,25 @@ from django.test import Client, override_settings
 from django.utils import timezone
 
 from aria_project.asgi import application
-from assistant.models import Draft, Run, Session
+from assistant.models import Draft, Review, Run, Session
 from core.agents.engines.base import reset_engines
 from core.models import AgentRun
 from core.throttling import Throttled, rate_check, token_budget_check, token_usage_today
 from core.tokens import api_token_create
 from orchestrator.models import CoordinatorTurn, Plan
+from tests.assistant.factories import make_tested_draft, principals, set_config
 from tests.conftest import session_cookie
+from tests.fakes.agent_kit import engine_settings
+from tests.fakes.anthropic_server import AnthropicFakeServer, anthropic_stream, tool_use
 
 # The production defaults (aria_project/settings.py); the suite itself runs with generous rates.
-PRODUCTION_RATES = {"chat": "20/m", "coordinator": "10/m", "draft_test": "10/m", "plan_create": "20/m"}
+PRODUCTION_RATES = {
+    "chat": "20/m",
+    "coordinator": "10/m",
+    "draft_test": "10/m",
+    "draft_review": "5/m",
+    "plan_create": "20/m",
+}
 CHAT_URL = "/api/v1/agent/chat"
 COORDINATOR_URL = "/api/v1/aria/coordinator/turns"
 
@@ -164,6 +173,47 @@ def test_draft_tests_are_limited(operator):
     status = Draft.objects.get(pk=draft_id).status
     _assert_throttled(client.post(url))
     assert Draft.objects.get(pk=draft_id).status == status
+
+
+@pytest.mark.django_db
+@override_settings(ARIA_RATES={**PRODUCTION_RATES, "draft_review": "2/m"})
+def test_agent_reviews_have_their_own_limit_and_the_one_over_it_runs_no_review(operator, make_user):
+    """POST /drafts/{id}/review is a model call of the reviewer principal: the third in a minute is
+    a 429 that asks no model, records no review and leaves the draft tested."""
+    principals(make_user)
+    set_config(
+        approval_policy="agent_review",
+        reviewer_engine="anthropic",
+        reviewer_username="reviewer-bot",
+        release_username="release-bot",
+    )
+    verdict = {"decision": "approve", "confidence": 0.9, "policy_version": "aria-review-v1", "reason": "ok"}
+
+    def respond(recorded):
+        return anthropic_stream([tool_use("toolu_1", "submit_review", verdict)], stop_reason="tool_use")
+
+    client = _client(operator)
+    drafts = [make_tested_draft(operator, name=f"double_{i}") for i in range(3)]
+    with (
+        AnthropicFakeServer(responder=respond) as server,
+        engine_settings(ANTHROPIC_API_KEY="sk-ant-test", ANTHROPIC_BASE_URL=server.url),
+    ):
+        for draft in drafts[:2]:
+            response = client.post(f"/api/v1/assistant/drafts/{draft.pk}/review")
+            assert response.status_code == 200 and response.json()["status"] == "approved", response.content
+        reviews, runs = Review.objects.count(), AgentRun.objects.count()
+
+        refused = client.post(f"/api/v1/assistant/drafts/{drafts[2].pk}/review")
+
+        assert _assert_throttled(refused) <= 60
+        assert len(server.message_bodies()) == 2  # the reviewer's model was asked twice, not three times
+        assert (Review.objects.count(), AgentRun.objects.count()) == (reviews, runs)
+        assert Draft.objects.get(pk=drafts[2].pk).status == "tested"
+        # draft tests count apart, and so does another author's review
+        assert client.post(f"/api/v1/assistant/drafts/{drafts[2].pk}/test").status_code != 429
+        other_draft = make_tested_draft(make_user("otto", "operator"), name="triple")
+        other = _client(other_draft.owner).post(f"/api/v1/assistant/drafts/{other_draft.pk}/review")
+        assert other.status_code == 200, other.content
 
 
 @pytest.mark.django_db
