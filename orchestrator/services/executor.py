@@ -67,9 +67,11 @@ def step_lease_key(step_id: int) -> str:
 
 def plan_start(*, plan: Plan, actor: Any) -> Plan:
     """approved → running (or resume a paused plan with nothing left to answer), then enqueue."""
-    if plan.status == PlanStatus.PAUSED and plan.interactions.filter(status="open").exists():
-        raise Conflict(f"Plan {plan.pk} is waiting for an answer.", allowed=[PlanStatus.CANCELLED], status=plan.status)
     with transaction.atomic():
+        # Checked on the locked row: the executor may have opened an ask (and paused) since `plan` was read.
+        status = Plan.objects.select_for_update().values_list("status", flat=True).get(pk=plan.pk)
+        if status == PlanStatus.PAUSED and plan.interactions.filter(status=InteractionStatus.OPEN).exists():
+            raise Conflict(f"Plan {plan.pk} is waiting for an answer.", allowed=[PlanStatus.CANCELLED], status=status)
         plan = plan_transition(plan=plan, to_status=PlanStatus.RUNNING, actor=actor)
         enqueue_execution(plan.pk)
     return plan
