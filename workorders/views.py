@@ -33,9 +33,14 @@ RECENT_EVENTS = 60
 # act on them here, most have no other page), then up to RECENT_CLOSED closed ones.
 RECENT_WORK_ORDERS = 50
 RECENT_CLOSED = 5
-# Out-of-service alarms are listed too (their own section on the page): a hidden alarm stays visible
-# as hidden, with who took it out, why and since when.
-SHOWN_ALARM_STATES = (AlarmState.ACTIVE_UNACK, AlarmState.ACKNOWLEDGED, AlarmState.SHELVED, AlarmState.OUT_OF_SERVICE)
+# The annunciated and shelved alarms, newest first, up to RECENT_ALARMS.
+SHOWN_ALARM_STATES = (AlarmState.ACTIVE_UNACK, AlarmState.ACKNOWLEDGED, AlarmState.SHELVED)
+RECENT_ALARMS = 50
+# Out-of-service alarms are listed too, on their own bound (their own section on the page, by cell
+# and signal, with how many there are): a hidden alarm stays visible as hidden, with who took it out,
+# why and since when — never pushed off by newer active ones, so the operator finds an alarm a
+# signal's disabling put out of service once the signal is enabled again, and returns it.
+OUT_OF_SERVICE_SHOWN = 200
 
 # Endpoints the page script calls; one place to read them.
 API_PATHS = {
@@ -44,6 +49,7 @@ API_PATHS = {
     "alarm_acknowledge": "/api/v1/alarms/{id}/acknowledge",
     "alarm_shelve": "/api/v1/alarms/{id}/shelve",
     "alarm_unshelve": "/api/v1/alarms/{id}/unshelve",
+    "alarm_put_out_of_service": "/api/v1/alarms/{id}/out-of-service",
     "alarm_return_to_service": "/api/v1/alarms/{id}/return-to-service",
     "work_order": "/api/v1/workorders/{id}",
 }
@@ -110,6 +116,8 @@ def _alarm_row(alarm: Alarm, now: datetime, why: dict[str, Any] | None = None) -
         "shelved_until": alarm.shelved_until.isoformat() if alarm.shelved_until else None,
         **_hidden_fields(alarm, why),
         "chattering": alarm.chattering,
+        # A disabled signal or a cell off onboarding is not evaluated: its alarm cannot return to service.
+        "signal_evaluated": bool(signal.enabled and signal.cell.onboarding_complete),
         # A stale transmitter holds its own alarm (it can neither clear nor escalate): say so on the row.
         "signal_stale": bool(latest is not None and (latest.stale or now - latest.time > stale_window())),
     }
@@ -130,6 +138,7 @@ EMPTY_SNAPSHOT: dict[str, Any] = {
     "alarms": [],
     "work_orders": [],
     "active_work_orders": 0,
+    "out_of_service_alarms": 0,
 }
 
 
@@ -143,11 +152,12 @@ def control_room_snapshot(*, can_operate: bool = True) -> dict[str, Any]:
     by_cell: dict[int, list[dict[str, Any]]] = {}
     for signal in signals:
         by_cell.setdefault(signal.cell_id, []).append(_signal_row(signal, now))
-    alarms = list(
-        Alarm.objects.filter(state__in=SHOWN_ALARM_STATES)
-        .select_related("signal__cell", "signal__latest", "acknowledged_by")
-        .order_by("-raised_at")[:50]
-    )
+    rows = Alarm.objects.select_related("signal__cell", "signal__latest", "acknowledged_by")
+    out_of_service = rows.filter(state=AlarmState.OUT_OF_SERVICE)
+    alarms = [
+        *rows.filter(state__in=SHOWN_ALARM_STATES).order_by("-raised_at")[:RECENT_ALARMS],
+        *out_of_service.order_by("signal__cell__tag", "signal__key", "-raised_at")[:OUT_OF_SERVICE_SHOWN],
+    ]
     suppressions = alarm_suppressions(alarms)
     newest = selectors.work_orders_qs().order_by("-created_at", "-pk")
     # Active orders first: a burst of closed ones never pushes an open order off the page.
@@ -169,6 +179,7 @@ def control_room_snapshot(*, can_operate: bool = True) -> dict[str, Any]:
         "alarms": [_alarm_row(a, now, suppressions.get(a.pk)) for a in alarms],
         "work_orders": [selectors.work_order_as_dict(wo, full=True) for wo in work_orders],
         "active_work_orders": active.count(),
+        "out_of_service_alarms": out_of_service.count(),
     }
 
 

@@ -15,7 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.access import stored_user
-from core.errors import InvalidInput
+from core.errors import Conflict, InvalidInput
 from core.transitions import Move, lock_rows
 from sentinel.choices import AlarmState
 from sentinel.models import Alarm, SignalLatest
@@ -281,9 +281,23 @@ def alarms_out_of_service_for_unevaluated(
 
 
 def alarm_return_to_service(*, alarm: Alarm | int, actor: AbstractBaseUser | None, comment: str = "") -> Alarm:
-    """Back in service: cleared if the value is normal, else annunciated again (active_unack)."""
+    """Back in service: cleared if the value is normal, else annunciated again (active_unack).
+
+    Refused (409 `signal_not_evaluated`) while its signal is disabled or its cell is off onboarding:
+    the scan skips such a signal, so an alarm annunciated again would stand for good — enable the
+    signal (or onboard the cell) first; returning its alarms stays a person's decision."""
     with transaction.atomic():
         alarm = lock_alarm(alarm)
         if alarm.state != AlarmState.OUT_OF_SERVICE:
             raise illegal_transition(alarm, verb="return to service")
+        signal = alarm.signal
+        if not (signal.enabled and signal.cell.onboarding_complete):
+            why = "is disabled" if not signal.enabled else f"is on cell {signal.cell.tag}, which is off onboarding"
+            raise Conflict(
+                f"Alarm #{alarm.pk}: signal {signal.cell.tag} {signal.key} {why}, so nothing evaluates it; "
+                "enable it in the admin first, then return the alarm to service.",
+                field="alarm_id",
+                code="signal_not_evaluated",
+                state=alarm.state,
+            )
         return _leave(alarm, action="return_to_service", fallback=AlarmState.ACTIVE_UNACK, actor=actor, comment=comment)

@@ -1,9 +1,10 @@
 /*
  * The Control Room's alarm lists (loaded before control_room.js, which owns the state and the bus):
  * the annunciated and shelved alarms under "Active alarms", the out-of-service ones in their own
- * section, each row saying who acknowledged, who shelved it, why and until when, or who took it
- * out of service, why and since when. Operators (state.can_operate) get the actions the sentinel
- * API allows them: acknowledge, shelve (a reason is required), unshelve, return to service.
+ * section (by cell and signal, with a filter), each row saying who acknowledged, who shelved it, why
+ * and until when, or who took it out of service, why and since when. Operators (state.can_operate)
+ * get the actions the sentinel API allows them: acknowledge, shelve and put out of service (a
+ * reason is required for both), unshelve, return to service (not while the signal is not evaluated).
  * Everything the page shows is set with textContent / createElement (reasons are user text).
  */
 (() => {
@@ -12,6 +13,8 @@
   const STATE_LABEL = { active_unack: "unacknowledged", acknowledged: "acknowledged", shelved: "shelved",
     out_of_service: "out of service" };
   const OUT = "out_of_service";
+  // Hiding an alarm records why (ISA-18.2): the API refuses a blank reason too, naming `comment`.
+  const NEEDS_REASON = { alarm_shelve: "shelve it", alarm_put_out_of_service: "put it out of service" };
 
   function tooWhat(direction) { return direction === "low" ? "TOO LOW" : "TOO HIGH"; }
   function when(iso) { return iso ? (fmtDateTime || fmtTime)(iso) : "?"; }
@@ -49,8 +52,8 @@
     async function act(alarm, kind, button, untilWorkOrder) {
       document.getElementById("alarm-error").hidden = true;
       const comment = (comments[alarm.id] || "").trim();
-      if (kind === "alarm_shelve" && !comment) {  // ISA-18.2: hiding an alarm records why (the API refuses a blank reason too)
-        showError(`Alarm #${alarm.id}: type the reason in its comment field to shelve it.`, alarm);
+      if (NEEDS_REASON[kind] && !comment) {
+        showError(`Alarm #${alarm.id}: type the reason in its comment field to ${NEEDS_REASON[kind]}.`, alarm);
         return;
       }
       button.disabled = true;
@@ -93,24 +96,33 @@
       const comment = el("input", "cr-alarm-comment");
       comment.type = "text";
       comment.maxLength = 500;
-      comment.placeholder = alarm.state === "shelved" || alarm.state === OUT ? "Comment (optional)" : "Comment (why; required to shelve)";
+      comment.placeholder = alarm.state === OUT ? "Comment (optional)" : alarm.state === "shelved"
+        ? "Comment (optional; why, to put out of service)" : "Comment (why; required to shelve or put out of service)";
       comment.setAttribute("aria-label", `Comment on alarm #${alarm.id}`);
       comment.setAttribute("data-alarm-id", String(alarm.id));
       comment.value = comments[alarm.id] || "";
       comment.addEventListener("input", () => { comments[alarm.id] = comment.value; });
       box.appendChild(comment);
       if (alarm.state === OUT) {
+        if (alarm.signal_evaluated === false) {  // the API refuses it (409): nothing would clear the alarm
+          box.removeChild(comment);
+          box.appendChild(el("span", "cr-alarm-note", "Its signal is not evaluated (disabled, or its cell is off onboarding): enable it in the admin, then return the alarm to service."));
+          return box;
+        }
         box.appendChild(button("btn-return", "Return to service", (b) => act(alarm, "alarm_return_to_service", b)));
         return box;
       }
+      const outOfService = () => button("btn-oos", "Put out of service", (b) => act(alarm, "alarm_put_out_of_service", b));
       if (alarm.state === "shelved") {
         box.appendChild(button("btn-unshelve", "Unshelve", (b) => act(alarm, "alarm_unshelve", b)));
+        box.appendChild(outOfService());
         return box;
       }
       if (alarm.state === "active_unack") box.appendChild(button("btn-ack", "Acknowledge", (b) => act(alarm, "alarm_acknowledge", b)));
       box.appendChild(button("btn-shelve", "Shelve 1 h", (b) => act(alarm, "alarm_shelve", b)));
       const order = activeOrderOf(alarm);
       if (order) box.appendChild(button("btn-shelve-wo", `Shelve until WO #${order.id} closes`, (b) => act(alarm, "alarm_shelve", b, true)));
+      box.appendChild(outOfService());
       return box;
     }
 
@@ -137,12 +149,19 @@
       return item;
     }
 
-    function fill(listId, countId, emptyId, alarms, canOperate) {
+    function fill(listId, countId, emptyId, alarms, canOperate, total) {
       const list = document.getElementById(listId);
       list.textContent = "";
-      document.getElementById(countId).textContent = String(alarms.length);
+      document.getElementById(countId).textContent = String(total === undefined ? alarms.length : total);
       document.getElementById(emptyId).hidden = alarms.length > 0;
       alarms.forEach((alarm) => { list.appendChild(row(alarm, canOperate)); });
+    }
+    // The out-of-service filter: a cell tag or signal name (the operator looks for the alarms a
+    // signal's disabling took out of service, once it is enabled again).
+    const oosFilter = document.getElementById("oos-filter");
+    if (oosFilter) oosFilter.addEventListener("input", () => { render(); });
+    function matches(alarm, text) {
+      return !text || `${alarm.cell_tag} ${alarm.signal_name}`.toLowerCase().indexOf(text) >= 0;
     }
 
     function render() {
@@ -152,8 +171,13 @@
         ? focused.getAttribute("data-alarm-id") : null;
       fill("alarm-list", "alarm-count", "alarms-empty", state.alarms.filter((a) => a.state !== OUT), state.can_operate);
       const out = state.alarms.filter((a) => a.state === OUT);
-      fill("oos-list", "oos-count", "oos-empty", out, state.can_operate);
-      document.getElementById("oos-section").hidden = out.length === 0;
+      const text = oosFilter ? oosFilter.value.trim().toLowerCase() : "";
+      const total = typeof state.out_of_service_alarms === "number" ? state.out_of_service_alarms : out.length;
+      fill("oos-list", "oos-count", "oos-empty", out.filter((a) => matches(a, text)), state.can_operate, total);
+      const more = document.getElementById("oos-more");
+      more.hidden = !(total > out.length);
+      more.textContent = more.hidden ? "" : `Showing ${out.length} of ${total} out-of-service alarms (by cell); the admin lists every one.`;
+      document.getElementById("oos-section").hidden = total === 0;
       if (typingIn) {  // a refresh never takes the comment field from under the operator's fingers
         const again = document.querySelector(`.cr-alarm-comment[data-alarm-id="${typingIn}"]`);
         if (again) { again.focus(); again.setSelectionRange(again.value.length, again.value.length); }

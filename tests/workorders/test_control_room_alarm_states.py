@@ -4,10 +4,14 @@ queries that does not grow with the alarms."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
+from sentinel.models import Cell, SignalDefinition
 from sentinel.services import (
     alarm_acknowledge,
     alarm_put_out_of_service,
@@ -99,11 +103,39 @@ def test_an_out_of_service_alarm_is_listed_with_who_why_and_since(client, cell, 
     assert row["state"] == "active_unack" and all(row[k] is None for k in HIDDEN_FIELDS)
 
 
-def test_the_page_knows_the_unshelve_and_return_to_service_paths(client, operator):
+def test_the_page_knows_the_unshelve_out_of_service_and_return_to_service_paths(client, operator):
     client.force_login(operator)
     paths = client.get("/").context["api_paths"]
     assert paths["alarm_unshelve"] == "/api/v1/alarms/{id}/unshelve"
+    assert paths["alarm_put_out_of_service"] == "/api/v1/alarms/{id}/out-of-service"
     assert paths["alarm_return_to_service"] == "/api/v1/alarms/{id}/return-to-service"
+
+
+def test_out_of_service_alarms_are_never_pushed_off_by_newer_active_ones(client, cell, operator):
+    """A signal disabled in the admin put its alarms out of service long ago; enabled again, the
+    operator must find them on the page to return them: 55 newer active alarms do not hide them."""
+    old = timezone.now() - timedelta(days=3)
+    parked = [f.make_alarm(f.make_signal(cell, f"old{i}"), raised_at=old) for i in range(2)]
+    for alarm in parked:
+        alarm_put_out_of_service(alarm=alarm, actor=operator, comment="signal old disabled in the admin by root")
+    _alarms(cell, 55)
+
+    client.force_login(operator)
+    state = client.get("/control-room/state").json()
+    listed = [r["id"] for r in state["alarms"] if r["state"] == "out_of_service"]
+    assert listed == [a.pk for a in parked] and state["out_of_service_alarms"] == 2
+    assert len([r for r in state["alarms"] if r["state"] != "out_of_service"]) == 50  # the newest active ones
+
+
+def test_a_row_says_whether_its_signal_is_evaluated(cell, operator):
+    evaluated, disabled = _alarms(cell, 2)
+    for alarm in (evaluated, disabled):
+        alarm_put_out_of_service(alarm=alarm, actor=operator, comment="maintenance")
+    SignalDefinition.objects.filter(pk=disabled.signal_id).update(enabled=False)
+    rows = {r["id"]: r for r in control_room_snapshot()["alarms"]}
+    assert (rows[evaluated.pk]["signal_evaluated"], rows[disabled.pk]["signal_evaluated"]) == (True, False)
+    Cell.objects.filter(pk=cell.pk).update(onboarding_complete=False)
+    assert {r["signal_evaluated"] for r in control_room_snapshot()["alarms"]} == {False}
 
 
 def test_a_user_without_a_scope_is_told_so_and_the_page_is_told_not_to_read(client, make_user, operator):
