@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from assistant.choices import DraftType
+from assistant.models.drafts import DRAFT_NAME_MAX_LENGTH
 from assistant.services.drafts import draft_create
 from assistant.validators import DRAFT_NAME
 from core.access import OPERATOR
@@ -23,7 +24,10 @@ from core.errors import InvalidInput
 class CreateDraftInput(BaseModel):
     type: str = Field(description=f"One of {', '.join(DraftType.values)}.")
     name: str = Field(
-        min_length=1, max_length=100, pattern=DRAFT_NAME.pattern, description="A slug: letters, digits, _ or -."
+        min_length=1,
+        max_length=DRAFT_NAME_MAX_LENGTH,
+        pattern=DRAFT_NAME.pattern,
+        description="A slug: letters, digits, _ or -.",
     )
     spec: dict[str, Any] = Field(default_factory=dict, description="The draft's spec (shape depends on its type).")
 

@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 from assistant.choices import Mode
 from assistant.conf import AssistantConfig
 from assistant.models import Attachment, Draft, Skill
+from assistant.models.drafts import DRAFT_NAME_MAX_LENGTH
 from core.agents.loop import AgentSpec, FinishTool, HoldCall
 from core.agents.prompts import system_prompt_for
 from core.capabilities import Tier, registry
@@ -49,7 +50,7 @@ class DraftDelta(BaseModel):
     op: Literal["create", "update"] = "create"
     draft_id: int | None = None
     type: Literal["tool", "skill", "prompt", "workflow", "mcp_server"]
-    name: str = Field(min_length=1, max_length=100)
+    name: str = Field(min_length=1, max_length=DRAFT_NAME_MAX_LENGTH)
     spec: dict[str, Any] = Field(default_factory=dict)
 
 

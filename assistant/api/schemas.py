@@ -9,6 +9,7 @@ from ninja import Schema
 from pydantic import ConfigDict, Field, StrictBool, StrictInt
 
 from assistant.models import Draft
+from assistant.models.drafts import DRAFT_NAME_MAX_LENGTH
 from assistant.services.publish import draft_status_reason, draft_status_reasons
 from assistant.validators import DRAFT_NAME
 
@@ -198,14 +199,14 @@ class AttachmentOut(Schema):
 
 class DraftIn(Schema):
     type: Literal["tool", "skill", "prompt", "workflow", "mcp_server"]
-    name: str = Field(min_length=1, max_length=100, pattern=DRAFT_NAME.pattern)  # a slug: no "../x", no markup
+    name: str = Field(min_length=1, max_length=DRAFT_NAME_MAX_LENGTH, pattern=DRAFT_NAME.pattern)  # a slug: no "../x"
     spec: dict[str, Any] = Field(default_factory=dict)
     session_id: StrictInt | None = None  # JSON true/false or "7" is not a session id
 
 
 class DraftPatch(Schema):
     model_config = ConfigDict(extra="forbid")  # {"status": "published"} is refused, not ignored
-    name: str | None = Field(default=None, max_length=100, pattern=DRAFT_NAME.pattern)
+    name: str | None = Field(default=None, max_length=DRAFT_NAME_MAX_LENGTH, pattern=DRAFT_NAME.pattern)
     spec: dict[str, Any] | None = None
 
 

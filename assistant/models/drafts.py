@@ -6,6 +6,10 @@ from django.db import models
 
 from assistant.choices import DraftStatus, DraftType, ReviewDecision, ReviewKind
 
+# The one limit on a draft's name: the column's; the API schemas, the authoring tools and the
+# services all read it from here, and a longer name is refused (422 naming the field), never cut.
+DRAFT_NAME_MAX_LENGTH = 100
+
 
 def spec_hash(draft_type: str, name: str, spec: dict) -> str:
     body = json.dumps([draft_type, name, spec], sort_keys=True, separators=(",", ":"), default=str)
@@ -20,7 +24,7 @@ class Draft(models.Model):
         "assistant.Session", null=True, blank=True, on_delete=models.SET_NULL, related_name="drafts"
     )
     type = models.CharField(max_length=20, choices=DraftType.choices)
-    name = models.CharField(max_length=100)
+    name = models.CharField(max_length=DRAFT_NAME_MAX_LENGTH)
     spec = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=20, choices=DraftStatus.choices, default=DraftStatus.DRAFT, db_index=True)
     validation_report = models.JSONField(default=dict, blank=True)

@@ -11,6 +11,7 @@ from django.db import transaction
 from assistant.choices import DRAFT_BUSY, DRAFT_TRANSITIONS, DraftStatus, DraftType, ReviewDecision, ReviewKind
 from assistant.conf import get_config
 from assistant.models import Draft, PromptVersion, PublishedArtifact, Review, Session
+from assistant.models.drafts import DRAFT_NAME_MAX_LENGTH
 from assistant.publishers import mcp_tools_of
 from assistant.services.draft_tests import run_draft_tests
 from assistant.validators import validate_spec
@@ -42,6 +43,20 @@ def _audit(draft: Draft, actor: AbstractBaseUser | None, action: str, **details:
             publish(*_draft_updated(draft))
 
 
+def draft_name_checked(name: str, *, field: str = "name") -> str:
+    """The name as stored (surrounding spaces dropped). Empty, or longer than the model's
+    `max_length`, is a 422 naming `field`: a name is never cut short behind its author's back."""
+    cleaned = name.strip()
+    if not cleaned:
+        raise InvalidInput("name is required." if field == "name" else f"{field}: a draft needs a name.", field=field)
+    if len(cleaned) > DRAFT_NAME_MAX_LENGTH:
+        raise InvalidInput(
+            f"{field}: a draft's name has at most {DRAFT_NAME_MAX_LENGTH} characters ({len(cleaned)} given).",
+            field=field,
+        )
+    return cleaned
+
+
 def draft_create(
     *,
     owner: AbstractBaseUser,
@@ -52,8 +67,7 @@ def draft_create(
 ) -> Draft:
     if type not in DraftType.values:
         raise InvalidInput(f"Unknown draft type {type!r}; choose one of {DraftType.values}.", field="type")
-    if not name.strip():
-        raise InvalidInput("name is required.", field="name")
+    name = draft_name_checked(name)
     config = get_config()
     with transaction.atomic():
         # The author's row is locked first (the only lock taken here), so two creates by one
@@ -70,7 +84,7 @@ def draft_create(
                 field="drafts",
                 code="draft_limit",
             )
-        draft = Draft(owner=owner, session=session, type=type, name=name.strip()[:100], spec=spec or {})
+        draft = Draft(owner=owner, session=session, type=type, name=name, spec=spec or {})
         draft.content_hash = draft.compute_hash()
         draft.save()
         _audit(draft, owner, "draft.create", type=type, name=draft.name, hash=draft.content_hash)
@@ -97,9 +111,7 @@ def draft_update(
     with transaction.atomic():
         draft = _locked_by_author(draft, actor, "edit", code="separation_of_duties")
         if name is not None:
-            if not name.strip():
-                raise InvalidInput("name is required.", field="name")
-            draft.name = name.strip()[:100]
+            draft.name = draft_name_checked(name)
         if spec is not None:
             draft.spec = spec
         old_status = draft.status

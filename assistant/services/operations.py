@@ -11,7 +11,7 @@ from django.utils import timezone
 from assistant.conf import get_config
 from assistant.intents import INTENTS, draft_for, resolve_intent
 from assistant.models import Operation, Session
-from assistant.services.drafts import draft_create
+from assistant.services.drafts import draft_create, draft_name_checked
 from core.audit import audit_record
 from core.errors import Conflict, DomainError, InvalidInput
 
@@ -32,6 +32,9 @@ def operation_plan(
     if intent in get_config().disabled_intents:
         raise InvalidInput(f"{intent} is disabled.", field="intent")
     preview = draft_for(intent, slots, text)
+    # The preview shows the name the draft will have: one too long is refused now, naming where it
+    # came from, rather than planned and then cut (or failed) at execution.
+    preview["name"] = draft_name_checked(str(preview["name"]), field="slots.name" if slots.get("name") else "text")
     with transaction.atomic():
         operation = Operation.objects.create(owner=owner, session=session, intent=intent, slots=slots, preview=preview)
         # A preview is disposable: an owner keeps the newest PLANNED_KEPT unexecuted ones, so

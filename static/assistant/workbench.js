@@ -138,14 +138,25 @@
     $("wb-confirm").disabled = !planned;
     $("wb-execute").disabled = true;
   }
+  // A refusal naming the slots (e.g. `slots.name: a draft's name has at most 100 characters`) or the
+  // text marks that box and puts the cursor in it; the message itself is in #wb-error.
+  function markInvalid(err) {
+    ["wb-slots", "wb-text"].forEach((id) => $(id).removeAttribute("aria-invalid"));
+    const field = (err && err.field) || "";
+    const box = field === "slots" || field.startsWith("slots.") ? $("wb-slots") : field === "text" ? $("wb-text") : null;
+    if (!box) return;
+    box.setAttribute("aria-invalid", "true");
+    box.focus();
+  }
   async function onPlan(event) {
     event.preventDefault();
     const intent = $("wb-intent").value;
     if (!intent) { showError(new Error("intent: pick what to create.")); $("wb-intent").focus(); return; }
     const slots = readSlots();
     if (slots === null) return;
-    const op = await call("POST", "/plans", { intent, slots, text: $("wb-text").value.trim() }).catch(() => null);
+    const op = await call("POST", "/plans", { intent, slots, text: $("wb-text").value.trim() }).catch((err) => { markInvalid(err); return null; });
     if (op) {
+      markInvalid(null);
       latest.plan += 1;
       plannedIn.add(sessionId).add("");  // waits here (and, for the no-session view, among all)
       $("wb-operation").hidden = true;

@@ -5,10 +5,12 @@ authoring capability, and by the validator for drafts made any other way (a sess
 import pytest
 
 from assistant.conf import get_config
-from assistant.models import Draft
-from assistant.services.drafts import draft_create, draft_validate
+from assistant.models import Draft, Operation
+from assistant.models.drafts import DRAFT_NAME_MAX_LENGTH
+from assistant.services.drafts import draft_create, draft_update, draft_validate
 from assistant.validators import DRAFT_NAME_RULE, validate_spec
 from core.capabilities import CapabilityContext, dispatch
+from core.errors import InvalidInput
 
 from .factories import PROMPT_SPEC, SKILL_SPEC, make_tested_draft
 
@@ -79,3 +81,65 @@ def test_the_authoring_capability_refuses_a_hostile_name(operator):
 
 def test_tool_names_keep_their_own_rule(operator):
     assert make_tested_draft(operator).status == "tested"  # "double": snake_case still passes
+
+
+# --- one length limit, never a silent cut ------------------------------------------------------
+
+
+def test_a_workbench_plan_with_a_name_over_the_limit_is_refused_naming_slots_name(client, operator):
+    """The workbench planned a 120-character name, showed it in the preview, and execution stored
+    its first 100 characters: the author got another name than they typed. Now the plan is a 422."""
+    client.force_login(operator)
+    long_name = "pump_" + "x" * 115
+    response = post(client, f"{API}/plans", {"intent": "create_skill", "slots": {"name": long_name}, "text": "t"})
+    assert response.status_code == 422, response.content
+    body = response.json()
+    assert body["field"] == "slots.name"
+    assert body["detail"] == "slots.name: a draft's name has at most 100 characters (120 given)."
+    assert not Operation.objects.exists() and not Draft.objects.exists()
+    # a name from the words of the text (no slots.name) names the text
+    words = "Create a skill " + "y" * 101
+    response = post(client, f"{API}/plans", {"intent": "create_skill", "slots": {}, "text": words})
+    assert (response.status_code, response.json()["field"]) == (422, "text")
+    # exactly at the limit it plans and executes with the very name typed
+    exact = "p" * DRAFT_NAME_MAX_LENGTH
+    plan = post(client, f"{API}/plans", {"intent": "create_skill", "slots": {"name": exact}, "text": "t"}).json()
+    done = post(client, f"{API}/plans/execute", {"plan_id": plan["id"], "confirm": True}).json()
+    assert Draft.objects.get(pk=done["result"]["draft_id"]).name == exact
+
+
+def test_an_operation_planned_with_a_long_name_fails_at_execution_instead_of_cutting_it(client, operator):
+    operation = Operation.objects.create(
+        owner=operator,
+        intent="create_skill",
+        slots={"name": "q" * 150},
+        preview={**_skill_preview(), "name": "q" * 150},
+    )
+    client.force_login(operator)
+    done = post(client, f"{API}/plans/execute", {"plan_id": operation.pk, "confirm": True}).json()
+    assert done["status"] == "failed" and "at most 100 characters (150 given)" in done["error"]
+    assert not Draft.objects.exists()
+
+
+def _skill_preview() -> dict:
+    return {"type": "skill", "name": "s", "spec": SKILL_SPEC}
+
+
+def test_the_services_refuse_a_long_name_rather_than_cut_it(operator):
+    with pytest.raises(InvalidInput) as created:
+        draft_create(owner=operator, type="skill", name="n" * 101, spec=SKILL_SPEC)
+    assert created.value.field == "name" and "at most 100 characters (101 given)" in created.value.message
+    assert not Draft.objects.exists()
+    draft = draft_create(owner=operator, type="skill", name="  kept  ", spec=SKILL_SPEC)
+    with pytest.raises(InvalidInput) as renamed:
+        draft_update(draft=draft, actor=operator, name="m" * 101)
+    assert renamed.value.field == "name"
+    draft.refresh_from_db()
+    assert (draft.name, draft.version) == ("kept", 1)
+
+
+def test_the_limit_is_the_columns(client, operator):
+    assert Draft._meta.get_field("name").max_length == DRAFT_NAME_MAX_LENGTH == 100
+    client.force_login(operator)
+    response = post(client, f"{API}/drafts", {"type": "skill", "name": "z" * 101, "spec": SKILL_SPEC})
+    assert (response.status_code, response.json()["field"]) == (422, "name")

@@ -186,3 +186,21 @@ def test_an_authors_markup_username_reads_as_text_in_the_review_queue(tabs, serv
     expect(row.locator("img")).to_have_count(0)
     expect(wes.locator("#aria-drawer img")).to_have_count(0)
     assert alerts == []
+
+
+def test_a_pasted_name_over_the_limit_is_refused_with_the_reason_not_cut(tabs, server):
+    """The name box had maxlength=100: a pasted 130-character name was cut to its first 100 in the
+    box and created under a name nobody typed. Now the API's 422 is shown and nothing is created."""
+    page = tabs()
+    drawer_login(page, server, "paula", "operator")
+    page.select_option("#aria-mode", "build")
+    page.locator(".aria-draft-create summary").click()
+    page.select_option("#aria-draft-type", "skill")
+    long_name = "seal_" + "s" * 125
+    page.fill("#aria-draft-name", long_name)
+    assert page.input_value("#aria-draft-name") == long_name  # the box keeps what was typed
+    page.get_by_role("button", name="Create draft").click()
+    expect(page.locator("#aria-draft-new-status")).to_contain_text("name: String should have at most 100 characters")
+    expect(page.locator("#aria-draft-list .aria-draft")).to_have_count(0)
+    drafts = page.evaluate("() => Aria.api('GET', '/api/v1/assistant/drafts')")
+    assert drafts == []

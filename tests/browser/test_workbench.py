@@ -93,6 +93,31 @@ def test_an_engineer_walks_intent_resolve_plan_confirm_and_result(tab, server):
     assert not [u for u in tab.server_errors if "/api/v1/assistant/" in u], tab.server_errors
 
 
+def test_a_name_over_the_limit_is_refused_at_plan_time_and_shown_on_the_slots(tab, server):
+    """A 120-character name was planned, previewed whole and stored cut to 100 characters; the
+    plan is now refused with the field named, and the slots box is marked until it is fixed."""
+    server.create_user("wendy", "pw-wendy-123456", "operator")
+    sign_in(tab, "wendy", "pw-wendy-123456", next_path="/assistant/workbench/")
+    tab.fill("#wb-text", "Create a skill called tidy_tools")
+    tab.get_by_role("button", name="Resolve").click()
+    expect(tab.locator("#wb-intent")).to_have_value("create_skill")
+
+    tab.fill("#wb-slots", json.dumps({"name": "tidy_" + "t" * 115}))
+    tab.get_by_role("button", name="Plan").click()
+    expect(tab.locator("#wb-error")).to_have_text("slots.name: a draft's name has at most 100 characters (120 given).")
+    expect(tab.locator("#wb-slots")).to_have_attribute("aria-invalid", "true")
+    expect(tab.locator("#wb-slots")).to_be_focused()
+    expect(tab.locator("#wb-planned")).to_be_hidden()
+
+    tab.fill("#wb-slots", json.dumps({"name": "tidy_tools"}))
+    tab.get_by_role("button", name="Plan").click()
+    expect(tab.locator("#wb-planned")).to_be_visible()
+    expect(tab.locator("#wb-preview")).to_contain_text("tidy_tools")
+    expect(tab.locator("#wb-error")).to_be_hidden()
+    assert tab.get_attribute("#wb-slots", "aria-invalid") is None
+    assert not script_errors(tab), tab.console_errors
+
+
 def _order_with_rca(server, title: str, engine: str) -> int:
     """A detected order on P-02; `fake`: the offline Investigator runs for real; otherwise a run
     recorded with that engine whose RCA is applied as the Investigator's."""
