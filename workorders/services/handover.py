@@ -5,7 +5,8 @@ Lifecycle (`workorders.handover_choices`): draft → signed → acknowledged; an
 naming the allowed ones. Only the outgoing operator edits or signs (403 for anyone else who can see
 it; a draft is invisible — 404 — to others, see `shift_selectors`); the outgoing operator never
 acknowledges their own report (403, separation of duties). Every step is audited and announced on
-the bus as `handover_updated`.
+the bus as `handover_updated`: while the report is a draft, to its author and the admins only
+(who may see it), then to everyone; the drafting run's own events are the author's alone.
 
 The draft comes from the Shift Handover agent (`workorders.agents.handover`) through the one agent
 loop, reading the shift's alarms, work orders, limit changes and logbook with the ordinary read
@@ -23,12 +24,13 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from core.access import admin_ids
 from core.agents.engines.base import Engine
 from core.agents.loop import run_agent
 from core.audit import audit_record
 from core.capabilities import CapabilityContext
 from core.errors import Conflict, Forbidden, InvalidInput
-from core.events import publish, turn_scope
+from core.events import private_scope, publish, turn_scope
 from core.events.contract import _Payload, register_event_type
 from core.transitions import Move, transition_locked
 from workorders.agents import handover as handover_agent
@@ -80,8 +82,18 @@ def _payload(handover: ShiftHandover, action: str) -> dict[str, object]:
     }
 
 
+def _draft_audience(handover: ShiftHandover) -> list[int]:
+    """Who may see a draft (`shift_selectors.handovers_visible`): its author and the admins. Its
+    `handover_updated` goes to them alone; anyone else learns of the report once it is signed."""
+    return [handover.outgoing_id, *admin_ids()]
+
+
 def _announce(handover: ShiftHandover, action: str) -> None:
-    publish(EVENT_TYPE, _payload(handover, action))
+    if handover.status != H.DRAFT:
+        publish(EVENT_TYPE, _payload(handover, action))
+        return
+    with private_scope(*_draft_audience(handover)):
+        publish(EVENT_TYPE, _payload(handover, action))
 
 
 def _audit_details(handover: ShiftHandover, **details: object) -> dict[str, object]:
@@ -137,7 +149,8 @@ def handover_draft(
     now = now or timezone.now()
     day, shift, start, end = _shift_period(date, shift, now)
     message = handover_agent.task_message(date=day.isoformat(), shift=shift, period_start=start, period_end=end)
-    with turn_scope() as turn_id:
+    # The drafting run is the author's own turn: its agent and tool events reach only their sockets.
+    with turn_scope() as turn_id, private_scope(actor.pk):
         result = run_agent(
             handover_agent.build_spec(),
             messages=message,
