@@ -32,7 +32,7 @@ _ANY_OPERATION = {
     500: "Internal error, logged under `error_id`.",
 }
 _WITH_BODY = {
-    400: "The body is not JSON, nests too deep, or is otherwise malformed.",
+    400: "The body is not JSON, nests too deep, names a key twice in one object, or is otherwise malformed.",
     409: "The object's state does not allow this now.",
     413: "The body is larger than the API reads.",
 }
