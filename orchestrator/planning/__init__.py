@@ -42,7 +42,26 @@ class Planner(Protocol):
     ) -> Proposal: ...
 
 
-_REF = re.compile(r"^([a-z_]+)[:#](\d+)$")
+_REF = re.compile(r"^([a-z_]+)[:#]([0-9]+)$")
+_DIGITS = re.compile(r"[0-9]+")
+ID_MAX = 2**63 - 1  # a row id is a 64-bit integer: anything larger names no row and no JSON reader agrees on it
+
+
+def _ref_id(index: int, raw: int | str) -> int | str:
+    """A numeric id (an int, or a string of ASCII digits) as an int within a row id's range; any
+    other string as given."""
+    if isinstance(raw, str) and not _DIGITS.fullmatch(raw):
+        return raw
+    if isinstance(raw, str) and len(raw) > len(str(ID_MAX)):  # before int(): thousands of digits cost time
+        value = ID_MAX + 1
+    else:
+        value = int(raw)
+    if abs(value) > ID_MAX:
+        raise InvalidInput(
+            f"context_refs[{index}].id must be a row id (a whole number of at most 19 digits).",
+            field=f"context_refs.{index}",
+        )
+    return value
 
 
 def normalize_refs(raw: list[Any]) -> list[dict[str, Any]]:
@@ -50,15 +69,14 @@ def normalize_refs(raw: list[Any]) -> list[dict[str, Any]]:
     refs = []
     for index, item in enumerate(raw or []):
         if isinstance(item, str) and (m := _REF.match(item.strip())):
-            refs.append({"type": m.group(1), "id": int(m.group(2))})
+            refs.append({"type": m.group(1), "id": _ref_id(index, m.group(2))})
         elif (
             isinstance(item, dict)
             and isinstance(item.get("type"), str)
             and isinstance(item.get("id"), int | str)
             and not isinstance(item.get("id"), bool)  # JSON true/false is not an id
         ):
-            ref_id = item["id"]
-            refs.append({"type": item["type"], "id": int(ref_id) if str(ref_id).isdigit() else ref_id})
+            refs.append({"type": item["type"], "id": _ref_id(index, item["id"])})
         else:
             raise InvalidInput(
                 f"context_refs[{index}] must be 'type:id' or {{type, id}}.", field=f"context_refs.{index}"

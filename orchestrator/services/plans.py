@@ -82,7 +82,10 @@ def plan_input_check(goal: str, done_when: str, constraints: dict[str, Any], con
     for field, text in (("goal", goal), ("done_when", done_when)):
         if len(text) > GOAL_MAX_CHARS:
             raise InvalidInput(f"{field}: at most {GOAL_MAX_CHARS:,} characters ({len(text):,} given).", field=field)
-    size = len(json.dumps(constraints, ensure_ascii=False, default=str))
+    try:  # NaN and Infinity pass Python's JSON reader but are not JSON: no JSON column stores them
+        size = len(json.dumps(constraints, ensure_ascii=False, default=str, allow_nan=False))
+    except ValueError:
+        raise InvalidInput("constraints: NaN or Infinity is not a JSON number.", field="constraints") from None
     if size > CONSTRAINTS_MAX_CHARS:
         raise InvalidInput(
             f"constraints: at most {CONSTRAINTS_MAX_CHARS:,} characters as JSON ({size:,} given).", field="constraints"

@@ -1,0 +1,51 @@
+"""POST /plans with values no JSON column can hold, or no id can be: a 422 naming the field, never a 500.
+
+The walkthrough's defects: Python's JSON reader takes `NaN`/`Infinity`, which are not JSON, so
+`{"constraints": {"x": NaN}}` reached the INSERT and failed on the JSON column (SQLite's JSON_VALID
+check, PostgreSQL's jsonb): a 500. A context ref whose id is a string of thousands of digits made
+`int()` raise, and so did a superscript digit ("²" passes str.isdigit()): a 500. Nothing is written in either case.
+"""
+
+import pytest
+
+from core.models import AuditRecord
+from orchestrator.models import Plan
+
+pytestmark = pytest.mark.django_db
+API = "/api/v1/aria"
+GOAL = "read the backlog template:none"
+
+
+def raw_create(client, user, body: str):
+    client.force_login(user)
+    return client.post(f"{API}/plans", body, content_type="application/json")
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "says"),
+    [
+        (f'{{"goal": "{GOAL}", "constraints": {{"x": NaN}}}}', "constraints", "NaN or Infinity"),
+        (f'{{"goal": "{GOAL}", "constraints": {{"note": [1, Infinity]}}}}', "constraints", "NaN or Infinity"),
+        (f'{{"goal": "{GOAL}", "constraints": {{"cells": ["P-02"], "why": -Infinity}}}}', "constraints", "NaN"),
+        (f'{{"goal": "{GOAL}", "context_refs": [{{"type": "cell", "id": "{"1" * 5000}"}}]}}', "context_refs.0", "id"),
+        (f'{{"goal": "{GOAL}", "context_refs": ["cell:2", "cell:{"9" * 30}"]}}', "context_refs.1", "id"),
+    ],
+)
+def test_a_value_that_cannot_be_stored_is_a_422_naming_the_field(client, operator, body, field, says):
+    audits = AuditRecord.objects.count()
+    response = raw_create(client, operator, body)
+    assert response.status_code == 422, response.content
+    assert response.json()["field"] == field and says in response.json()["detail"], response.json()
+    assert not Plan.objects.exists() and AuditRecord.objects.count() == audits
+
+
+def test_a_long_but_storable_id_and_a_non_numeric_one_are_still_accepted(client, operator):
+    # "²" counts as a digit for str.isdigit() but not for int(): it was a 500 too; it is a name, as "abc" is
+    refs = f'["work_order:{"9" * 18}", {{"type": "cell", "id": "\u00b2"}}, {{"type": "cell", "id": "abc"}}]'
+    response = raw_create(client, operator, f'{{"goal": "{GOAL}", "context_refs": {refs}}}')
+    assert response.status_code == 201, response.content
+    assert Plan.objects.get().context_refs == [
+        {"type": "work_order", "id": int("9" * 18)},
+        {"type": "cell", "id": "\u00b2"},
+        {"type": "cell", "id": "abc"},
+    ]
