@@ -107,8 +107,8 @@ ALARM_CHANGED = "alarm_changed"
 
 class AlarmChanged(_Payload):
     """Bus payload (docs/EVENTS.md): a person moved an alarm (acknowledge, shelve, unshelve, out of
-    service, return to service), its shelve ran out, or detection raised (from_state "") or cleared
-    it — so every Control Room shows it at once."""
+    service, return to service), its shelve ran out, or detection raised (from_state ""), escalated
+    or cleared it — so every Control Room shows it at once."""
 
     alarm_id: int
     signal_def_id: int

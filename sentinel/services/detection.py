@@ -138,7 +138,8 @@ def alarm_raise(*, signal: SignalDefinition | int, breach: BreachResult, value: 
 
 
 def alarm_escalate_many(*, escalations: Sequence[AlarmEscalation]) -> list[Alarm]:
-    """Alert → trip: update severity, threshold and value, record, and send `alarm_escalated`."""
+    """Alert → trip: update severity, threshold and value, record, announce (`alarm_changed`, one
+    INSERT) and send `alarm_escalated`."""
     if not escalations:
         return []
     by_id = {e.alarm_id: e for e in escalations}
@@ -155,24 +156,23 @@ def alarm_escalate_many(*, escalations: Sequence[AlarmEscalation]) -> list[Alarm
             return []
         Alarm.objects.bulk_update(locked, ["severity", "threshold_field", "threshold_value", "value", "peak_value"])
         _attach_signals(locked)
-        alarm_record(
-            [
-                Move(
-                    a,
-                    a.state,
-                    a.state,
-                    {
-                        "escalated_from": previous[a.pk][0],
-                        "severity": a.severity,
-                        "threshold_field": a.threshold_field,
-                        "threshold_value": a.threshold_value,
-                        "value": a.value,
-                    },
-                )
-                for a in locked
-            ],
-            action="escalate",
-        )
+        moves = [
+            Move(
+                a,
+                a.state,
+                a.state,
+                {
+                    "escalated_from": previous[a.pk][0],
+                    "severity": a.severity,
+                    "threshold_field": a.threshold_field,
+                    "threshold_value": a.threshold_value,
+                    "value": a.value,
+                },
+            )
+            for a in locked
+        ]
+        alarm_record(moves, action="escalate")
+        alarms_changed(moves, action="escalate")  # the state stays; the severity is now trip
         for alarm in locked:
             severity, field, _ = previous[alarm.pk]
             alarm_escalated.send(sender=Alarm, alarm=alarm, previous_severity=severity, previous_threshold_field=field)

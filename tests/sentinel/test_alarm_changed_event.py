@@ -105,6 +105,16 @@ def test_an_alarm_a_scan_raises_is_announced(vibration):
     assert sentinel_scan().evaluation.raised == [] and len(changes()) == 1  # still open: nothing new
 
 
+def test_an_alarm_a_scan_escalates_to_trip_is_announced(alarm, vibration):
+    """Alert → trip keeps the state: without the event other Control Rooms showed the alert
+    severity until their next snapshot."""
+    set_latest(vibration, 7.5)  # past the trip limit (7.1)
+    sentinel_scan()
+    alarm.refresh_from_db()
+    assert alarm.severity == "trip"
+    assert changes() == [(alarm.pk, "active_unack", "active_unack", "escalate")]
+
+
 @pytest.mark.parametrize("n", [3, 12])
 def test_a_scan_announces_its_raises_with_one_insert(n):
     signals = _plant(n, 5.0)
