@@ -28,7 +28,7 @@ from orchestrator.selectors import interaction_get, interactions_needing, plan_g
 from orchestrator.services.executor import plan_start
 from orchestrator.services.interactions import interaction_answer
 from orchestrator.services.jobs import plan_poll
-from orchestrator.services.plans import plan_approve, plan_cancel, plan_create, plan_set_autonomy
+from orchestrator.services.plans import plan_approve, plan_create, plan_patch
 
 PREFIX = "/aria"
 router = Router(tags=["orchestrator"])
@@ -67,11 +67,12 @@ def get_plan(request: HttpRequest, plan_id: int) -> dict[str, Any]:
 @router.patch("/plans/{plan_id}")
 def patch_plan(request: HttpRequest, plan_id: int, payload: PlanPatchIn) -> dict[str, Any]:
     require_scopes(request.user, OPERATOR)  # a plan move, as approve/execute: not for a demoted owner
-    plan = plan_get(request.user, plan_id)
-    if payload.autonomy is not None:
-        plan = plan_set_autonomy(plan=plan, autonomy=payload.autonomy, actor=request.user)
-    if payload.status == PlanStatus.CANCELLED:
-        plan = plan_cancel(plan=plan, actor=request.user)
+    plan_patch(
+        plan=plan_get(request.user, plan_id),
+        actor=request.user,
+        autonomy=payload.autonomy,
+        cancel=payload.status == PlanStatus.CANCELLED,
+    )
     return plan_out(plan_get(request.user, plan_id), with_interactions=True)
 
 

@@ -297,6 +297,20 @@ def plan_cancel(*, plan: Plan, actor: AbstractBaseUser) -> Plan:
     return plan_transition(plan=plan, to_status=PlanStatus.CANCELLED, actor=actor)
 
 
+def plan_patch(*, plan: Plan, actor: AbstractBaseUser, autonomy: str | None = None, cancel: bool = False) -> Plan:
+    """PATCH /plans/{id}: an autonomy change and a cancel together, all or nothing. One transaction
+    that locks the plan first (plans → steps, docs/KERNEL.md): the executor cannot finish the plan
+    between the two, and a refused cancel (409) takes the autonomy change back with it."""
+    with transaction.atomic():
+        Plan.objects.select_for_update(of=("self",)).get(pk=plan.pk)
+        if autonomy is not None:
+            plan_set_autonomy(plan=plan, autonomy=autonomy, actor=actor)
+        if cancel:
+            plan_cancel(plan=plan, actor=actor)
+    plan.refresh_from_db()
+    return plan
+
+
 def plan_set_autonomy(*, plan: Plan, autonomy: str, actor: AbstractBaseUser) -> Plan:
     if autonomy not in Autonomy.values:
         raise InvalidInput(f"autonomy must be one of {Autonomy.values}.", field="autonomy")
