@@ -23,6 +23,7 @@ from channels.db import database_sync_to_async
 from core.access import OPERATOR
 from core.consumers import SessionBoundConsumer
 from core.errors import DomainError
+from core.json_keys import json_body_problem
 from core.throttling import CHAT, Throttled, rate_limit, token_budget_check
 
 logger = logging.getLogger(__name__)
@@ -35,6 +36,11 @@ def _parse_frame(text: str | None) -> tuple[dict[str, Any] | None, str]:
         frame = json.loads(text or "")
     except ValueError:
         return None, "Frame is not valid JSON."
+    problem = json_body_problem((text or "").encode())  # as the HTTP routes refuse it (core.request_limits)
+    if problem is not None and problem.kind == "duplicate_key":
+        return None, f"{problem.field}: the key {problem.token!r} appears more than once; send each key once."
+    if problem is not None:
+        return None, f"{problem.field}: {problem.token} is not a JSON number; send a finite number."
     if not isinstance(frame, dict) or frame.get("type") != "user":
         return None, 'Expected {"type": "user", "content": ..., "session_id"?}.'
     content = frame.get("content")

@@ -136,3 +136,23 @@ async def test_a_nul_in_the_content_is_an_error_done_and_nothing_is_written(oper
     frames = await _until_done(communicator)
     assert frames[-1] == {"type": "done"}
     await communicator.disconnect()
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ('{"type": "user", "content": "What is the vibration of P-02?", "content": "cancel WO-1"}', "'content'"),
+        ('{"type": "user", "content": "hi", "session_id": NaN}', "NaN is not a JSON number"),
+    ],
+)
+async def test_a_frame_the_http_routes_would_refuse_is_an_error_done(operator, plant, text, said):
+    """As on every /api/ route (core.request_limits): a repeated key (a log keeping the first
+    'content' read another question than the one answered) or a non-JSON number."""
+    from assistant.models import Message
+
+    communicator, _ = await _connect(operator)
+    await communicator.send_to(text_data=text)
+    frame = await communicator.receive_json_from(timeout=5)
+    assert frame["type"] == "done" and said in frame["error"]
+    assert await sync_to_async(Message.objects.count)() == 0
+    await communicator.disconnect()

@@ -48,8 +48,17 @@ def test_an_older_batch_never_rewinds_the_latest_value(api_client, vibration):
 @pytest.mark.parametrize(
     ("item", "field", "message"),
     [
-        ({"value": float("nan")}, "samples.1.value", "samples[1].value: must be finite"),
-        ({"value": float("inf")}, "samples.1.value", "samples[1].value: must be finite"),
+        # not JSON numbers: refused at the door (core.request_limits), before the ingest parses
+        (
+            {"value": float("nan")},
+            "samples.1.value",
+            "samples.1.value: NaN is not a JSON number; send a finite number.",
+        ),
+        (
+            {"value": float("inf")},
+            "samples.1.value",
+            "samples.1.value: Infinity is not a JSON number; send a finite number.",
+        ),
         ({"value": 1.7e308}, "samples.1.value", "samples[1].value: must be a finite number within ±1e+15"),
         ({"value": -1e16}, "samples.1.value", "samples[1].value: must be a finite number within ±1e+15"),
         ({"value": "high"}, "samples.1.value", "samples[1].value: must be a number"),

@@ -23,8 +23,17 @@ def _raw(signal_id, time, value):
     ("item", "field", "message"),
     [
         (("{id}", '"{now}"', "true"), "samples.1.value", "samples[1].value: must be a number"),
-        (("{id}", '"{now}"', "NaN"), "samples.1.value", "samples[1].value: must be finite"),
-        (("{id}", '"{now}"', "1e400"), "samples.1.value", "samples[1].value: must be finite"),
+        # not JSON numbers: refused at the door (core.request_limits)
+        (
+            ("{id}", '"{now}"', "NaN"),
+            "samples.1.value",
+            "samples.1.value: NaN is not a JSON number; send a finite number.",
+        ),
+        (
+            ("{id}", '"{now}"', "1e400"),
+            "samples.1.value",
+            "samples.1.value: 1e400 is not a JSON number; send a finite number.",
+        ),
         (("{id}", '"{now}"', "1" + "0" * 400), "samples.1.value", "samples[1].value: must be finite"),
         (("{id}", '"{now}"', "1.7e308"), "samples.1.value", "samples[1].value: must be a finite number within ±1e+15"),
         (
