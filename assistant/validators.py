@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from assistant.choices import DraftType, SkillRuntimeMode
 from assistant.conf import AssistantConfig
+from assistant.models.drafts import DRAFT_NAME_MAX_LENGTH
 from assistant.schema_checks import schema_problems
 from core.capabilities import registry
 
@@ -25,8 +26,10 @@ NAME = re.compile(r"^[a-z][a-z0-9_]{1,62}$")
 # Every other draft's name (skill, prompt, workflow, MCP server) is a path segment
 # (PUT /sessions/{id}/skills/{name}), listed in every session and written to audit rows: a slug,
 # never "../../x" or markup. Tools keep the stricter NAME (they become function names).
-DRAFT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$")
-DRAFT_NAME_RULE = "name must be letters, digits, _ or - (starting with a letter or digit), 1–100 characters."
+DRAFT_NAME = re.compile(rf"^[A-Za-z0-9][A-Za-z0-9_-]{{0,{DRAFT_NAME_MAX_LENGTH - 1}}}$")  # the column's length
+DRAFT_NAME_RULE = (
+    f"name must be letters, digits, _ or - (starting with a letter or digit), 1–{DRAFT_NAME_MAX_LENGTH} characters."
+)
 # A tool's test cases run one after another in the sandbox, each up to the wall timeout: a bound
 # keeps one test request (and the draft's `testing` step) from running for hours.
 MAX_TOOL_TESTS = 20
