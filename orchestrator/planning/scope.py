@@ -82,6 +82,11 @@ def _on_line(cell: dict[str, Any], number: str) -> bool:
     return bool(re.match(rf"\s*line\s*0*{re.escape(number.lstrip('0') or '0')}\b", str(cell.get("line", "")), re.I))
 
 
+def on_named_line(cell: dict[str, Any], name: str) -> bool:
+    """Whether a find_cells row is on the line `name` names ("Line 1 – Pumps", "line 1", "line one")."""
+    return str(cell.get("line", "")).lower() == name.lower() or any(_on_line(cell, n) for n in line_numbers(name))
+
+
 def _look_alikes(cells: list[dict[str, Any]], tag: str) -> list[dict[str, Any]]:
     """Cells whose tag has the same letters and number (P-2 ~ P-02), else the same letters."""
     letters, _, number = tag.partition("-")
@@ -167,12 +172,7 @@ def _constrained(
         return chosen
 
     def allowed(cell: dict[str, Any]) -> bool:
-        in_cells = str(cell["tag"]).upper() in allowed_tags
-        in_lines = any(
-            str(cell.get("line", "")).lower() == name.lower() or any(_on_line(cell, n) for n in line_numbers(name))
-            for name in allowed_lines
-        )
-        return in_cells or in_lines
+        return str(cell["tag"]).upper() in allowed_tags or any(on_named_line(cell, name) for name in allowed_lines)
 
     if not scope.named:  # the guidance alone says which cells
         chosen = cells

@@ -15,7 +15,7 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from orchestrator.models import Plan, PlanStep
 from orchestrator.planning.cells import exact_cell, read
-from orchestrator.planning.scope import FIND_CELLS, resolve_scope
+from orchestrator.planning.scope import FIND_CELLS, LISTED, on_named_line, resolve_scope
 
 GUIDANCE_KEYS = ("cells", "lines")
 GET_WORK_ORDER = "workorders.get_work_order"
@@ -34,16 +34,53 @@ def guidance_problem(user: AbstractBaseUser, constraints: dict[str, Any]) -> str
         values = constraints.get(key) or []
         if not isinstance(values, list) or len(values) > 20 or not all(isinstance(v, str) and v for v in values):
             return f"constraints.{key} must be a list of up to 20 names"
-    for tag in constraints.get("cells") or []:
-        found, error = read(user, FIND_CELLS, {"query": tag, "limit": 20})
-        if found is None:
-            return f"could not look up {tag}: {error}"
-        if exact_cell(found.get("cells") or [], tag) is None:
-            return f"no cell is tagged {tag}"
-    for line in constraints.get("lines") or []:
-        if not resolve_scope("", {"lines": [line]}, user).cells:
-            return f"no production line matches '{line}'"
-    return ""
+    return guidance_unknown(user, constraints)[1]
+
+
+KNOWN_LISTED = 12  # a refusal lists the plant's tags (or lines) when there are at most this many
+
+
+def _known(names: list[str], what: str) -> str:
+    names = sorted(set(names))
+    if not names:
+        return f" (there are no {what})"
+    return f" ({what}: {', '.join(names)})" if len(names) <= KNOWN_LISTED else ""
+
+
+def guidance_unknown(user: AbstractBaseUser, constraints: dict[str, Any]) -> tuple[str, str]:
+    """(field, why) when `constraints.cells` names a tag no cell has or `constraints.lines` a line
+    no cell is on — guidance that would leave the plan's steps out in silence; ("", "") when every
+    name is known. Read as `user`: one find_cells listing (the first cells, as the planner reads
+    them), and a lookup of its own for a tag beyond a full listing. The message names the known
+    tags (or lines) when there are few. The API's plan create and the coordinator's guidance both
+    refuse with it."""
+    tags = [t for t in constraints.get("cells") or [] if isinstance(t, str)]
+    lines = [x for x in constraints.get("lines") or [] if isinstance(x, str)]
+    if not tags and not lines:
+        return "", ""
+    found, error = read(user, FIND_CELLS, {"query": "", "limit": LISTED})
+    if found is None:
+        return ("constraints.cells" if tags else "constraints.lines"), f"could not list the plant's cells: {error}"
+    cells: list[dict[str, Any]] = found.get("cells") or []
+    full = len(cells) >= LISTED
+    for tag in tags:
+        if exact_cell(cells, tag) is not None:
+            continue
+        if full:  # a bigger plant: this tag may be beyond the listing
+            more, error = read(user, FIND_CELLS, {"query": tag, "limit": 20})
+            if more is None:
+                return "constraints.cells", f"could not look up {tag}: {error}"
+            if exact_cell(more.get("cells") or [], tag) is not None:
+                continue
+        known = "" if full else _known([str(c["tag"]) for c in cells], "cells")
+        return "constraints.cells", f"no cell is tagged {tag}{known}"
+    for line in lines:
+        if not any(on_named_line(c, line) for c in cells):
+            return (
+                "constraints.lines",
+                f"no production line matches '{line}'{_known([str(c.get('line')) for c in cells], 'lines')}",
+            )
+    return "", ""
 
 
 def allowed_cells(plan: Plan) -> set[int] | None:

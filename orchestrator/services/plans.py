@@ -26,8 +26,10 @@ from orchestrator.choices import (
 )
 from orchestrator.models import Interaction, Plan, PlanStep
 from orchestrator.planning import Proposal, get_planner, normalize_refs
+from orchestrator.planning.scope import check_constraints
 from orchestrator.planning.validation import validate_proposals
 from orchestrator.services.ask_events import asks_closed
+from orchestrator.services.guidance import guidance_unknown
 from orchestrator.services.plan_choices import open_plan_choices, plan_steps_save, refuse_while_choosing
 
 PLAN_MACHINE = StateMachine("plan", PLAN_TRANSITIONS)
@@ -122,6 +124,10 @@ def plan_create(
         raise InvalidInput(f"autonomy must be one of {Autonomy.values}.", field="autonomy")
     refs = normalize_refs(context_refs or [])
     constraints = constraints or {}
+    check_constraints(constraints)
+    field, unknown = guidance_unknown(owner, constraints)  # "only on" a cell that does not exist plans nothing
+    if unknown:
+        raise InvalidInput(f"{field}: {unknown}.", field=field)
     if steps is not None:  # proposed by a caller (e.g. the coordinator delegating), validated the same way
         proposal, planner = Proposal(steps, engine=engine), "given"
     else:
