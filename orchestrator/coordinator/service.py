@@ -22,6 +22,7 @@ from orchestrator.choices import CONVERSATION
 from orchestrator.coordinator.context import PACKET_MARKER, build_context_packet, read_tools
 from orchestrator.coordinator.execute import execute_action, execute_delegations, outcome_text
 from orchestrator.coordinator.live import TurnProgress
+from orchestrator.coordinator.refusals import not_done
 from orchestrator.coordinator.schema import Action, ActionPlan
 from orchestrator.coordinator.transcript import transcript_save, transcript_verify
 from orchestrator.coordinator.validate import BACKED, Verdict, describe, validate_action_plan
@@ -77,23 +78,33 @@ def _inspected(tool_calls: list[dict[str, Any]]) -> str:
 
 
 def _compose_answer(
-    plan: ActionPlan | None, verdict: Verdict | None, executed: list[dict], tool_calls: list[dict[str, Any]], error: str
+    plan: ActionPlan | None,
+    verdict: Verdict | None,
+    executed: list[dict],
+    tool_calls: list[dict[str, Any]],
+    error: str,
+    message: str = "",
 ) -> str:
     inspected = _inspected(tool_calls)
     if plan is None:
         return f"I did not act, so nothing was changed. What failed: {error}. {inspected}"
     claims_ok = all(c["ok"] for c in verdict.checks if c["check"] == "claim" and c["action_index"] is None)
-    parts = [plan.summary] if claims_ok and not verdict.blocked else []
+    # a mutation refused or failed: the answer opens with that fact, not the summary of the intent
+    refused = {} if verdict.blocked else not_done(plan, verdict.checks, executed, message)
+    parts = [plan.summary] if claims_ok and not verdict.blocked and not refused else []
+    parts += list(dict.fromkeys(refused.values()))
     if verdict.blocked:
         parts.append("I did not act, so nothing was changed: " + _reasons(verdict, "reference.") + ".")
     for item in executed:
         action, result = plan.actions[item["action_index"]], item["result"]
+        if item["action_index"] in refused:
+            continue
         if action.type in ("answer", "ask_clarification"):
             parts.append(action.text)
         elif (text := outcome_text(action, result)) not in parts:  # delegations share one plan: say it once
             parts.append(text)
     for check in verdict.failed:
-        if check["action_index"] is None:
+        if check["action_index"] is None or check["action_index"] in refused:
             continue
         if check["check"] == BACKED:
             if verdict.blocked:  # a blocked turn proposes nothing
@@ -226,7 +237,7 @@ def _interpreted_turn(*, user: AbstractBaseUser, message: str, conversation: str
         context_packet=packet, tool_calls=tool_calls, action_plan=result.output if plan else None,
         repair_turns=repairs, validation=verdict.checks if verdict else [], executed=executed,
         references=plan.references.model_dump() if plan else {},
-        answer=_compose_answer(plan, verdict, executed, tool_calls, error),
+        answer=_compose_answer(plan, verdict, executed, tool_calls, error, message),
         error=error, agent_run_id=result.run.pk, finished_at=timezone.now(),
     )  # fmt: skip
     return progress.recorded(transcript_save(turn))
@@ -269,7 +280,7 @@ def coordinator_proposal_confirm(
             status=CoordinatorTurn.Status.REJECTED if failed else CoordinatorTurn.Status.OK,
             action_plan={**plan.model_dump(), "confirms": confirms}, validation=verdict.checks, executed=executed,
             references={"conversation_event_ids": [turn.pk]},
-            answer=_compose_answer(plan, verdict, executed, [], ""), finished_at=timezone.now(),
+            answer=_compose_answer(plan, verdict, executed, [], "", message), finished_at=timezone.now(),
         )  # fmt: skip
         return progress.recorded(transcript_save(confirm))
 

@@ -235,13 +235,11 @@ def _decide(ask: dict, approvals: list[dict], refs: dict) -> FakeReply:
 
 
 def _halt(state: FakeState, focus: dict | None, refs: dict, reading: Reading, specialists: dict) -> FakeReply:
-    if focus is None or focus["status"] not in ACTIVE:
-        text = (
-            f"Nothing is running to stop; plan {focus['id']} is {focus['status']}. {plan_moves(focus)}"
-            if focus
-            else "No plans."
-        )
-        return submit("Nothing to stop.", [{"type": "answer", "text": text}], refs, "no active plan")
+    if focus is None:
+        return submit("Nothing to stop.", [{"type": "answer", "text": "No plans."}], refs, "no active plan")
+    if focus["status"] not in ACTIVE:  # over: say so first, and what can still be done with it
+        said = f"Nothing was stopped: plan {focus['id']} is already {focus['status']}."
+        return submit(said, [{"type": "answer", "text": plan_moves(focus)}], refs, "no active plan")
     actions = [{"type": "cancel_plan", "plan_id": focus["id"]}]
     summary = f"Stopping plan {focus['id']}."
     if reading.smaller:

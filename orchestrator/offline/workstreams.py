@@ -22,10 +22,12 @@ import re
 
 from core.agents.engines.fake import FakeReply, FakeState
 from orchestrator.offline.answers import submit
+from orchestrator.offline.asks import plan_moves
 from orchestrator.offline.reading import Reading
 
 IN_FLIGHT = ("running", "paused", "approved")
 RAN = ("completed", "failed")
+FINISHED = ("completed", "cancelled", "failed")
 IN_REVIEW = ("tested", "reviewing", "approved", "publish_failed")
 STOPPABLE = ("running", "waiting_job", "waiting_interaction")
 SKIPPABLE = ("pending", "waiting_interaction")
@@ -87,6 +89,10 @@ def step_turn(reading: Reading, plan: dict, refs: dict) -> FakeReply:
     order, after = step["order"], dependents(plan, step["order"])
     base = {"plan_id": plan["id"], "step": order}
     why = f"step {order} is {step['status']}"
+    if plan["status"] in FINISHED:  # its steps are final, whatever state each was left in
+        said = f"Nothing was {reading.act}ped: plan {plan['id']} is already {plan['status']}."
+        text = f"Step {order} ({step['capability']}) stays {step['status']}. {plan_moves(plan)}"
+        return submit(said, [{"type": "answer", "text": text}], refs, f"plan {plan['id']} is {plan['status']}")
     if step["status"] not in STOPPABLE and step["status"] not in SKIPPABLE:
         text = f"Step {order} ({step['capability']}) of plan {plan['id']} is already {step['status']}."
         return submit("Nothing to stop.", [{"type": "answer", "text": text}], refs, f"the step is {step['status']}")
