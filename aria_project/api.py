@@ -1,5 +1,6 @@
 """The one NinjaAPI. Each app adds its router; domain errors map to one JSON error shape."""
 
+import json
 import logging
 import uuid
 from typing import Any
@@ -18,17 +19,24 @@ from core.api import router as core_router
 from core.auth import api_auth, session_or_token_required
 from core.errors import DomainError, InvalidInput, InvalidJson, NotFound
 from core.openapi import document_error_responses
-from core.request_limits import payload_too_large
+from core.request_limits import FORM_CONTENT_TYPES, json_text_refusal, payload_too_large
 
 logger = logging.getLogger("aria.api")
 
 
 class JsonObjectParser(Parser):
     """Every JSON body this API takes is an object (an optional one is left out, not sent as `null`);
-    ninja's schemas read attributes, so a list, a number or null would otherwise pass as "all defaults"."""
+    ninja's schemas read attributes, so a list, a number or null would otherwise pass as "all defaults".
+    It is UTF-8 text the door (`core.request_limits`) has checked: a repeated key, a non-finite number,
+    a NUL or a too-deep body is refused however it is labelled or encoded."""
 
     def parse_body(self, request: HttpRequest) -> Any:
-        data = super().parse_body(request)
+        body = request.body
+        if request.content_type in FORM_CONTENT_TYPES and (refusal := json_text_refusal(body)) is not None:
+            raise refusal  # the door reads no form body; ninja parses a JSON body whatever its content type
+        # UTF-8 without a byte-order mark (RFC 8259 §8.1), as the door read it: json.loads(bytes)
+        # would also take a BOM, UTF-16 or UTF-32 — bodies the door's checks never saw.
+        data = json.loads(body.decode("utf-8"))
         if not isinstance(data, dict):
             raise InvalidInput("The request body must be a JSON object.", field="body")
         return data

@@ -14,6 +14,7 @@ write instead of at the door.
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from array import array
@@ -25,7 +26,7 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from core.errors import DomainError, DuplicateKey, InvalidInput, PayloadTooLarge, TooDeep
+from core.errors import DomainError, DuplicateKey, InvalidInput, InvalidJson, PayloadTooLarge, TooDeep
 from core.json_keys import JsonBodyProblem, json_body_problem
 
 API_PREFIX = "/api/"
@@ -76,8 +77,11 @@ def payload_too_large(limit: int) -> JsonResponse:
     return error_response(PayloadTooLarge(f"The request body is larger than {limit} bytes.", limit=limit))
 
 
+FORM_CONTENT_TYPES = frozenset({"multipart/form-data", "application/x-www-form-urlencoded"})
+
+
 def _is_form(request: HttpRequest) -> bool:
-    return request.content_type in ("multipart/form-data", "application/x-www-form-urlencoded")
+    return request.content_type in FORM_CONTENT_TYPES
 
 
 def api_body_refusal(request: HttpRequest) -> HttpResponse | None:
@@ -101,23 +105,57 @@ def api_body_refusal(request: HttpRequest) -> HttpResponse | None:
     if declared > limit:  # refused before a byte of it is read
         return payload_too_large(limit)
     if _is_form(request):
-        return None  # Django's form and upload parsing apply their own limits
+        error = _form_body_refusal(request, declared)
+        return error_response(error) if error is not None else None
     try:
         body = request.body
     except RequestDataTooBig:
         return payload_too_large(limit)
     if len(body) > limit:  # a body sent without (or with a wrong) Content-Length
         return payload_too_large(limit)
+    error = json_text_refusal(body)
+    return error_response(error) if error is not None else None
+
+
+def _form_body_refusal(request: HttpRequest, declared: int) -> DomainError | None:
+    """A form's body is Django's to parse (its own limits apply), but ninja's parser and the routes
+    that read `request.body` read JSON whatever the content type says: a JSON body labelled a form
+    gets the JSON checks. An upload beyond Django's in-memory cap is streamed, never read as JSON."""
+    if not declared or declared > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
+        return None  # JsonObjectParser checks a form-labelled body it is asked to parse
+    body = request.body
+    if not _looks_like_json(body):
+        return None
+    return json_text_refusal(body)
+
+
+def _looks_like_json(body: bytes) -> bool:
+    return body.lstrip()[:1] in (b"{", b"[") or not _plain_utf8(body)
+
+
+def _plain_utf8(body: bytes) -> bool:
+    """False for a body json.loads(bytes) reads through a BOM, or as UTF-16 or UTF-32."""
+    return not body.startswith(codecs.BOM_UTF8) and json.detect_encoding(body) == "utf-8"
+
+
+def json_text_refusal(body: bytes) -> DomainError | None:
+    """Why a JSON body is refused (not UTF-8, too deep, a repeated key, a non-finite number, a NUL),
+    or None. The door applies it to every body (`_form_body_refusal` to a form-labelled one); the
+    API's parser again to a form-labelled body the door could not read."""
+    if not _plain_utf8(body):
+        # json.loads(bytes) reads a BOM, UTF-16 and UTF-32 (RFC 8259 §8.1: UTF-8, no BOM); the
+        # checks below read bytes as UTF-8, so such a body would pass them unread.
+        return InvalidJson("The request body is not valid JSON.")  # as the parser answers any other
     if body.lstrip()[:1] in (b"{", b"["):
         max_depth = getattr(settings, "ARIA_API_MAX_JSON_DEPTH", DEFAULT_MAX_JSON_DEPTH)
         if json_nesting_depth(body) > max_depth:
-            return error_response(TooDeep(f"The JSON body nests deeper than {max_depth} levels.", limit=max_depth))
+            return TooDeep(f"The JSON body nests deeper than {max_depth} levels.", limit=max_depth)
         if (problem := json_body_problem(body)) is not None:  # after the depth check: parsing is safe
-            return error_response(_refusal(problem))
+            return _refusal(problem)
     # The plain substring test first: the look-behind regex costs ~40 ms on a 400 kB body without one.
     if b"\\u0000" in body and _JSON_NUL.search(body):  # after the depth check: parsing it to name the field is safe now
         field = json_nul_field(body)
-        return error_response(InvalidInput(f"{field}: text must not contain NUL characters (\\u0000).", field=field))
+        return InvalidInput(f"{field}: text must not contain NUL characters (\\u0000).", field=field)
     return None
 
 
