@@ -10,8 +10,11 @@ The check has to stay cheap on the ingest route (10,000 samples, ~0.8 MB), so it
 every colon of a JSON text is a key's separator or a character of a string, and msgspec's
 re-encoding of the parsed body keeps each string's colons (it never escapes one). A parse that
 dropped a repeated key dropped its separator too, so the re-encoding has fewer colons than the
-body exactly when a key repeats (~1.5 ms per 5,000 samples; a hooked `json.loads` costs ~10 ms).
-Only then, or when the body spells a colon as `\\u003a`, is it walked in Python to name the key.
+body exactly when a key repeats (~1.5 ms per 5,000 samples; a hooked `json.loads` costs ~10 ms);
+a colon the body spells `\\u003a` is counted as the one the re-encoding writes. Only on a mismatch
+is it walked in Python to name the key — at a few times json.loads' cost, as the door runs before
+authentication: objects are read as tuples of pairs and only containers and non-finite numbers are
+visited (a list-subclass hook and a path per value made a 2 MB body cost ~2 s, 30x its parse).
 
 msgspec reads strict JSON: `NaN`, `Infinity` and numbers beyond a double's range fail it, where
 Python's json (and so ninja's parser) reads them as floats that pydantic passes on and a JSON
@@ -22,21 +25,24 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
 import msgspec
 
+_CONTAINERS = (tuple, list)  # an object (its pairs) and an array, as the walk reads them
 _COLON_ESCAPES = (b"\\u003a", b"\\u003A")
-
-
-class _Pairs(list[tuple[str, Any]]):
-    """An object's (key, value) pairs in document order, repeats kept."""
+# `\\u003a` preceded by an even number of backslashes (an odd number would escape the first one).
+_ESCAPED_COLON = re.compile(rb"(?<!\\)(?:\\\\)*\\u003[aA]")
 
 
 class _NonFinite(str):
     """A number JSON cannot carry, as the body spelled it: `NaN`, `Infinity`, `-Infinity` (Python's
     json reads them; RFC 8259 has no such literal) or one beyond a double's range (`1e999`)."""
+
+
+_CANDIDATES = frozenset({tuple, list, _NonFinite})
 
 
 def _number(text: str) -> float | _NonFinite:
@@ -47,13 +53,14 @@ def _number(text: str) -> float | _NonFinite:
 def _parses_strictly(body: bytes) -> bool:
     """True when msgspec (strict RFC 8259, doubles only) reads `body` and keeps every key; False
     when it may not — a repeated key, a non-finite number, or a body msgspec cannot say of."""
-    if any(escape in body for escape in _COLON_ESCAPES):  # a colon the re-encoding would write out
-        return False
     try:
         encoded = msgspec.json.encode(msgspec.json.decode(body))
     except (msgspec.MsgspecError, UnicodeDecodeError, OverflowError, ValueError):
         return False
-    return encoded.count(b":") == body.count(b":")
+    # A colon spelled `\\u003a` is written out as one by the re-encoding: counted exactly (an odd
+    # run of backslashes before `u003a` is the escape), so such a body keeps the fast path.
+    escaped = len(_ESCAPED_COLON.findall(body)) if any(e in body for e in _COLON_ESCAPES) else 0
+    return encoded.count(b":") == body.count(b":") + escaped
 
 
 @dataclass(frozen=True)
@@ -68,27 +75,48 @@ def json_body_problem(body: bytes) -> JsonBodyProblem | None:
     document order — or None. A body that is not JSON is None: the parser answers it."""
     if _parses_strictly(body):
         return None
-    try:
-        document = json.loads(body, object_pairs_hook=_Pairs, parse_constant=_NonFinite, parse_float=_number)
+    try:  # an object is read as a tuple of its (key, value) pairs, repeats kept; an array as a list
+        document = json.loads(body, object_pairs_hook=tuple, parse_constant=_NonFinite, parse_float=_number)
     except (ValueError, RecursionError):
         return None
-    pending: list[tuple[str, Any]] = [("", document)]
-    while pending:  # iterative, pre-order: an object's own repeat before its members'
-        path, value = pending.pop()
-        if isinstance(value, _NonFinite):
-            return JsonBodyProblem("non_finite", path or "body", str(value))
-        if isinstance(value, _Pairs):
-            seen: set[str] = set()
-            for key, _item in value:
-                if key in seen:
-                    return JsonBodyProblem("duplicate_key", f"{path}.{key}" if path else key, key)
-                seen.add(key)
-            pending.extend((f"{path}.{key}" if path else key, item) for key, item in reversed(value))
-        elif isinstance(value, list):
-            pending.extend(
-                (f"{path}.{index}" if path else str(index), item) for index, item in reversed(list(enumerate(value)))
-            )
+    return _first_problem(document)
+
+
+def _first_problem(document: Any) -> JsonBodyProblem | None:
+    """Pre-order, iterative: an object's own repeat before its members'. Only what can be a problem
+    (a non-empty object or array, a non-finite number) is visited, each with a link to its parent
+    (the dotted path is spelled only for the problem found), so a 2 MB body of small items costs
+    about one json.loads more, not a path string and a generator per value."""
+    pending: list[tuple[Any, Any]] = [(document, None)]  # (value, (parent's link, key) or None)
+    while pending:
+        value, link = pending.pop()
+        kind = type(value)
+        if kind is _NonFinite:
+            return JsonBodyProblem("non_finite", _path(link) or "body", str(value))
+        if kind is tuple:  # an object's (key, value) pairs
+            if len(dict(value)) != len(value):
+                seen: set[str] = set()
+                for key, _item in value:
+                    if key in seen:
+                        return JsonBodyProblem("duplicate_key", _path((link, key)), key)
+                    seen.add(key)
+            for key, item in reversed(value):
+                if (type(item) in _CONTAINERS and item) or type(item) is _NonFinite:
+                    pending.append((item, (link, key)))
+        elif kind is list and not _CANDIDATES.isdisjoint(map(type, value)):  # a list of scalars is skipped in C
+            for index in range(len(value) - 1, -1, -1):
+                item = value[index]
+                if (type(item) in _CONTAINERS and item) or type(item) is _NonFinite:
+                    pending.append((item, (link, index)))
     return None
+
+
+def _path(link: Any) -> str:
+    parts: list[str] = []
+    while link is not None:
+        link, key = link
+        parts.append(str(key))
+    return ".".join(reversed(parts))
 
 
 def json_duplicate_key(body: bytes) -> tuple[str, str] | None:
