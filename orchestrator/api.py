@@ -20,7 +20,7 @@ from orchestrator.schemas import (
     PlanPatchIn,
     TurnIn,
     interaction_out,
-    plan_out,
+    plans_out,
     turn_explain,
     turn_out,
 )
@@ -46,7 +46,7 @@ def list_plans(
     qs = plans_for(request.user)
     if status:
         qs = qs.filter(status=status)
-    return [plan_out(p, with_interactions=True) for p in qs[:limit]]
+    return plans_out(qs[:limit], request.user)
 
 
 @router.post("/plans", response={201: dict}, throttle=UserRateLimit(PLAN_CREATE))
@@ -55,13 +55,13 @@ def create_plan(request: HttpRequest, payload: PlanCreateIn) -> Status:
     if payload.planner == "model":  # the heuristic planner calls no model
         token_budget_check(request.user, provider=get_engine().provider)
     plan = plan_create(owner=request.user, **payload.dict())
-    return Status(201, plan_out(plan_get(request.user, plan.pk), with_interactions=True))
+    return Status(201, plans_out([plan_get(request.user, plan.pk)], request.user)[0])
 
 
 @router.get("/plans/{plan_id}")
 def get_plan(request: HttpRequest, plan_id: int) -> dict[str, Any]:
     _authenticated(request)
-    return plan_out(plan_get(request.user, plan_id), with_interactions=True)
+    return plans_out([plan_get(request.user, plan_id)], request.user)[0]
 
 
 @router.patch("/plans/{plan_id}")
@@ -73,21 +73,21 @@ def patch_plan(request: HttpRequest, plan_id: int, payload: PlanPatchIn) -> dict
         autonomy=payload.autonomy,
         cancel=payload.status == PlanStatus.CANCELLED,
     )
-    return plan_out(plan_get(request.user, plan_id), with_interactions=True)
+    return plans_out([plan_get(request.user, plan_id)], request.user)[0]
 
 
 @router.post("/plans/{plan_id}/approve")
 def approve_plan(request: HttpRequest, plan_id: int) -> dict[str, Any]:
     require_scopes(request.user, OPERATOR)
     plan_approve(plan=plan_get(request.user, plan_id), actor=request.user)
-    return plan_out(plan_get(request.user, plan_id), with_interactions=True)
+    return plans_out([plan_get(request.user, plan_id)], request.user)[0]
 
 
 @router.post("/plans/{plan_id}/execute", response={202: dict})
 def execute_plan(request: HttpRequest, plan_id: int) -> Status:
     require_scopes(request.user, OPERATOR)
     plan_start(plan=plan_get(request.user, plan_id), actor=request.user)
-    return Status(202, plan_out(plan_get(request.user, plan_id), with_interactions=True))
+    return Status(202, plans_out([plan_get(request.user, plan_id)], request.user)[0])
 
 
 @router.post("/plans/{plan_id}/poll")
@@ -95,7 +95,7 @@ def poll_plan(request: HttpRequest, plan_id: int) -> dict[str, Any]:
     require_scopes(request.user, OPERATOR)  # polling moves the plan's waiting steps on
     plan = plan_get(request.user, plan_id)
     plan_poll(plan.pk)
-    return plan_out(plan_get(request.user, plan_id), with_interactions=True)
+    return plans_out([plan_get(request.user, plan_id)], request.user)[0]
 
 
 @router.get("/plans/{plan_id}/interactions")

@@ -16,7 +16,7 @@ from pydantic import ConfigDict, Field, ValidationError
 from core.access import OPERATOR, require_scopes
 from core.errors import InvalidInput, InvalidJson, NotFound
 from orchestrator.models import PlanStep
-from orchestrator.schemas import plan_out
+from orchestrator.schemas import plans_out
 from orchestrator.selectors import plan_get
 from orchestrator.services.step_moves import step_skip, step_stop
 
@@ -58,7 +58,7 @@ def stop_step(request: HttpRequest, plan_id: int, order: int) -> dict[str, Any]:
     """Stop a running or waiting step (body optional: {"reason": str})."""
     step = _step(request, plan_id, order)
     step_stop(step=step, actor=request.user, reason=_reason(request))
-    return plan_out(plan_get(request.user, plan_id), with_interactions=True)
+    return plans_out([plan_get(request.user, plan_id)], request.user)[0]
 
 
 @router.post("/plans/{plan_id}/steps/{order}/skip")
@@ -66,4 +66,4 @@ def skip_step(request: HttpRequest, plan_id: int, order: int) -> dict[str, Any]:
     """Skip a pending step, or one waiting for a permission (body optional: {"reason": str})."""
     step = _step(request, plan_id, order)
     step_skip(step=step, actor=request.user, reason=_reason(request))
-    return plan_out(plan_get(request.user, plan_id), with_interactions=True)
+    return plans_out([plan_get(request.user, plan_id)], request.user)[0]

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
+from django.contrib.auth.models import AbstractBaseUser
 from ninja import Schema
 from pydantic import ConfigDict, Field, WithJsonSchema
 
 from core.agents.engines.fake import FakeEngine
 from orchestrator.choices import CONVERSATION_PATTERN
 from orchestrator.models import Interaction, Plan, PlanStep
+from orchestrator.planning.cells import cell_tags
 
 # "work_order:7" (or "work_order#7"), or {"type": "work_order", "id": 7}: documented here, checked by
 # orchestrator.planning.normalize_refs, which names the bad item (`context_refs.3`).
@@ -47,13 +50,21 @@ class AnswerIn(Schema):
     inputs: dict[str, Any] | None = None
 
 
-def step_out(step: PlanStep) -> dict[str, Any]:
+def _cell_id(step: PlanStep) -> int | None:
+    cell_id = (step.inputs or {}).get("cell_id")
+    return cell_id if isinstance(cell_id, int) and not isinstance(cell_id, bool) else None
+
+
+def step_out(step: PlanStep, tags: dict[int, str] | None = None) -> dict[str, Any]:
+    cell_id = _cell_id(step)
     return {
         "id": step.pk,
         "order": step.order,
         "depends_on": step.depends_on,
         "capability": step.capability,
         "inputs": step.inputs,
+        # the tag people know the step's cell by ("C-01"), when the viewer can read it; else None
+        "cell_tag": (tags or {}).get(cell_id) if cell_id is not None else None,
         "tier": step.tier,
         "quality_gate": step.quality_gate,
         "status": step.status,
@@ -85,7 +96,15 @@ def interaction_out(interaction: Interaction) -> dict[str, Any]:
     }
 
 
-def plan_out(plan: Plan, *, with_interactions: bool = False) -> dict[str, Any]:
+def plans_out(plans: Iterable[Plan], viewer: AbstractBaseUser) -> list[dict[str, Any]]:
+    """The plans as the API shows them to `viewer` (with their asks), each step's cell named by its tag:
+    one read of the cells for all of them, whatever their number of steps."""
+    plans = list(plans)
+    tags = cell_tags(viewer, {c for p in plans for s in p.steps.all() if (c := _cell_id(s)) is not None})
+    return [plan_out(p, with_interactions=True, tags=tags) for p in plans]
+
+
+def plan_out(plan: Plan, *, with_interactions: bool = False, tags: dict[int, str] | None = None) -> dict[str, Any]:
     out = {
         "id": plan.pk,
         "owner": plan.owner.get_username(),
@@ -105,7 +124,7 @@ def plan_out(plan: Plan, *, with_interactions: bool = False) -> dict[str, Any]:
         "error": plan.error,
         "created_at": plan.created_at.isoformat(),
         "updated_at": plan.updated_at.isoformat(),
-        "steps": [step_out(s) for s in plan.steps.all()],
+        "steps": [step_out(s, tags) for s in plan.steps.all()],
     }
     if with_interactions:
         out["interactions"] = [interaction_out(i) for i in plan.interactions.all()]

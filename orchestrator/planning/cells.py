@@ -8,6 +8,7 @@ the orchestrator never reads another app's tables and the user's scopes apply.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -42,3 +43,18 @@ def resolve_tag(user: AbstractBaseUser, tag: str) -> tuple[dict[str, Any] | None
         return None, f"could not look up {tag}: {error}"
     cell = exact_cell(found.get("cells") or [], tag)
     return (cell, "") if cell else (None, f"no cell is tagged {tag}")
+
+
+TAGS_LISTED = 100  # find_cells' largest page
+
+
+def cell_tags(user: AbstractBaseUser, cell_ids: Iterable[int]) -> dict[int, str]:
+    """{cell id: tag} for `cell_ids`, read as `user` with one find_cells listing whatever their number
+    (none when no id is asked for). A cell beyond the listing's first 100, or one `user` may not read,
+    is left out: the caller shows its id."""
+    wanted = set(cell_ids)
+    if not wanted:
+        return {}
+    found, _ = read(user, "workorders.find_cells", {"query": "", "limit": TAGS_LISTED})
+    rows = (found or {}).get("cells") or []
+    return {row["cell_id"]: str(row["tag"]) for row in rows if row.get("cell_id") in wanted}

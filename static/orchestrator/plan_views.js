@@ -22,20 +22,22 @@
     return String(value);
   };
 
+  /* The step's cell as people know it: its tag from the API (`cell_tag`), the id only when unknown. */
+  const cellOf = (i, step) => step.cell_tag || `cell ${i.cell_id}`;
   const TITLES = {
     "workorders.start_investigation": (i) => `Investigate WO-${i.work_order_id}`,
     "workorders.generate_repair_order": (i) => `Repair order for WO-${i.work_order_id}`,
     "workorders.get_work_order": (i) => `Read WO-${i.work_order_id}`,
-    "workorders.get_signal_anomalies": (i) => `Alarms of cell ${i.cell_id}`,
-    "workorders.get_current_signals": (i) => `Signals of cell ${i.cell_id}`,
-    "workorders.get_work_orders": (i) => (i.cell_id ? `Work orders of cell ${i.cell_id}` : "Work orders"),
+    "workorders.get_signal_anomalies": (i, step) => `Alarms of ${cellOf(i, step)}`,
+    "workorders.get_current_signals": (i, step) => `Signals of ${cellOf(i, step)}`,
+    "workorders.get_work_orders": (i, step) => (i.cell_id ? `Work orders of ${cellOf(i, step)}` : "Work orders"),
     "workorders.find_cells": (i) => `Find cells “${i.query || ""}”`,
   };
 
-  /* "Investigate WO-12" — what the step does, in words; the capability stays beside it. */
+  /* "Investigate WO-12", "Alarms of C-01" — what the step does, in words; the capability stays beside it. */
   function stepTitle(step) {
     const title = TITLES[step.capability];
-    return title ? title(step.inputs || {}) : step.capability;
+    return title ? title(step.inputs || {}, step) : step.capability;
   }
 
   /* The columns a table of rows shows: preferred ones first, then other plain values (at most 6). */
