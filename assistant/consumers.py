@@ -19,24 +19,35 @@ from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
+from django.conf import settings
 
 from core.access import OPERATOR
 from core.consumers import SessionBoundConsumer
 from core.errors import DomainError
 from core.json_keys import json_body_problem
+from core.request_limits import DEFAULT_MAX_JSON_DEPTH, json_nesting_depth
 from core.throttling import CHAT, Throttled, rate_limit, token_budget_check
 
 logger = logging.getLogger(__name__)
 MAX_CONTENT = 20_000
+# A frame holding the longest content, every character written as an escaped surrogate pair (12 characters).
+MAX_FRAME = 12 * MAX_CONTENT + 4_096
 MAX_QUEUED_TURNS = 3  # frames beyond this while turns are waiting get a `done` error
 
 
 def _parse_frame(text: str | None) -> tuple[dict[str, Any] | None, str]:
+    text = text or ""
+    if len(text) > MAX_FRAME:  # parsed on the event loop: bounded, as an HTTP body is
+        return None, f"Frame is longer than {MAX_FRAME} characters."
+    raw = text.encode(errors="surrogatepass")
+    max_depth = getattr(settings, "ARIA_API_MAX_JSON_DEPTH", DEFAULT_MAX_JSON_DEPTH)
+    if json_nesting_depth(raw) > max_depth:  # before parsing: json.loads recurses (RecursionError)
+        return None, f"Frame nests deeper than {max_depth} levels."
     try:
-        frame = json.loads(text or "")
+        frame = json.loads(text)
     except ValueError:
         return None, "Frame is not valid JSON."
-    problem = json_body_problem((text or "").encode())  # as the HTTP routes refuse it (core.request_limits)
+    problem = json_body_problem(raw)  # as the HTTP routes refuse it (core.request_limits)
     if problem is not None and problem.kind == "duplicate_key":
         return None, f"{problem.field}: the key {problem.token!r} appears more than once; send each key once."
     if problem is not None:

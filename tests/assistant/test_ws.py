@@ -156,3 +156,26 @@ async def test_a_frame_the_http_routes_would_refuse_is_an_error_done(operator, p
     assert frame["type"] == "done" and said in frame["error"]
     assert await sync_to_async(Message.objects.count)() == 0
     await communicator.disconnect()
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("[" * 100_000 + "]" * 100_000, "Frame nests deeper than 64 levels."),
+        ('{"type": "user", "content": "hi", "x": ' + "[" * 5_000 + "]" * 5_000 + "}", "nests deeper"),
+        ('{"type": "user", "content": "hi", "x": "' + "a" * 300_000 + '"}', "Frame is longer than"),
+    ],
+    ids=["deep", "deep-inside-a-user-frame", "long"],
+)
+async def test_a_deep_or_oversized_frame_is_an_error_done_and_the_socket_stays_usable(operator, plant, text, said):
+    """Before, json.loads raised RecursionError in receive(): the consumer died with the socket."""
+    from assistant.models import Message
+
+    communicator, _ = await _connect(operator)
+    await communicator.send_to(text_data=text)
+    frame = await communicator.receive_json_from(timeout=5)
+    assert frame["type"] == "done" and said in frame["error"]
+    assert await sync_to_async(Message.objects.count)() == 0
+    await communicator.send_json_to({"type": "user", "content": "What is the vibration of P-02?"})
+    assert (await _until_done(communicator))[-1] == {"type": "done"}
+    await communicator.disconnect()
