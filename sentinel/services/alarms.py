@@ -18,7 +18,7 @@ from core.access import stored_user
 from core.errors import Conflict, InvalidInput
 from core.transitions import Move, lock_rows
 from sentinel.choices import AlarmState
-from sentinel.models import Alarm, SignalLatest
+from sentinel.models import Alarm, SignalDefinition, SignalLatest
 from sentinel.services._common import (
     ALARM_RETURN_MACHINE,
     alarm_move,
@@ -287,7 +287,14 @@ def alarm_return_to_service(*, alarm: Alarm | int, actor: AbstractBaseUser | Non
     the scan skips such a signal, so an alarm annunciated again would stand for good — enable the
     signal (or onboard the cell) first; returning its alarms stays a person's decision."""
     with transaction.atomic():
-        alarm = lock_alarm(alarm)
+        # The signal row first (the lock order: signals → alarms): an admin disabling the signal holds
+        # it until its own alarms-out-of-service pass commits, so `enabled` is read as committed
+        # after it — read unlocked, a return racing the disable slipped past that pass.
+        pk = alarm.pk if isinstance(alarm, Alarm) else int(alarm)
+        signal_id = Alarm.objects.filter(pk=pk).values_list("signal_id", flat=True).first()
+        if signal_id is not None:
+            list(SignalDefinition.objects.select_for_update().filter(pk=signal_id).values_list("pk", flat=True))
+        alarm = lock_alarm(pk)
         if alarm.state != AlarmState.OUT_OF_SERVICE:
             raise illegal_transition(alarm, verb="return to service")
         signal = alarm.signal
