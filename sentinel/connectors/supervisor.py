@@ -39,6 +39,17 @@ START_RETRY_SECONDS = 5.0
 START_RETRY_MAX_SECONDS = 300.0
 
 
+def _start_retry_delay(failed_starts: int) -> float:
+    """The wait after the (failed_starts + 1)-th failed start. The exponent stops at the cap: a
+    connector failing for days (2**1024 has no float) must keep being retried, not raise."""
+    delay = START_RETRY_SECONDS
+    for _ in range(failed_starts):
+        if delay >= START_RETRY_MAX_SECONDS:
+            break
+        delay *= 2
+    return min(START_RETRY_MAX_SECONDS, delay)
+
+
 class Session(Protocol):
     def start(self) -> None: ...
 
@@ -135,7 +146,7 @@ class ConnectorSupervisor:
                 with contextlib.suppress(Exception):
                     session.stop()  # whatever it started before it failed
             running.failed_starts = failed_starts + 1
-            delay = min(START_RETRY_MAX_SECONDS, START_RETRY_SECONDS * 2**failed_starts)
+            delay = _start_retry_delay(failed_starts)
             running.retry_start_at = started + delay
             logger.warning("connectors: %s cannot start: %s", connector.name, error)
             feed.error(f"cannot start: {error} (retry in {delay:g} s)", status=Connector.Status.ERROR)
