@@ -18,7 +18,7 @@ from core.access import stored_user
 from core.errors import Conflict, InvalidInput
 from core.transitions import Move, lock_rows
 from sentinel.choices import AlarmState
-from sentinel.models import Alarm, SignalDefinition, SignalLatest
+from sentinel.models import Alarm, Cell, SignalDefinition, SignalLatest
 from sentinel.services._common import (
     ALARM_RETURN_MACHINE,
     alarm_move,
@@ -298,7 +298,15 @@ def alarm_return_to_service(*, alarm: Alarm | int, actor: AbstractBaseUser | Non
         if alarm.state != AlarmState.OUT_OF_SERVICE:
             raise illegal_transition(alarm, verb="return to service")
         signal = alarm.signal
-        if not (signal.enabled and signal.cell.onboarding_complete):
+        # The cell row after the alarm (signals → alarms → cell): an admin taking the cell off
+        # onboarding holds it until its alarms-out-of-service pass commits; read it locked.
+        onboarded = (
+            Cell.objects.select_for_update(no_key=True)
+            .filter(pk=signal.cell_id)
+            .values_list("onboarding_complete", flat=True)
+            .first()
+        )
+        if not (signal.enabled and onboarded):
             why = "is disabled" if not signal.enabled else f"is on cell {signal.cell.tag}, which is off onboarding"
             raise Conflict(
                 f"Alarm #{alarm.pk}: signal {signal.cell.tag} {signal.key} {why}, so nothing evaluates it; "

@@ -1,4 +1,4 @@
-"""Return to service racing an admin disabling the signal (PostgreSQL).
+"""Return to service racing an admin disabling the signal or taking its cell off onboarding (PostgreSQL).
 
 alarm_return_to_service refuses while the signal is disabled (409 signal_not_evaluated), and the
 admin's disable puts the signal's open alarms out of service in its transaction. The return read
@@ -6,7 +6,8 @@ admin's disable puts the signal's open alarms out of service in its transaction.
 service, so it was left alone) but not yet committed let the return read enabled = true and
 annunciate the alarm again — a disabled signal's alarm nothing would ever clear. Now the return
 locks the signal row first (lock order: signals → alarms), waits for the admin's commit, and is
-refused."""
+refused; the cell's onboarding is read on its locked row (after the alarm: signals → alarms →
+cell)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from core.errors import Conflict
-from sentinel.models import Alarm, SignalDefinition
+from sentinel.models import Alarm, Cell, SignalDefinition
 from sentinel.services import (
     alarm_put_out_of_service,
     alarm_raise,
@@ -31,7 +32,8 @@ from tests.sentinel.factories import set_latest
 
 @pytest.mark.integration
 @pytest.mark.django_db(transaction=True)
-def test_a_return_racing_the_signal_disable_waits_and_is_refused(vibration, operator, admin_user):
+@pytest.mark.parametrize("off", ["signal", "cell"])
+def test_a_return_racing_the_signal_disable_waits_and_is_refused(vibration, operator, admin_user, off):
     assert connection.vendor == "postgresql"
     set_latest(vibration, 5.0)
     alarm = alarm_raise(signal=vibration, breach=evaluate_threshold(vibration, 5.0), value=5.0, time=timezone.now())
@@ -59,7 +61,10 @@ def test_a_return_racing_the_signal_disable_waits_and_is_refused(vibration, oper
 
     thread = threading.Thread(target=return_to_service)
     with transaction.atomic():  # the admin's save: the signal disabled, then its open alarms taken out
-        SignalDefinition.objects.filter(pk=vibration.pk).update(enabled=False)
+        if off == "signal":
+            SignalDefinition.objects.filter(pk=vibration.pk).update(enabled=False)
+        else:  # the cell taken off onboarding
+            Cell.objects.filter(pk=vibration.cell_id).update(onboarding_complete=False)
         alarms_out_of_service_for_unevaluated(signal_ids=[vibration.pk], actor=admin_user, reason="disabled")
         thread.start()
         wait_until(lambda: "outcome" in returner or blocked())
