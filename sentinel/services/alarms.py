@@ -276,8 +276,14 @@ def alarms_out_of_service_for_unevaluated(
     onboarding — go out of service with the reason (audited, announced), one by one in id order:
     the scan skips such signals, so nothing would ever clear them, and they stood in the Control
     Room for good. Returning them to service is a person's decision, as for any out-of-service alarm."""
-    alarms = Alarm.objects.filter(signal_id__in=signal_ids, state__in=NOT_EVALUATED_MOVES_OUT).order_by("pk")
-    return [alarm_put_out_of_service(alarm=alarm.pk, actor=actor, comment=reason) for alarm in alarms]
+    pks = Alarm.objects.filter(signal_id__in=signal_ids, state__in=NOT_EVALUATED_MOVES_OUT).order_by("pk")
+    moved: list[Alarm] = []
+    for pk in pks.values_list("pk", flat=True):
+        try:
+            moved.append(alarm_put_out_of_service(alarm=pk, actor=actor, comment=reason))
+        except Conflict:  # listed unlocked: since then cleared, or a person put it out of service — done
+            continue
+    return moved
 
 
 def alarm_return_to_service(*, alarm: Alarm | int, actor: AbstractBaseUser | None, comment: str = "") -> Alarm:
