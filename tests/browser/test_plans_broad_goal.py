@@ -109,7 +109,7 @@ def test_a_choice_is_answered_on_the_page_and_a_waiting_step_is_skipped(browser,
     expect(choice).to_contain_text("Several cells are a pump. Which one did you mean?")
     expect(plan.get_by_role("button", name="Approve")).to_have_count(0)  # not before the choice
     choice.get_by_role("button", name="P-02").click()
-    expect(plan.locator(".step-title")).to_have_text(["Signals of cell 2"])
+    expect(plan.locator(".step-title")).to_have_text(["Signals of P-02"])  # the tag, not the id (ff33a9f)
     expect(plan.locator(".plan-guidance")).to_have_text("Guidance: the pump = P-02")
     expect(plan.locator(".plan-notes")).to_contain_text("the pump is P-02 (chosen by cy)")
 
@@ -140,7 +140,7 @@ def test_the_drawer_plan_card_asks_the_choice_and_shows_the_results(browser, ser
     expect(card.locator(".choice-ask")).to_contain_text("Several cells are a pump. Which one did you mean?")
     expect(card.get_by_role("button", name="Approve")).to_have_count(0)
     card.get_by_role("button", name="P-01").click()
-    expect(card.locator(".aria-plan-steps li").first).to_contain_text("Signals of cell 1")
+    expect(card.locator(".aria-plan-steps li").first).to_contain_text("Signals of P-01")
     expect(card.locator(".plan-guidance")).to_have_text("Guidance: the pump = P-01")
     card.get_by_role("button", name="Approve").click()
     expect(card.locator(".aria-plan-status")).to_contain_text("approved")
