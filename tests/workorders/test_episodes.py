@@ -5,6 +5,7 @@ alarm join it, the way a repeat alarm joins its signal's order (workorders/servi
 """
 
 import threading
+import time
 from datetime import timedelta
 from functools import partial
 
@@ -207,20 +208,45 @@ def test_four_concurrent_alarms_on_one_cell_open_exactly_one_order_on_postgresql
 
 @pytest.mark.integration
 @pytest.mark.django_db(transaction=True)
-def test_a_locked_work_order_leaves_its_cell_intake_lock_free_on_postgresql():
-    """Lock order (docs/KERNEL.md): the cell row (the intake lock) before any work order. Locking
-    a work order must not also lock its joined cell row, or an intake holding the cell and a
-    transition holding the order wait on each other (the deadlock CI saw in the test above)."""
+def test_locking_a_work_order_waits_for_its_cell_before_holding_the_order_on_postgresql():
+    """Lock order (docs/KERNEL.md): the cell row (the intake lock) before any work order. While an
+    intake holds the cell, a change to the order waits for the cell without holding the order —
+    so the intake can still lock the order (CI saw both other orders deadlock)."""
     cell, signals = _pump("C-LOCK")
     now = timezone.now()
     samples_ingest(samples=[_sample(signals["bearing"], 84.0, now)], now=now)
     order = WorkOrder.objects.get(cell=cell)
+    cell_held, release, intake_tried = threading.Event(), threading.Event(), threading.Event()
+    locked_order: list = []
 
-    def lock_the_cell_without_waiting() -> None:
-        with transaction.atomic():
-            list(Cell.objects.select_for_update(nowait=True).filter(pk=cell.pk).values_list("pk"))
+    def intake_holding_the_cell() -> None:
+        try:
+            with transaction.atomic():
+                list(Cell.objects.select_for_update().filter(pk=cell.pk).values_list("pk"))
+                cell_held.set()
+                release.wait(timeout=20)
+                # the order is still free for the intake while the change waits for the cell
+                rows = WorkOrder.objects.select_for_update(nowait=True).filter(pk=order.pk).values_list("pk")
+                locked_order.extend(rows)
+        finally:
+            intake_tried.set()
+            connection.close()
 
-    with transaction.atomic():
-        lock_work_order(order)
-        errors = _concurrently(lock_the_cell_without_waiting)
-    assert errors == []
+    def change_to_the_order() -> None:
+        cell_held.wait(timeout=20)
+        try:
+            with transaction.atomic():
+                lock_work_order(order)
+                intake_tried.wait(timeout=10)  # hold what it locked until the intake has tried
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=t) for t in (intake_holding_the_cell, change_to_the_order)]
+    for thread in threads:
+        thread.start()
+    cell_held.wait(timeout=20)
+    time.sleep(0.5)  # let the change reach its lock (a lock wait cannot be observed from here)
+    release.set()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert locked_order == [(order.pk,)]

@@ -14,7 +14,7 @@ from core.errors import InvalidInput
 from core.events import publish
 from core.transitions import Move, StateMachine
 from core.transitions import transition_locked as transition_locked_row
-from sentinel.models import Alarm
+from sentinel.models import Alarm, Cell
 from sentinel.services.alarms import alarm_unshelve_for_work_order_closed
 from workorders.choices import (
     CLOSED_STATUSES,
@@ -34,10 +34,13 @@ S = WorkOrderStatus
 
 
 def lock_work_order(work_order: WorkOrder | int) -> WorkOrder:
-    """The row, locked for the rest of the caller's transaction — the work order's row only: its
-    cell is the intake lock, taken before any work order (docs/KERNEL.md), so FOR UPDATE must not
-    reach the joined cell row here."""
+    """The row, locked for the rest of the caller's transaction, after its cell's row — the intake
+    lock, which comes before any work order (docs/KERNEL.md). Taken together in one FOR UPDATE the
+    two rows lock in no set order; taken without the cell, a change to the order (an investigation's
+    result) held the order while an alarm intake on the cell, holding the cell and the audit chain,
+    waited for it — and the change then waited for the audit chain (CI, leg 2)."""
     pk = work_order.pk if isinstance(work_order, WorkOrder) else work_order
+    list(Cell.objects.select_for_update(of=("self",)).filter(work_orders__pk=pk).values_list("pk"))
     return WorkOrder.objects.select_for_update(of=("self",)).select_related("cell").get(pk=pk)
 
 
