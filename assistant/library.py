@@ -13,9 +13,9 @@ from assistant.tool_args import args_for
 from core.access import owned_by
 from core.capabilities import CapabilityContext, dispatch
 from core.errors import InvalidInput, NotFound
+from core.json_types import ROW_ID_MAX
 
 RESOURCE_TYPES = ("prompt", "skill", "tool", "workflow", "kb_entry", "work_order")
-MAX_ROW_ID = 2**63 - 1  # the largest id a database integer column holds
 
 
 def _ref_id(text: str) -> int | None:
@@ -23,7 +23,7 @@ def _ref_id(text: str) -> int | None:
     ('²', '٣', '007', a 5,000-digit number are not ids: int() refuses some, the database others)."""
     if not (text.isascii() and text.isdigit()) or len(text) > 19 or str(int(text)) != text:
         return None
-    return int(text) if int(text) <= MAX_ROW_ID else None
+    return int(text) if int(text) <= ROW_ID_MAX else None
 
 
 def _dump(data: Any) -> str:

@@ -10,19 +10,30 @@ from ninja import Schema
 from pydantic import ConfigDict, Field, WithJsonSchema
 
 from core.agents.engines.fake import FakeEngine
+from core.json_types import ROW_ID_MAX
 from orchestrator.choices import CONVERSATION_PATTERN
 from orchestrator.models import Interaction, Plan, PlanStep
+from orchestrator.planning import ID_STRING_DIGITS
 from orchestrator.planning.cells import cell_tags
 
 # "work_order:7" (or "work_order#7"), or {"type": "work_order", "id": 7}: documented here, checked by
 # orchestrator.planning.normalize_refs, which names the bad item (`context_refs.3`).
+# An id is an integer within a row id's range, a string of at most 18 digits, or any other string
+# (one with a non-digit in it, passed on as given): exactly what normalize_refs accepts.
+_ROW_ID_SCHEMA = {
+    "anyOf": [
+        {"type": "integer", "minimum": -ROW_ID_MAX, "maximum": ROW_ID_MAX},
+        {"type": "string", "pattern": rf"^[0-9]{{1,{ID_STRING_DIGITS}}}$"},
+        {"type": "string", "pattern": r"^$|[^0-9]"},
+    ]
+}
 _CONTEXT_REF_SCHEMA = {
     "anyOf": [
-        {"type": "string", "pattern": r"^\s*[a-z_]+[:#][0-9]+\s*$"},
+        {"type": "string", "pattern": rf"^\s*[a-z_]+[:#][0-9]{{1,{ID_STRING_DIGITS}}}\s*$"},
         {
             "type": "object",
             "required": ["type", "id"],
-            "properties": {"type": {"type": "string"}, "id": {"anyOf": [{"type": "integer"}, {"type": "string"}]}},
+            "properties": {"type": {"type": "string"}, "id": _ROW_ID_SCHEMA},
         },
     ]
 }

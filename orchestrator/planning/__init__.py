@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from django.contrib.auth.models import AbstractBaseUser
 
 from core.errors import InvalidInput
+from core.json_types import ROW_ID_MAX
 from core.plan_templates import PlanTemplate, all_plan_templates, get_plan_template
 
 
@@ -44,22 +45,25 @@ class Planner(Protocol):
 
 _REF = re.compile(r"^([a-z_]+)[:#]([0-9]+)$")
 _DIGITS = re.compile(r"[0-9]+")
-ID_MAX = 2**63 - 1  # a row id is a 64-bit integer: anything larger names no row and no JSON reader agrees on it
+# A numeric id written as a string has at most 18 digits, which always fit a row id; the API's schema
+# states the same (orchestrator.schemas), so what it calls valid is what is accepted here.
+ID_STRING_DIGITS = 18
 
 
 def _ref_id(index: int, raw: int | str) -> int | str:
-    """A numeric id (an int, or a string of ASCII digits) as an int within a row id's range; any
-    other string as given."""
+    """A numeric id (an int within a row id's range, or a string of at most 18 ASCII digits) as an
+    int; any other string as given."""
     if isinstance(raw, str) and not _DIGITS.fullmatch(raw):
         return raw
-    if isinstance(raw, str) and len(raw) > len(str(ID_MAX)):  # before int(): thousands of digits cost time
-        value = ID_MAX + 1
-    else:
-        value = int(raw)
-    if abs(value) > ID_MAX:
+    if isinstance(raw, str) and len(raw) > ID_STRING_DIGITS:  # checked before int(): 10,000 digits cost time
         raise InvalidInput(
-            f"context_refs[{index}].id must be a row id (a whole number of at most 19 digits).",
+            f"context_refs[{index}].id must be a row id (at most {ID_STRING_DIGITS} digits).",
             field=f"context_refs.{index}",
+        )
+    value = int(raw)
+    if abs(value) > ROW_ID_MAX:
+        raise InvalidInput(
+            f"context_refs[{index}].id must be a row id (at most {ROW_ID_MAX}).", field=f"context_refs.{index}"
         )
     return value
 
@@ -73,10 +77,13 @@ def normalize_refs(raw: list[Any]) -> list[dict[str, Any]]:
         elif (
             isinstance(item, dict)
             and isinstance(item.get("type"), str)
-            and isinstance(item.get("id"), int | str)
+            and isinstance(item.get("id"), int | str | float)
             and not isinstance(item.get("id"), bool)  # JSON true/false is not an id
+            and not (isinstance(item["id"], float) and not item["id"].is_integer())
         ):
-            refs.append({"type": item["type"], "id": _ref_id(index, item["id"])})
+            # 7.0 is the integer 7 to JSON (and to the API's schema); 7.5 is not an id
+            raw_id = int(item["id"]) if isinstance(item["id"], float) else item["id"]
+            refs.append({"type": item["type"], "id": _ref_id(index, raw_id)})
         else:
             raise InvalidInput(
                 f"context_refs[{index}] must be 'type:id' or {{type, id}}.", field=f"context_refs.{index}"

@@ -6,8 +6,13 @@ check, PostgreSQL's jsonb): a 500. A context ref whose id is a string of thousan
 `int()` raise, and so did a superscript digit ("²" passes str.isdigit()): a 500. Nothing is written in either case.
 """
 
+import json
+
+import jsonschema
 import pytest
 
+from aria_project.api import api
+from core.json_types import ROW_ID_MAX
 from core.models import AuditRecord
 from orchestrator.models import Plan
 
@@ -50,3 +55,35 @@ def test_a_long_but_storable_id_and_a_non_numeric_one_are_still_accepted(client,
         {"type": "cell", "id": "\u00b2"},
         {"type": "cell", "id": "abc"},
     ]
+
+
+def _context_ref_schema() -> dict:
+    components = api.get_openapi_schema()["components"]["schemas"]
+    return components["PlanCreateIn"]["properties"]["context_refs"]["items"]
+
+
+@pytest.mark.parametrize(
+    "ref",
+    [
+        {"type": "cell", "id": ROW_ID_MAX},
+        {"type": "cell", "id": ROW_ID_MAX + 1},
+        {"type": "cell", "id": -ROW_ID_MAX - 1},
+        {"type": "cell", "id": "1" * 18},
+        {"type": "cell", "id": "1" * 19},  # the CI fuzzer's find: the schema took any string, the server 422'd
+        {"type": "cell", "id": ""},
+        {"type": "cell", "id": "12a"},
+        {"type": "cell", "id": "\u00b2"},
+        {"type": "cell", "id": True},
+        {"type": "cell", "id": -19495228679.0},  # the fuzzer's second find: an integer to JSON Schema
+        {"type": "cell", "id": 7.5},
+        {"type": "cell", "id": 1e300},
+        f"cell:{'9' * 18}",
+        f"cell:{'9' * 19}",
+        "cell:x",
+    ],
+)
+def test_the_schema_calls_a_context_ref_valid_exactly_when_the_server_accepts_it(client, operator, ref):
+    valid_by_schema = jsonschema.Draft202012Validator(_context_ref_schema()).is_valid(ref)
+    response = raw_create(client, operator, json.dumps({"goal": GOAL, "context_refs": [ref]}))
+    assert response.status_code in (201, 422), response.content
+    assert (response.status_code == 201) == valid_by_schema, (ref, response.json())
