@@ -139,9 +139,11 @@
       badge.setAttribute("data-corrected", String(a.corrected));
     } catch (err) { /* read again on the next change */ }
   }
+  let orderPatches = 0;  // bumped by every patch: a snapshot sent before one is older than the page
   function patchWorkOrder(id, fields) {
     const wo = state.work_orders.filter((w) => w.id === id)[0];
     if (!wo) return false;
+    orderPatches += 1;
     Object.keys(fields).forEach((k) => { if (fields[k] !== undefined) wo[k] = fields[k]; });
     renderWorkOrders();
     return true;
@@ -269,9 +271,13 @@
     refreshTimer = setTimeout(async () => {
       refreshTimer = null;
       const mine = ++stateLoad;
+      const patchesAtSend = orderPatches;
       try {
         const data = await api("GET", paths.state);
         if (mine !== stateLoad) return;
+        // A work order patched from a frame (or its reload) while this snapshot was on its way is newer
+        // than the snapshot, which would undo it ("open" back to "analyzed"): read again instead.
+        if (orderPatches !== patchesAtSend) { refreshState(); return; }
         const cellsChanged = JSON.stringify(data.cells.map((c) => [c.id, c.signals.length])) !==
           JSON.stringify(state.cells.map((c) => [c.id, c.signals.length]));
         state = data;

@@ -12,7 +12,16 @@ from playwright.sync_api import expect
 
 from tests.browser.live_server import start_live_server
 from tests.browser.tabs import drawer_login, sign_in
-from tests.browser.test_fetch_races import PASSWORD, hold_first_get, land_last, wait_for
+from tests.browser.test_fetch_races import (
+    PASSWORD,
+    control_room,
+    hold_first_get,
+    land_last,
+    make_order,
+    park_snapshots,
+    set_order_status,
+    wait_for,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -161,4 +170,25 @@ def test_drawer_chat_keeps_its_session_when_its_list_lands_after_a_newer_one(pag
     page.select_option("#aria-mode", "build")  # and the chat's session follows the mode
     expect(page.locator("#aria-skill-list .aria-skill").first).to_be_attached()
     assert [s["mode"] for s in my_sessions(page)] == ["build"]
+    assert not page.console_errors, page.console_errors
+
+
+def test_control_room_snapshot_sent_before_a_work_order_frame_does_not_undo_it(page, server):
+    # The snapshot on its way when work_order_ready patched the card read "analyzed": landing last, it
+    # drew the card back to "analyzed" until the next 5 s snapshot. Now it is dropped and read again.
+    order_id = make_order(server, "Race on the frame", "analyzed")
+    control_room(page, server, "race-cr-frame")
+    card = page.locator(f"#work-order-{order_id}")
+    expect(card).to_have_attribute("data-status", "analyzed")
+
+    held = hold_first_get(page, "**/control-room/state")  # the next periodic snapshot reads "analyzed"
+    wait_for(page, lambda: held, "the periodic snapshot")
+    park_snapshots(page)  # later snapshots stay unanswered: only the frame and its reload draw the card
+    set_order_status(server, order_id, "open")
+    with page.expect_response(re.compile(rf"/api/v1/workorders/{order_id}$")):
+        server.publish("work_order_ready", {"work_order_id": order_id})
+    expect(card).to_have_attribute("data-status", "open")
+
+    land_last(page, held)
+    assert card.get_attribute("data-status") == "open"
     assert not page.console_errors, page.console_errors
