@@ -1,5 +1,8 @@
+from __future__ import annotations
+
 import hashlib
 import json
+from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -48,6 +51,15 @@ class Draft(models.Model):
         return spec_hash(self.type, self.name, self.spec)
 
 
+class ReviewQuerySet(models.QuerySet["Review"]):
+    def record(self, draft: Draft, *, kind: str, reviewer: Any, decision: str, reason: str, **fields: Any) -> Review:
+        """A decision on `draft`'s current candidate (its hash and version, unless `fields` names the
+        candidate that was read)."""
+        fields.setdefault("candidate_hash", draft.content_hash)
+        fields.setdefault("candidate_version", draft.version)
+        return self.create(draft=draft, kind=kind, reviewer=reviewer, decision=decision, reason=reason, **fields)
+
+
 class Review(models.Model):
     """A decision on one exact candidate (hash + version); an agent review expires."""
 
@@ -68,6 +80,8 @@ class Review(models.Model):
     tool_tiers = models.JSONField(default=dict, blank=True)
     created = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ReviewQuerySet.as_manager()
 
     class Meta:
         ordering = ["-id"]

@@ -268,13 +268,11 @@ def draft_approve(
                 content_hash=current.content_hash,
             )
         draft = draft_transition(draft=current, to_status=S.APPROVED, actor=actor, via="manual", reason=reason)
-        Review.objects.create(
-            draft=draft,
+        Review.objects.record(
+            draft,
             kind=ReviewKind.MANUAL,
             reviewer=actor,
             decision=ReviewDecision.APPROVE,
-            candidate_hash=draft.content_hash,
-            candidate_version=draft.version,
             reason=reason,
             tool_tiers=tiers,
         )
@@ -291,13 +289,5 @@ def draft_reject(*, draft: Draft, actor: AbstractBaseUser, reason: str) -> Draft
     if not reason.strip():
         raise InvalidInput("A rejection needs a reason.", field="reason")
     draft = draft_transition(draft=draft, to_status=S.REVIEWING, actor=actor, via="manual")
-    Review.objects.create(
-        draft=draft,
-        kind=ReviewKind.MANUAL,
-        reviewer=actor,
-        decision=ReviewDecision.REJECT,
-        candidate_hash=draft.content_hash,
-        candidate_version=draft.version,
-        reason=reason,
-    )
+    Review.objects.record(draft, kind=ReviewKind.MANUAL, reviewer=actor, decision=ReviewDecision.REJECT, reason=reason)
     return draft_transition(draft=draft, to_status=S.REVIEW_REJECTED, actor=actor, via="manual", reason=reason)

@@ -33,15 +33,8 @@ S = DraftStatus
 
 
 def _fail(draft: Draft, actor, reviewer, reason: str, **extra) -> Draft:
-    Review.objects.create(
-        draft=draft,
-        kind=ReviewKind.AGENT,
-        reviewer=reviewer,
-        decision=ReviewDecision.FAILED,
-        candidate_hash=draft.content_hash,
-        candidate_version=draft.version,
-        reason=reason,
-        **extra,
+    Review.objects.record(
+        draft, kind=ReviewKind.AGENT, reviewer=reviewer, decision=ReviewDecision.FAILED, reason=reason, **extra
     )
     return draft_transition(draft=draft, to_status=S.REVIEW_FAILED, actor=actor, reason=reason)
 
@@ -53,13 +46,11 @@ def _refuse(draft: Draft, actor: AbstractBaseUser, reviewer, reason: str) -> Dra
         if draft.status != S.TESTED:  # the same refusal the lifecycle gives for a review
             allowed = sorted(DRAFT_TRANSITIONS[draft.status])
             raise Conflict(f"Cannot move a {draft.status} draft to reviewing.", allowed=allowed, status=draft.status)
-        review = Review.objects.create(
-            draft=draft,
+        review = Review.objects.record(
+            draft,
             kind=ReviewKind.AGENT,
             reviewer=reviewer,
             decision=ReviewDecision.FAILED,
-            candidate_hash=draft.content_hash,
-            candidate_version=draft.version,
             reason=f"agent review refused: {reason}",
         )
         audit_record(
@@ -125,14 +116,14 @@ def draft_agent_review(*, draft: Draft, actor: AbstractBaseUser, engine: Engine 
     current = Draft.objects.get(pk=draft.pk)
     if (current.content_hash, current.version) != (hash_seen, version_seen) or current.compute_hash() != hash_seen:
         return _fail(draft, actor, principals.reviewer, "candidate drift: the draft changed during review.", **extra)
-    review = Review.objects.create(
-        draft=draft,
+    review = Review.objects.record(
+        draft,
         kind=ReviewKind.AGENT,
         reviewer=principals.reviewer,
         decision=ReviewDecision.APPROVE if decision.decision == "approve" else ReviewDecision.REJECT,
+        reason=decision.reason,
         candidate_hash=hash_seen,
         candidate_version=version_seen,
-        reason=decision.reason,
         expires_at=timezone.now() + timedelta(seconds=config.review_ttl_seconds),
         **extra,
     )
