@@ -80,6 +80,25 @@ _LEAD_IN = (
     r"|(?:i|we)\s+(?:want|need|would like|'d like|wish)\s+(?:you\s+)?to\s+|how\s+(?:do|can|should)\s+(?:i|we)\s+"
     r"|go ahead and\s+|let'?s\s+|do not\s+|don'?t\s+|never\s+|try to\s+)?"
 )
+# A request worded as the state wanted: "I want WO-1 cancelled", "mark WO-1 as done", "get the alarm
+# acknowledged". A participle alone describes ("why was WO-1 cancelled?"): only after these lead-ins.
+_PARTICIPLES = {
+    "cancel": r"cancell?ed",
+    "complete": r"closed|completed?|done|finished",
+    "assign": r"(?:re|un)?assigned",
+    "start": r"started",
+    "hold": r"on hold|paused",
+    "reopen": r"reopened",
+    "delete": r"deleted|removed",
+    "acknowledge": r"acknowledged|acked",
+    "shelve": r"shelved",
+    "unshelve": r"unshelved",
+    "silence": r"silenced|muted",
+}
+_WANTED = (
+    r"\b(?:(?:i|we)\s+(?:want|need|would like|'d like|wish)|(?:can|could|would)\s+you\s+(?:get|have)|get|have|mark)"
+    r"\s+(?:[\w#-]+\s+){0,5}?(?:as\s+|to\s+be\s+|be\s+)?"
+)
 _WO_TAG = re.compile(r"\bwo\s*[-#:]?\s*\d+", re.I)  # "WO-1" is not an equipment tag
 ALARM_WORDS = re.compile(r"\b(?:alarms?|alarmes?|alarmen?|alarmas?|allarm[ei])\b")
 WORK_ORDER_WORDS = re.compile(rf"\b(?:{_WO_WORDS})\b")
@@ -99,6 +118,7 @@ def _verbs(table: dict[str, str]) -> list[tuple[str, re.Pattern[str]]]:
 
 
 _ACTIONS = [("work_order", _verbs(_WORK_ORDER_VERBS)), ("alarm", _verbs(_ALARM_VERBS)), ("", _verbs(_OTHER_VERBS))]
+_WANTED_STATES = [(verb, re.compile(rf"{_WANTED}(?:{words})\b")) for verb, words in _PARTICIPLES.items()]
 _LEADING = [(verb, re.compile(rf"{_LEAD_IN}(?:{words})\b")) for verb, words in _LEADING_VERBS.items()]
 _SIGNALS = [(stem, re.compile(rf"\b(?:{words})\b")) for stem, words in SIGNAL_WORDS.items()]
 _DOMAIN_OF = {verb: domain for domain, verbs in _ACTIONS for verb, _ in verbs} | {
@@ -147,4 +167,5 @@ def _action(text: str) -> str | None:
     for _, verbs in _ACTIONS:
         found += [(m.start(), verb) for verb, pattern in verbs if (m := pattern.search(text))]
     found += [(m.end(), verb) for verb, pattern in _LEADING if (m := pattern.search(text))]
+    found += [(m.start(), verb) for verb, pattern in _WANTED_STATES if (m := pattern.search(text))]
     return min(found)[1] if found else None

@@ -104,6 +104,11 @@ def test_a_question_naming_a_work_order_is_answered_about_that_order(demo, ask, 
         "Can you close WO {id} now?",
         "annule l'ordre de travail {id}",
         "why did P-02 trip? cancel WO-{id} because it failed",
+        # the state wanted, not the verb: these were answered as questions, without saying where to act
+        "I want WO-{id} cancelled",
+        "mark WO-{id} as done",
+        "could you get WO-{id} closed today?",
+        "we need work order {id} assigned to the night shift",
     ],
 )
 def test_a_request_to_act_on_a_work_order_changes_nothing_and_says_where_to_do_it(demo, ask, question):
@@ -123,6 +128,15 @@ def test_cancel_wo_1_in_english_says_plainly_it_did_not_act(demo, ask):
     assert "nothing was changed" in body["response"]
     assert f"WO-{order.pk} on P-02 is open" in body["response"]
     assert f"on WO-{order.pk}'s page (/workorders/{order.pk}/) with Cancel…" in body["response"]
+
+
+@pytest.mark.parametrize("question", ["why was WO-{id} cancelled?", "is WO-{id} done?", "who has WO-{id} assigned?"])
+def test_a_question_about_a_work_orders_state_is_answered_as_a_question(demo, ask, question):
+    order, alarm = demo
+    before = snapshot(order, alarm)
+    body = ask(question.format(id=order.pk))
+    assert snapshot(order, alarm) == before
+    assert "I do not act" not in body["response"] and f"WO-{order.pk} on P-02 is open" in body["response"]
 
 
 @pytest.mark.parametrize("question", ["WO-999", "cancel WO-999"])
@@ -150,6 +164,7 @@ def test_cancel_everything_lists_the_open_orders_and_cancels_none(demo, ask):
         ("acknowledge all alarms", "Control Room (/), on each alarm, with Acknowledge"),
         ("Bitte alle Alarme quittieren", "Leitstand (/) an jedem Alarm mit Acknowledge"),
         ("shelve the P-02 alarm", "Control Room (/), on each alarm, with Shelve 1 h"),
+        ("I want the P-02 alarm acknowledged", "Control Room (/), on each alarm, with Acknowledge"),
     ],
 )
 def test_a_request_to_act_on_alarms_leaves_them_as_they_are(demo, ask, question, where):
