@@ -7,6 +7,8 @@
   — the one open choice, else the named plan's, else the focus plan's; several, and it asks which.
   The option is resolved from the ask's listed options; words that name none of them get the options
   back and change nothing. The answer goes through `answer_choice` (the Plans page's answer path).
+- "Pause plan 4" / "resume plan 4": the move when the plan is running / paused; otherwise the answer
+  leads with why nothing changed ("Nothing was paused: plan 4 is draft.") and what can be done.
 - A plan named by number ("what about plan 4?", "carry on with plan 4") is answered about that plan —
   its state and what can be done with it — instead of asking which workstream.
 """
@@ -90,13 +92,25 @@ def plan_moves(plan: dict) -> str:
         "draft": f"You can approve it on the Plans page and execute it, skip a step ('skip step 2 of plan {n}') "
         f"or cancel it ('cancel plan {n}').",
         "approved": f"Execute it on the Plans page, or cancel it ('cancel plan {n}').",
-        "running": f"You can stop one step ('stop step 2 of plan {n}'), add guidance ('carry on, but only line 2') "
-        f"or cancel it ('cancel plan {n}').",
-        "paused": f"Resume it on the Plans page, or cancel it ('cancel plan {n}').",
+        "running": f"You can stop one step ('stop step 2 of plan {n}'), add guidance ('carry on, but only line 2'), "
+        f"pause it ('pause plan {n}') or cancel it ('cancel plan {n}').",
+        "paused": f"Resume it on the Plans page ('resume plan {n}'), or cancel it ('cancel plan {n}').",
     }.get(
         status,
         f"It is over ({status}); to do it again, draft a copy ('same as plan {n} but without step 2') or a new plan.",
     )
+
+
+def pause_turn(act: str, plan: dict | None, refs: dict) -> FakeReply:
+    """Pause a running plan, or resume a paused one; otherwise say why nothing changed, first."""
+    if plan is None:
+        return submit("No plans.", [{"type": "answer", "text": "You have no plans."}], refs, "no plan")
+    n, status = plan["id"], plan["status"]
+    if status != ("running" if act == "pause" else "paused"):
+        said = f"Nothing was {act}d: plan {n} is {status}."
+        return submit(said, [{"type": "answer", "text": f"{said} {plan_moves(plan)}"}], refs, f"plan {n} is {status}")
+    verb = "Pausing" if act == "pause" else "Resuming"
+    return submit(f"{verb} plan {n}.", [{"type": f"{act}_plan", "plan_id": n}], refs, f"plan {n} is {status}")
 
 
 def with_moves(reply: FakeReply, plan: dict) -> FakeReply:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from core.agents.engines.fake import FakeEngine, FakeReply, FakeState, fake_policy
 from orchestrator.coordinator.schema import MUTATING
 from orchestrator.offline.answers import MARKER, cell, explain, packet, submit
-from orchestrator.offline.asks import choose_turn, needs_me_turn, not_yours, plan_moves, with_moves
+from orchestrator.offline.asks import choose_turn, needs_me_turn, not_yours, pause_turn, plan_moves, with_moves
 from orchestrator.offline.reading import Reading, keyword_reading
 from orchestrator.offline.workstreams import ask_which, derive_turn, draft_turn, focus_of, step_turn
 from orchestrator.planning.cells import exact_cell
@@ -116,6 +116,8 @@ def _next(reading: Reading, state: FakeState) -> FakeReply:
         if focus is None and visible:
             return which("Nothing is in focus to stop.")
         return _halt(state, focus, refs, reading, specialists)
+    if act in ("pause", "resume"):
+        return pause_turn(act, focus, refs) if focus or not visible else which(f"Which plan should I {act}?")
     if act == "delegate":
         profiles = [p for p in reading.profiles if p in specialists]
         writers = [p for p in profiles if specialists[p].get("writes")]

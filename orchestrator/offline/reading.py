@@ -32,7 +32,19 @@ from orchestrator.offline.planner_phrases import LINE, LINE_NUMBER_WORDS
 from orchestrator.planning.cells import equipment_tags
 
 Act = Literal[
-    "question", "explain", "unclear", "stop", "skip", "proceed", "guide", "revise", "delegate", "plan", "choose"
+    "question",
+    "explain",
+    "unclear",
+    "stop",
+    "pause",
+    "resume",
+    "skip",
+    "proceed",
+    "guide",
+    "revise",
+    "delegate",
+    "plan",
+    "choose",
 ]
 ACTS: tuple[str, ...] = Act.__args__
 
@@ -47,6 +59,8 @@ class Reading:
       unclear  — not understood as an instruction: ask what the user wants, change nothing;
       stop     — halt the work in focus (`smaller`: and hand it to a smaller agent); with `step`,
                  only that step ("stop step 2");
+      pause    — pause the running plan in focus (or `plan_id`): "pause plan 4", "hold it";
+      resume   — resume the paused plan in focus (or `plan_id`): "resume plan 4", "unpause it";
       skip     — leave out one step that has not run (`step`, "skip step 3 of plan 4");
       proceed  — approve what is waiting ("approve it", "apply it"); `step`, `ask_id` and
                  `plan_id` name which checkpoint when the user said so ("approve step 2");
@@ -114,6 +128,8 @@ APPROVE = re.compile(
 PUBLISH = re.compile(r"^(?:i\s+)?(?:publish|ship|release)\b", re.I)
 SKIP = re.compile(rf"^skip\s+{_TARGET}(?:\s+(?:please|now))?$", re.I)
 HALT = re.compile(rf"^(?:stop|cancel|abort|halt)(?:\s+{_TARGET})?(?:\s+(?:please|now))?(?:\s+and\s+.+)?$", re.I)
+PAUSE = re.compile(rf"^(?:pause|suspend|hold)(?:\s+{_TARGET})?(?:\s+(?:please|now))?$", re.I)
+RESUME = re.compile(rf"^(?:resume|unpause)(?:\s+{_TARGET})?(?:\s+(?:please|now))?$", re.I)
 DIRECT = re.compile(
     r"^(?:research|investigate|write|draft|have|ask|let|get|check|review|build|create|delegate|hand)\b", re.I
 )
@@ -231,6 +247,8 @@ def _understood(clause: str) -> bool:
     return bool(
         CLOSER.match(clause)
         or HALT.match(clause)
+        or PAUSE.match(clause)
+        or RESUME.match(clause)
         or SKIP.match(clause)
         or APPROVE.match(clause)
         or SMALLER.search(clause)
@@ -278,13 +296,17 @@ def keyword_reading(message: str, specialists: dict[str, Any]) -> Reading:
             return Reading("unclear", **common)
         return Reading("plan", text=goal[:1].upper() + goal[1:], quote=message.strip(), **common)
     targets = {"step": _number(STEP, text)}
-    decided = [(bare, w) for bare, w in decisions if HALT.match(bare) or SKIP.match(bare) or APPROVE.match(bare)]
+    decisive = (HALT, PAUSE, RESUME, SKIP, APPROVE)
+    decided = [(bare, w) for bare, w in decisions if any(p.match(bare) for p in decisive)]
     if decided and _unread_after(decided[-1][1], own, message):
         return Reading("unclear", **common)
     if decided and (several := _several(text)):  # "cancel plan 12 and plan 11": one would be dropped
         return Reading("unclear", several=several, **common)
     if halt := next((w for bare, w in decisions if HALT.match(bare)), None):
         return Reading("stop", smaller=bool(SMALLER.search(text)), quote=halt, **targets, **common)
+    for act, pattern in (("pause", PAUSE), ("resume", RESUME)):
+        if moved := next((w for bare, w in decisions if pattern.match(bare)), None):
+            return Reading(act, quote=moved, **common)
     if skip := next((w for bare, w in decisions if SKIP.match(bare)), None):
         return Reading("skip", quote=skip, **targets, **common)
     if ":" in text and GUIDE.search(text.split(":", 1)[0]):
