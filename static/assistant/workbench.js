@@ -154,11 +154,14 @@
     if (!intent) { showError(new Error("intent: pick what to create.")); $("wb-intent").focus(); return; }
     const slots = readSlots();
     if (slots === null) return;
+    const sentFor = sessionId;
+    const mine = ++latest.plan;
     const op = await call("POST", "/plans", { intent, slots, text: $("wb-text").value.trim() }).catch((err) => { markInvalid(err); return null; });
     if (op) {
+      plannedIn.add(sentFor).add("");  // waits in its session (and, for the no-session view, among all)
+      // The user switched sessions while it was on its way: it is offered there, not drawn here.
+      if (mine !== latest.plan || sentFor !== sessionId) return;
       markInvalid(null);
-      latest.plan += 1;
-      plannedIn.add(sessionId).add("");  // waits here (and, for the no-session view, among all)
       $("wb-operation").hidden = true;
       showPlan(op);
     }
@@ -210,10 +213,13 @@
     event.preventDefault();
     if (!operation || !$("wb-confirm").checked) return;
     $("wb-execute").disabled = true;
+    const sentFor = sessionId;
     const executed = await call("POST", "/plans/execute", { plan_id: operation.id, confirm: true }).catch(() => null);
+    if (sentFor !== sessionId) return;  // the user switched sessions meanwhile: its drafts show there
     if (!executed) { $("wb-execute").disabled = !$("wb-confirm").checked; return; }
     // The stored operation is the record: read it back rather than trusting the reply alone.
     const stored = await call("GET", `/operations/${encodeURIComponent(executed.id)}`).catch(() => executed);
+    if (sentFor !== sessionId) return;
     latest.plan += 1;
     showResult(stored);
     loadDrafts();

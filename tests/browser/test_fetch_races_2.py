@@ -192,3 +192,40 @@ def test_control_room_snapshot_sent_before_a_work_order_frame_does_not_undo_it(p
     land_last(page, held)
     assert card.get_attribute("data-status") == "open"
     assert not page.console_errors, page.console_errors
+
+
+def test_workbench_plan_answered_after_a_session_switch_is_offered_in_its_own_session(page, server):
+    # Plan was POSTed for the first session; the user switched to the second before it answered. The
+    # answer was drawn in the second session's view, as if it waited there, and Execute would have
+    # confirmed it from there. Now it is offered only where it waits.
+    server.create_user("race-bench-plan", PASSWORD, "operator")
+    sign_in(page, "race-bench-plan", PASSWORD, next_path="/assistant/")
+    first = assistant_api(page, "POST", "/sessions", {"title": "plan first"})["id"]
+    second = assistant_api(page, "POST", "/sessions", {"title": "plan second"})["id"]
+    page.goto(f"/assistant/workbench/?session={first}")
+    expect(page.locator("#wb-session")).to_have_value(str(first))
+    page.fill("#wb-text", 'Create a skill called race_plan: "Keep it short."')
+    page.get_by_role("button", name="Resolve").click()
+    expect(page.locator("#wb-intent")).to_have_value("create_skill")
+
+    held: list[tuple[Any, Any]] = []
+
+    def hold_post(route: Any) -> None:
+        if route.request.method == "POST" and not held:
+            held.append((route, route.fetch()))
+        else:
+            route.continue_()
+
+    page.route(f"**/api/v1/assistant/sessions/{first}/plans", hold_post)
+    page.get_by_role("button", name="Plan").click()
+    wait_for(page, lambda: held, "the plan's POST")
+    with page.expect_response(re.compile(rf"/sessions/{second}/drafts$")):
+        page.select_option("#wb-session", str(second))
+
+    land_last(page, held)
+    assert not page.locator("#wb-planned").is_visible()
+    with page.expect_response(re.compile(rf"/sessions/{first}/plans/latest$")):
+        page.select_option("#wb-session", str(first))  # it waits in its own session
+    expect(page.locator("#wb-planned")).to_be_visible()
+    expect(page.locator("#wb-plan-note")).to_contain_text("still waits for your confirmation")
+    assert not script_errors(page), page.console_errors
