@@ -14,6 +14,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 
 from core.capabilities import CapabilityContext, dispatch
+from core.json_types import ROW_ID_MAX
 
 TAG = re.compile(r"\b([A-Z]{1,3}-\d{1,3}[A-Z]?)\b", re.IGNORECASE)
 
@@ -45,16 +46,16 @@ def resolve_tag(user: AbstractBaseUser, tag: str) -> tuple[dict[str, Any] | None
     return (cell, "") if cell else (None, f"no cell is tagged {tag}")
 
 
-TAGS_LISTED = 100  # find_cells' largest page
+TAGS_PER_READ = 500  # the most ids find_cells takes at once (its `cell_ids`)
 
 
 def cell_tags(user: AbstractBaseUser, cell_ids: Iterable[int]) -> dict[int, str]:
-    """{cell id: tag} for `cell_ids`, read as `user` with one find_cells listing whatever their number
-    (none when no id is asked for). A cell beyond the listing's first 100, or one `user` may not read,
+    """{cell id: tag} for `cell_ids`, read as `user` with find_cells by id: one read for up to 500
+    cells (none when no id is asked for). A cell that no longer exists, or one `user` may not read,
     is left out: the caller shows its id."""
-    wanted = set(cell_ids)
-    if not wanted:
-        return {}
-    found, _ = read(user, "workorders.find_cells", {"query": "", "limit": TAGS_LISTED})
-    rows = (found or {}).get("cells") or []
-    return {row["cell_id"]: str(row["tag"]) for row in rows if row.get("cell_id") in wanted}
+    wanted = sorted({c for c in cell_ids if 0 < c <= ROW_ID_MAX})  # what find_cells takes as an id
+    tags: dict[int, str] = {}
+    for start in range(0, len(wanted), TAGS_PER_READ):
+        found, _ = read(user, "workorders.find_cells", {"cell_ids": wanted[start : start + TAGS_PER_READ]})
+        tags |= {row["cell_id"]: str(row["tag"]) for row in (found or {}).get("cells") or []}
+    return tags

@@ -81,3 +81,13 @@ def test_a_plan_without_cell_steps_reads_no_cells(client, operator):
         body = client.get(f"{API}/plans/{plan.pk}").json()
     assert body["steps"][0]["cell_tag"] is None
     assert not any("sentinel_cell" in q["sql"] for q in captured.captured_queries)
+
+
+def test_a_step_on_a_cell_beyond_the_first_hundred_is_named_by_its_tag(client, operator):
+    # cell_tags read the first 100 cells of the plant's listing (in tag order) and showed the id of any
+    # other; on a plant of 120 cells, "Z-120" was titled by its id.
+    cells = [f.make_cell(f"Z-{n:03d}") for n in range(1, 121)]
+    plan = _plan_over(operator, [cells[0], cells[-1]])
+    client.force_login(operator)
+    _, body = _queries(client, f"{API}/plans/{plan.pk}")
+    assert [s["cell_tag"] for s in body["steps"]] == ["Z-001", "Z-120"]

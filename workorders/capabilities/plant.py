@@ -11,11 +11,13 @@ from pydantic import BaseModel, Field, model_validator
 from core.access import OPERATOR
 from core.capabilities import CapabilityContext, Tier, capability
 from core.errors import InvalidInput
+from core.json_types import RowId
 from sentinel import selectors as sentinel_selectors
 from sentinel.models import Cell, SignalDefinition
 from workorders import selectors
 
 MAX_TREND_MINUTES = 7 * 24 * 60
+MAX_CELL_IDS = 500  # find_cells by id: the cells one plan listing can point at, in one read
 
 
 class CellInput(BaseModel):
@@ -124,11 +126,19 @@ def get_signal_anomalies(ctx: CapabilityContext, params: CellInput) -> dict[str,
 class FindCellsInput(BaseModel):
     query: str = Field(default="", max_length=100, description="Tag or name fragment, e.g. 'P-02' or 'pump'.")
     limit: int = Field(default=20, ge=1, le=100)
+    cell_ids: list[RowId] = Field(
+        default_factory=list,
+        max_length=MAX_CELL_IDS,
+        description="Only these cells (all of them, whatever `limit`): e.g. to name the cells a list of ids points at.",
+    )
 
 
 @capability(
     "workorders.find_cells",
-    description="Find equipment cells by tag or name (e.g. 'P-02'); returns ids to use with the other tools.",
+    description=(
+        "Find equipment cells by tag or name (e.g. 'P-02'), or by id (`cell_ids`); returns ids to use with the "
+        "other tools."
+    ),
     input=FindCellsInput,
     tier=Tier.READ,
     scopes=(OPERATOR,),
@@ -138,6 +148,8 @@ def find_cells(ctx: CapabilityContext, params: FindCellsInput) -> dict[str, Any]
     cells = Cell.objects.select_related("line__site").order_by("tag")
     if query:
         cells = cells.filter(Q(tag__iexact=query) | Q(tag__icontains=query) | Q(name__icontains=query))
+    if params.cell_ids:
+        cells = cells.filter(pk__in=params.cell_ids)
     rows = [
         {
             "cell_id": c.pk,
@@ -148,6 +160,6 @@ def find_cells(ctx: CapabilityContext, params: FindCellsInput) -> dict[str, Any]
             "site": c.line.site.name,
             "onboarding_complete": c.onboarding_complete,
         }
-        for c in cells[: params.limit]
+        for c in cells[: len(params.cell_ids) if params.cell_ids else params.limit]
     ]
     return {"cells": rows, "summary": f"{len(rows)} cell(s) match {query!r}" if query else f"{len(rows)} cell(s)"}
