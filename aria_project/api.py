@@ -1,8 +1,10 @@
 """The one NinjaAPI. Each app adds its router; domain errors map to one JSON error shape."""
 
+import functools
 import json
 import logging
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import pydantic
@@ -18,8 +20,9 @@ from ninja.parser import Parser
 from core.api import router as core_router
 from core.auth import api_auth, session_or_token_required
 from core.errors import DomainError, InvalidInput, InvalidJson, NotFound
+from core.json_body import json_body_refusal, json_text_refusal, mark_json_checked, request_json_refusal
 from core.openapi import document_error_responses
-from core.request_limits import FORM_CONTENT_TYPES, json_text_refusal, payload_too_large
+from core.request_limits import FORM_CONTENT_TYPES, payload_too_large
 
 logger = logging.getLogger("aria.api")
 
@@ -27,19 +30,36 @@ logger = logging.getLogger("aria.api")
 class JsonObjectParser(Parser):
     """Every JSON body this API takes is an object (an optional one is left out, not sent as `null`);
     ninja's schemas read attributes, so a list, a number or null would otherwise pass as "all defaults".
-    It is UTF-8 text the door (`core.request_limits`) has checked: a repeated key, a non-finite number,
-    a NUL or a too-deep body is refused however it is labelled or encoded."""
+    It runs after authentication, so it is where a body gets the checks that parse it (`core.json_body`:
+    a repeated key, a non-finite number, a NUL), on top of the door's (`core.request_limits`: UTF-8,
+    depth) — all of them for a form-labelled body the door could not read."""
 
     def parse_body(self, request: HttpRequest) -> Any:
         body = request.body
-        if request.content_type in FORM_CONTENT_TYPES and (refusal := json_text_refusal(body)) is not None:
-            raise refusal  # the door reads no form body; ninja parses a JSON body whatever its content type
+        form = request.content_type in FORM_CONTENT_TYPES  # ninja parses a JSON body whatever its content type
+        mark_json_checked(request)
+        if (refusal := json_text_refusal(body) if form else json_body_refusal(body)) is not None:
+            raise refusal
         # UTF-8 without a byte-order mark (RFC 8259 §8.1), as the door read it: json.loads(bytes)
-        # would also take a BOM, UTF-16 or UTF-32 — bodies the door's checks never saw.
+        # would also take a BOM, UTF-16 or UTF-32 — bodies the checks never saw.
         data = json.loads(body.decode("utf-8"))
         if not isinstance(data, dict):
             raise InvalidInput("The request body must be a JSON object.", field="body")
         return data
+
+
+def checked_json_body(view: Callable[..., Any]) -> Callable[..., Any]:
+    """Every operation's view: its body gets `core.json_body`'s checks once the caller is
+    authenticated, when the parser has not (a route with no body parameter: one that reads
+    `request.body` itself, like the signals ingest, or ignores it)."""
+
+    @functools.wraps(view)
+    def checked(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+        if (refusal := request_json_refusal(request)) is not None:
+            raise refusal
+        return view(request, *args, **kwargs)
+
+    return checked
 
 
 class AriaAPI(NinjaAPI):
@@ -75,6 +95,8 @@ api = AriaAPI(
     docs_url="/docs",
     docs_decorator=session_or_token_required,
 )
+# "operation": around the view itself, after authentication and the parameters' parsing.
+api.add_decorator(checked_json_body, mode="operation")
 
 INVALID_JSON = InvalidJson("The request body is not valid JSON.")
 _HTTP_CODES = {400: "bad_request", 403: "forbidden", 404: "not_found", 405: "method_not_allowed", 429: "throttled"}

@@ -47,7 +47,7 @@ def _parse_frame(text: str | None) -> tuple[dict[str, Any] | None, str]:
         frame = json.loads(text)
     except ValueError:
         return None, "Frame is not valid JSON."
-    problem = json_body_problem(raw)  # as the HTTP routes refuse it (core.request_limits)
+    problem = json_body_problem(raw)  # as the HTTP routes refuse it (core.json_body)
     if problem is not None and problem.kind == "duplicate_key":
         return None, f"{problem.field}: the key {problem.token!r} appears more than once; send each key once."
     if problem is not None:

@@ -3,8 +3,9 @@
 `{"to_status": "open", "to_status": "cancelled"}` is valid JSON whose meaning depends on the
 reader: Python's json and msgspec keep the last value, other parsers (a proxy, a WAF, a log
 pipeline) the first or refuse it. A body a logger read as "open" would be acted on as
-"cancelled". `core.request_limits` refuses such a body on every /api/ route before any view
-parses it (400 `duplicate_key`, `field` the key's dotted path, e.g. `samples.3.value`).
+"cancelled". `core.json_body` refuses such a body on every /api/ route once the caller is
+authenticated, before the route reads it (400 `duplicate_key`, `field` the key's dotted path,
+e.g. `samples.3.value`); the chat socket and the MCP endpoint do too.
 
 The check has to stay cheap on the ingest route (10,000 samples, ~0.8 MB), so it counts in C:
 every colon of a JSON text is a key's separator or a character of a string, and msgspec's
@@ -12,9 +13,9 @@ re-encoding of the parsed body keeps each string's colons (it never escapes one)
 dropped a repeated key dropped its separator too, so the re-encoding has fewer colons than the
 body exactly when a key repeats (~1.5 ms per 5,000 samples; a hooked `json.loads` costs ~10 ms);
 a colon the body spells `\\u003a` is counted as the one the re-encoding writes. Only on a mismatch
-is it walked in Python to name the key — at a few times json.loads' cost, as the door runs before
-authentication: objects are read as tuples of pairs and only containers and non-finite numbers are
-visited (a list-subclass hook and a path per value made a 2 MB body cost ~2 s, 30x its parse).
+is it walked in Python to name the key — at a few times json.loads' cost (nested small lists: ~2 s
+for 2 MB, which is why it runs after authentication): objects are read as tuples of pairs and only
+containers and non-finite numbers are visited (a list-subclass hook and a path per value cost more).
 
 msgspec reads strict JSON: `NaN`, `Infinity` and numbers beyond a double's range fail it, where
 Python's json (and so ninja's parser) reads them as floats that pydantic passes on and a JSON

@@ -1,15 +1,22 @@
-"""Bounds on what an API request body may be, checked before any view parses it.
+"""Bounds on what an API request body may be, checked before authentication and before any parser.
 
-Every unsafe request under /api/ is refused with a JSON error before a parser sees it when its body
-is larger than `ARIA_API_MAX_BODY_BYTES` (413 `payload_too_large`; multipart uploads have their own,
-larger cap `ARIA_API_MAX_UPLOAD_BYTES`) or when a JSON body nests deeper than `ARIA_API_MAX_JSON_DEPTH`
-(400 `too_deep`), or when a JSON object in it names a key twice (400 `duplicate_key`, see
-`core.json_keys`) or it carries a number JSON has not (`NaN`, `Infinity`, `1e999`: 422 `invalid`). The depth is measured without recursion and without parsing: strings are cut out
-with one regex and the running bracket depth is summed in C, so a 100,000-deep body costs one pass.
+This middleware sits ahead of the session and authentication middleware, so whoever sends a body
+gets these checks — and only these, each one pass in C over bytes already read (a 2 MB body: a
+few ms): every unsafe request under /api/ is refused with a JSON error when its Content-Length is
+not a number (400), when its body is larger than `ARIA_API_MAX_BODY_BYTES` (413 `payload_too_large`,
+before a byte of it is read when Content-Length says so; multipart uploads have their own, larger
+cap `ARIA_API_MAX_UPLOAD_BYTES`), when it is not plain UTF-8 (a BOM, UTF-16 or UTF-32: 400
+`invalid_json`) or when a JSON body nests deeper than `ARIA_API_MAX_JSON_DEPTH` (400 `too_deep`).
+The depth is measured without recursion and without parsing: strings are cut out with one regex
+and the running bracket depth is summed in C, so a 100,000-deep body costs one pass.
 
-Text carrying a NUL character (`\u0000` in a JSON string, `%00` in the path or query) is refused with
-422 `invalid`: PostgreSQL can store it neither in text nor in jsonb, so it would fail deep inside a
-write instead of at the door.
+A NUL character in the path or the query string is refused here too (422 `invalid`): PostgreSQL can
+store it neither in text nor in jsonb, so it would fail deep inside a write instead of at the door.
+
+What takes a parse — a key repeated in one object, a number JSON has not, a `\\u0000` in a JSON
+string, each named by its dotted path — runs after authentication, where the API reads the body
+(`core.json_body`): a hostile body costs seconds of CPU to walk, which an anonymous client must not
+be able to spend. The depth bound checked here is what makes that later parse safe.
 """
 
 from __future__ import annotations
@@ -26,8 +33,7 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from core.errors import DomainError, DuplicateKey, InvalidInput, InvalidJson, PayloadTooLarge, TooDeep
-from core.json_keys import JsonBodyProblem, json_body_problem
+from core.errors import DomainError, InvalidInput, InvalidJson, PayloadTooLarge, TooDeep
 
 API_PREFIX = "/api/"
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -43,8 +49,6 @@ _JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
 # Opening brackets become +1, closing ones -1 (0xFF read as a signed byte).
 _BRACKET_STEPS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
-# `\u0000` preceded by an even number of backslashes (an odd number would escape the first one).
-_JSON_NUL = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000")
 
 
 def json_nesting_depth(body: bytes) -> int:
@@ -105,7 +109,8 @@ def api_body_refusal(request: HttpRequest) -> HttpResponse | None:
     if declared > limit:  # refused before a byte of it is read
         return payload_too_large(limit)
     if _is_form(request):
-        error = _form_body_refusal(request, declared)
+        body = form_body_read_as_json(request)
+        error = door_refusal(body) if body is not None else None
         return error_response(error) if error is not None else None
     try:
         body = request.body
@@ -113,20 +118,24 @@ def api_body_refusal(request: HttpRequest) -> HttpResponse | None:
         return payload_too_large(limit)
     if len(body) > limit:  # a body sent without (or with a wrong) Content-Length
         return payload_too_large(limit)
-    error = json_text_refusal(body)
+    error = door_refusal(body)
     return error_response(error) if error is not None else None
 
 
-def _form_body_refusal(request: HttpRequest, declared: int) -> DomainError | None:
+def form_body_read_as_json(request: HttpRequest) -> bytes | None:
     """A form's body is Django's to parse (its own limits apply), but ninja's parser and the routes
     that read `request.body` read JSON whatever the content type says: a JSON body labelled a form
-    gets the JSON checks. An upload beyond Django's in-memory cap is streamed, never read as JSON."""
-    if not declared or declared > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
-        return None  # JsonObjectParser checks a form-labelled body it is asked to parse
-    body = request.body
-    if not _looks_like_json(body):
+    is read here and gets the JSON checks (the door's and, after authentication, `core.json_body`'s).
+    None for a real form, or one of no declared length or beyond Django's in-memory cap, which is
+    streamed, never read as JSON (`aria_project.api.JsonObjectParser` checks such a body it parses)."""
+    try:
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
         return None
-    return json_text_refusal(body)
+    if not declared or declared > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
+        return None
+    body = request.body
+    return body if _looks_like_json(body) else None
 
 
 def _looks_like_json(body: bytes) -> bool:
@@ -138,58 +147,19 @@ def _plain_utf8(body: bytes) -> bool:
     return not body.startswith(codecs.BOM_UTF8) and json.detect_encoding(body) == "utf-8"
 
 
-def json_text_refusal(body: bytes) -> DomainError | None:
-    """Why a JSON body is refused (not UTF-8, too deep, a repeated key, a non-finite number, a NUL),
-    or None. The door applies it to every body (`_form_body_refusal` to a form-labelled one); the
-    API's parser again to a form-labelled body the door could not read."""
+def door_refusal(body: bytes) -> DomainError | None:
+    """Why the door refuses a JSON body (not plain UTF-8, or nested too deep), or None. One pass in
+    C over the bytes: it runs before authentication. The checks that parse run after it
+    (`core.json_body`), and rely on it: a body it passed is UTF-8 and shallow enough to parse."""
     if not _plain_utf8(body):
         # json.loads(bytes) reads a BOM, UTF-16 and UTF-32 (RFC 8259 §8.1: UTF-8, no BOM); the
-        # checks below read bytes as UTF-8, so such a body would pass them unread.
+        # checks read bytes as UTF-8, so such a body would pass them unread.
         return InvalidJson("The request body is not valid JSON.")  # as the parser answers any other
     if body.lstrip()[:1] in (b"{", b"["):
         max_depth = getattr(settings, "ARIA_API_MAX_JSON_DEPTH", DEFAULT_MAX_JSON_DEPTH)
         if json_nesting_depth(body) > max_depth:
             return TooDeep(f"The JSON body nests deeper than {max_depth} levels.", limit=max_depth)
-        if (problem := json_body_problem(body)) is not None:  # after the depth check: parsing is safe
-            return _refusal(problem)
-    # The plain substring test first: the look-behind regex costs ~40 ms on a 400 kB body without one.
-    if b"\\u0000" in body and _JSON_NUL.search(body):  # after the depth check: parsing it to name the field is safe now
-        field = json_nul_field(body)
-        return InvalidInput(f"{field}: text must not contain NUL characters (\\u0000).", field=field)
     return None
-
-
-def _refusal(problem: JsonBodyProblem) -> DomainError:
-    field, token = problem.field, problem.token
-    if problem.kind == "duplicate_key":
-        message = f"{field}: the key {token!r} appears more than once in one object; send each key once."
-        return DuplicateKey(message, field=field, key=token)
-    return InvalidInput(f"{field}: {token} is not a JSON number; send a finite number.", field=field)
-
-
-def json_nul_field(body: bytes) -> str:
-    """The dotted path of the first string (or object key) holding a NUL, e.g. `samples.3.name`;
-    `body` when the body is not JSON or is the string itself."""
-    try:
-        document = json.loads(body)
-    except ValueError:
-        return "body"
-    pending: list[tuple[str, object]] = [("", document)]
-    while pending:  # iterative: no recursion whatever the shape
-        path, value = pending.pop()
-        if isinstance(value, str) and "\x00" in value:
-            return path or "body"
-        if isinstance(value, dict):
-            for key, item in reversed(value.items()):
-                child = f"{path}.{key}" if path else str(key)
-                if "\x00" in key:
-                    return child.replace("\x00", "\\u0000")
-                pending.append((child, item))
-        elif isinstance(value, list):
-            pending.extend(
-                (f"{path}.{index}" if path else str(index), item) for index, item in reversed(list(enumerate(value)))
-            )
-    return "body"
 
 
 class ApiRequestLimitsMiddleware:

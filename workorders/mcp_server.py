@@ -13,7 +13,11 @@ ORM work runs through `_in_thread`: a pool thread (calls do not queue behind one
 would on asgiref's single thread-sensitive thread) with stale connections closed around it.
 
 Transports: streamable HTTP at `/mcp` (bearer token, see `McpHttpApp`) and stdio
-(`manage.py mcp_serve`), both serving the same `build_server()`.
+(`manage.py mcp_serve`), both serving the same `build_server()`. Over HTTP, once the token is
+checked, a POST body the /api/ routes would refuse as JSON (not plain UTF-8, nested deeper than
+`ARIA_API_MAX_JSON_DEPTH`, a key repeated in one object, `NaN`/`Infinity`/`1e999`) is answered with
+a JSON-RPC parse error (-32700, HTTP 400) naming its dotted path (`params.arguments.cell_id`),
+before the SDK's parser — which keeps a repeated key's last value and reads NaN as a float — sees it.
 """
 
 from __future__ import annotations
@@ -32,13 +36,17 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from core.access import OPERATOR, has_scopes, user_scopes
 from core.auth import user_for_token
 from core.capabilities import Capability, CapabilityContext, CapabilityResult, Tier, dispatch, registry
+from core.errors import DomainError
+from core.json_body import json_problem_refusal
+from core.request_limits import door_refusal
 
 SERVER_NAME = "aria"
+PARSE_ERROR = -32700  # JSON-RPC 2.0: the text is not (strict) JSON
 MCP_PATH = "/mcp"
 USER_SCOPE_KEY = "aria.user"  # the ASGI scope key the HTTP app stores the token's user under
 AGENT_NAME = "mcp"
@@ -210,7 +218,58 @@ class McpHttpApp:
         if user is None:
             await _unauthorized(send)
             return
+        if scope.get("method") == "POST":
+            checked = await _checked_body(receive, send)
+            if checked is None:
+                return
+            receive = checked
         await self._ensure_running()
         token = AccessToken(token="", client_id=f"user:{user.pk}", scopes=scopes, subject=str(user.pk))
         scope = {**scope, "path": MCP_PATH, "user": AuthenticatedUser(token), USER_SCOPE_KEY: user}
         await self.app(scope, receive, send)
+
+
+def _json_refusal(body: bytes) -> DomainError | None:
+    """As on every /api/ route: not plain UTF-8 or nested too deep, then a repeated key or a
+    non-finite number, named by its dotted path (the SDK's parser keeps the last of a repeated
+    key and reads `NaN`, `Infinity` and `1e999` as floats)."""
+    return door_refusal(body) or json_problem_refusal(body)
+
+
+async def _checked_body(receive: Receive, send: Send) -> Receive | None:
+    """After authentication: reads the request body and answers a JSON-RPC parse error (HTTP 400)
+    for one `_json_refusal` refuses, returning None; else a `receive` that hands the SDK the same
+    body. None too when the client went away before sending it all."""
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return None
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    body = b"".join(chunks)
+    # A hostile body costs up to seconds to walk: off the event loop, as the caller's other work.
+    refusal = await asyncio.to_thread(_json_refusal, body)
+    if refusal is not None:
+        await _parse_error(send, refusal)
+        return None
+    replayed = False
+
+    async def replay() -> Message:
+        nonlocal replayed
+        if replayed:
+            return await receive()  # a disconnect, which the SDK may wait for
+        replayed = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay
+
+
+async def _parse_error(send: Send, refusal: DomainError) -> None:
+    data = {key: value for key, value in refusal.as_body().items() if key != "detail"}  # code, field, key
+    error = {"code": PARSE_ERROR, "message": f"Parse error: {refusal.message}", "data": data}
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": 400, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

@@ -122,8 +122,8 @@ async def test_an_unexpected_failure_is_reported_without_its_details(operator, m
 
 async def test_a_nul_in_the_content_is_an_error_done_and_nothing_is_written(operator, plant):
     """PostgreSQL text cannot hold NUL: the turn failed deep in its first write ('Internal error.',
-    a server_error logged) and left an empty session in the history. The HTTP routes refuse it at
-    the door (core.request_limits); the socket now does too."""
+    a server_error logged) and left an empty session in the history. The HTTP routes refuse it
+    (core.json_body); the socket now does too."""
     from assistant.models import Message, Session
 
     communicator, _ = await _connect(operator)
@@ -146,7 +146,7 @@ async def test_a_nul_in_the_content_is_an_error_done_and_nothing_is_written(oper
     ],
 )
 async def test_a_frame_the_http_routes_would_refuse_is_an_error_done(operator, plant, text, said):
-    """As on every /api/ route (core.request_limits): a repeated key (a log keeping the first
+    """As on every /api/ route (core.json_body): a repeated key (a log keeping the first
     'content' read another question than the one answered) or a non-JSON number."""
     from assistant.models import Message
 

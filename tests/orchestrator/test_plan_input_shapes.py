@@ -29,7 +29,7 @@ def raw_create(client, user, body: str):
 @pytest.mark.parametrize(
     ("body", "field", "says"),
     [
-        # refused at the door, as on every /api/ route (core.request_limits), naming the number
+        # refused once the caller is known, as on every /api/ route (core.json_body), naming the number
         (f'{{"goal": "{GOAL}", "constraints": {{"x": NaN}}}}', "constraints.x", "NaN is not a JSON number"),
         (f'{{"goal": "{GOAL}", "constraints": {{"note": [1, Infinity]}}}}', "constraints.note.1", "Infinity is not"),
         (f'{{"goal": "{GOAL}", "constraints": {{"cells": ["P-02"], "why": -1e999}}}}', "constraints.why", "-1e999"),

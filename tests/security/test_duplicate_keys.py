@@ -2,7 +2,7 @@
 
 `{"to_status": "open", "to_status": "cancelled"}` read "open" to anything that keeps the first
 value (a proxy, a log) and "cancelled" to ARIA, which kept the last. Now it is a 400
-`duplicate_key` naming the key's dotted path, before any view runs: nothing is written. Bodies
+`duplicate_key` naming the key's dotted path, before the route reads the body: nothing is written. Bodies
 without a repeat — strings holding quotes, colons and backslashes included — are read as before."""
 
 from __future__ import annotations

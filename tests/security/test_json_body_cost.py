@@ -1,5 +1,5 @@
-"""The door's repeated-key / non-finite check (core.json_keys) runs before authentication on every
-/api/ body, so its slow walk must not be the cheap way to burn the server's CPU.
+"""The repeated-key / non-finite check (core.json_keys) runs on every /api/ body (after authentication
+since test_json_checks_after_auth), so its slow walk must not be the cheap way to burn the server's CPU.
 
 Before, any body spelling one colon as `\\u003a` — no repeat, no bad number — skipped the counting
 fast path and was walked in Python: a list-subclass hook per object and a path string per value

@@ -32,7 +32,7 @@ pytestmark = pytest.mark.skipif(os.environ.get("ARIA_FUZZ") != "1", reason="API 
 
 schema = schemathesis.openapi.from_dict(api.get_openapi_schema())
 schema.app = WSGIHandler()  # requests go through the whole Django stack, middleware included
-# NUL characters are refused at the door for every text (core.request_limits; tested in test_bad_input),
+# NUL characters are refused for every text (core.request_limits, core.json_body; tested in test_bad_input),
 # a rule the schema states in its 422 description rather than on every string.
 schema.config.generation.update(
     max_examples=MAX_EXAMPLES, deterministic=True, no_shrink=True, database="none", allow_x00=False

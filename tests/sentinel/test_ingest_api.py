@@ -48,7 +48,7 @@ def test_an_older_batch_never_rewinds_the_latest_value(api_client, vibration):
 @pytest.mark.parametrize(
     ("item", "field", "message"),
     [
-        # not JSON numbers: refused at the door (core.request_limits), before the ingest parses
+        # not JSON numbers: refused after authentication (core.json_body), before the ingest parses
         (
             {"value": float("nan")},
             "samples.1.value",

@@ -23,7 +23,7 @@ def _raw(signal_id, time, value):
     ("item", "field", "message"),
     [
         (("{id}", '"{now}"', "true"), "samples.1.value", "samples[1].value: must be a number"),
-        # not JSON numbers: refused at the door (core.request_limits)
+        # not JSON numbers: refused after authentication (core.json_body), before the ingest parses
         (
             ("{id}", '"{now}"', "NaN"),
             "samples.1.value",

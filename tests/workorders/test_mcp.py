@@ -182,6 +182,55 @@ def test_http_without_valid_token_is_401(http_server: str, header: str | None) -
     assert response.headers["www-authenticate"].startswith("Bearer")
 
 
+MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+
+
+def tools_call(arguments: str) -> bytes:
+    """A raw `tools/call` of get_current_signals, its arguments spelled as given."""
+    params = f'{{"name": "get_current_signals", "arguments": {arguments}}}'
+    return f'{{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {params}}}'.encode()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "problem", "data"),
+    [
+        (
+            '{"cell_id": 1, "cell_id": 2}',
+            "the key 'cell_id' appears more than once in one object; send each key once.",
+            {"code": "duplicate_key", "field": "params.arguments.cell_id", "key": "cell_id"},
+        ),
+        ('{"cell_id": NaN}', "NaN is not a JSON number; send a finite number.", None),
+        ('{"cell_id": -Infinity}', "-Infinity is not a JSON number; send a finite number.", None),
+        ('{"cell_id": 1e999}', "1e999 is not a JSON number; send a finite number.", None),
+    ],
+    ids=["repeat", "nan", "-infinity", "1e999"],
+)
+def test_http_refuses_a_repeated_key_or_a_non_finite_number(http_server: str, site: dict, arguments, problem, data):
+    """As every /api/ route does; the SDK's parser kept the last `cell_id` and read NaN as a float."""
+    headers = {**MCP_HEADERS, "Authorization": f"Bearer {site['operator']}"}
+
+    response = httpx.post(f"{http_server}/mcp", content=tools_call(arguments), headers=headers, timeout=10)
+
+    assert response.status_code == 400, response.text
+    body = response.json()
+    assert (body["jsonrpc"], body["id"], body["error"]["code"]) == ("2.0", None, -32700)
+    assert body["error"]["message"] == f"Parse error: params.arguments.cell_id: {problem}"
+    assert body["error"]["data"] == (data or {"code": "invalid", "field": "params.arguments.cell_id"})
+
+
+def test_http_refuses_a_hostile_body_only_after_authentication(http_server: str, site: dict) -> None:
+    repeated = tools_call('{"cell_id": 1, "cell_id": 2}')
+
+    anonymous = httpx.post(f"{http_server}/mcp", content=repeated, headers=MCP_HEADERS, timeout=10)
+    headers = {**MCP_HEADERS, "Authorization": f"Bearer {site['operator']}"}
+    sound = httpx.post(f"{http_server}/mcp", content=tools_call(f'{{"cell_id": {site["cell_id"]}}}'), headers=headers)
+
+    assert anonymous.status_code == 401  # the token first: an anonymous body is never parsed
+    assert sound.status_code == 200, sound.text  # a sound body reaches the SDK whole
+    result = sound.json()["result"]
+    assert not result.get("isError") and json.loads(result["content"][0]["text"])["cell_id"] == site["cell_id"]
+
+
 async def test_stdio_serves_the_same_tools(site: dict) -> None:
     params = StdioServerParameters(
         command=PYTHON, args=["manage.py", "mcp_serve", "--token", site["operator"]], env=site["env"], cwd=str(ROOT)
