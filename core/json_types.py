@@ -40,3 +40,14 @@ def whole_number(*, ge: int | None = None, le: int | None = None) -> Any:
         *([annotated_types.Le(le)] if le is not None else []),
     ]
     return Annotated[int, *bounds, BeforeValidator(_whole_number)]
+
+
+# A text with something left after Python's str.strip(): one character that is not whitespace to
+# str.isspace(). Spelled out rather than `\s`, which means other characters in JSON Schema's ECMA-262
+# patterns (no U+001C-U+001F or U+0085) than in Python's `re`. Stated on the schema of a text the
+# server strips and refuses when blank (a plan's goal), so a schema-valid text is never refused as blank.
+NOT_BLANK = r"[^\u0009-\u000d\u001c-\u0020\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+
+# A row id a JSON body names (`{"session_id": 7}`): JSON Schema's integer (7.0 too, not "7" or true)
+# within the database's id range, stated in the schema as `RowId` states it for a query.
+BodyRowId = Annotated[int, annotated_types.Ge(1), annotated_types.Le(ROW_ID_MAX), BeforeValidator(_whole_number)]

@@ -14,7 +14,7 @@ from ninja import Query, Router, Schema
 from pydantic import Field
 
 from core.access import APPROVER, OPERATOR, require_any_scope, require_scopes
-from core.json_types import RowId, WholeNumber
+from core.json_types import BodyRowId, RowId, WholeNumber
 from workorders import selectors
 from workorders.choices import allowed_transitions
 from workorders.models import ShiftAssignment, WorkOrder
@@ -34,7 +34,7 @@ CODE = r"^[A-Za-z0-9_.\-]{1,40}$"
 
 
 class AssignIn(Schema):
-    shift_assignment_id: WholeNumber = Field(ge=1, description="A row of the shift roster.")
+    shift_assignment_id: BodyRowId = Field(description="A row of the shift roster.")
 
 
 class StartIn(Schema):

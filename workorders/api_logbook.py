@@ -15,7 +15,7 @@ from pydantic import Field
 
 from core.access import APPROVER, OPERATOR, get_owned_or_404, require_any_scope, require_scopes
 from core.agents.engines import get_engine
-from core.json_types import RowId, WholeNumber
+from core.json_types import BodyRowId, RowId
 from core.request_limits import MAX_PAGE_OFFSET
 from core.throttling import CHAT, UserRateLimit, token_budget_check
 from workorders import selectors
@@ -59,7 +59,7 @@ class AttachmentSchema(Schema):
 
 
 class LogbookEntryIn(Schema):
-    cell_id: WholeNumber = Field()
+    cell_id: BodyRowId = Field()
     text: str = Field(min_length=1, max_length=MAX_TEXT_CHARS)
     category: CategoryName = "observation"
     time: datetime | None = Field(

@@ -13,6 +13,7 @@ from assistant.services.chat import chat_turn
 from core.access import OPERATOR, require_scopes
 from core.agents.engines.fake import FakeEngine
 from core.errors import InvalidInput
+from core.json_types import BodyRowId
 from core.throttling import CHAT, UserRateLimit, token_budget_check
 
 router = Router(tags=["assistant"])
@@ -25,7 +26,7 @@ class ChatMessageIn(Schema):
 
 class ChatIn(Schema):
     messages: list[ChatMessageIn] = Field(min_length=1, max_length=50)
-    session_id: int | None = None
+    session_id: BodyRowId | None = None  # 7 or 7.0; JSON true/false or "7" is not a session id
 
 
 class ToolCallOut(Schema):

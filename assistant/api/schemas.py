@@ -6,12 +6,13 @@ from datetime import datetime
 from typing import Any, Literal
 
 from ninja import Schema
-from pydantic import ConfigDict, Field, StrictBool, StrictInt
+from pydantic import ConfigDict, Field, StrictBool
 
 from assistant.models import Draft
 from assistant.models.drafts import DRAFT_NAME_MAX_LENGTH
 from assistant.services.publish import draft_status_reason, draft_status_reasons
 from assistant.validators import DRAFT_NAME
+from core.json_types import NOT_BLANK, BodyRowId
 
 ModeName = Literal["chat", "build", "plan", "coordinate"]
 AuthorModeName = Literal["chat", "build", "plan"]  # the one-shot prompt draft runs the authoring agent
@@ -65,7 +66,7 @@ class MessageOut(Schema):
 
 
 class SessionTurnIn(Schema):
-    content: str = Field(min_length=1, max_length=20_000)
+    content: str = Field(min_length=1, max_length=20_000, json_schema_extra={"pattern": NOT_BLANK})  # refused blank
     mode: ModeName | None = None
 
 
@@ -201,7 +202,7 @@ class DraftIn(Schema):
     type: Literal["tool", "skill", "prompt", "workflow", "mcp_server"]
     name: str = Field(min_length=1, max_length=DRAFT_NAME_MAX_LENGTH, pattern=DRAFT_NAME.pattern)  # a slug: no "../x"
     spec: dict[str, Any] = Field(default_factory=dict)
-    session_id: StrictInt | None = None  # JSON true/false or "7" is not a session id
+    session_id: BodyRowId | None = None  # 7 or 7.0; JSON true/false or "7" is not a session id
 
 
 class DraftPatch(Schema):

@@ -13,7 +13,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from ninja import Router, Schema, Status
-from pydantic import Field, StrictBool, StrictInt
+from pydantic import Field, StrictBool
 
 from assistant import selectors
 from assistant.intents import INTENTS
@@ -21,6 +21,7 @@ from assistant.models import Operation, Session
 from assistant.services.operations import intent_resolve, operation_execute, operation_plan
 from core.access import OPERATOR, get_owned_or_404, require_scopes
 from core.errors import NotFound
+from core.json_types import BodyRowId
 
 router = Router(tags=["assistant"])
 
@@ -39,11 +40,11 @@ class PlanBody(Schema):
 
 
 class PlanIn(PlanBody):
-    session_id: StrictInt | None = None  # JSON true/false or "7" is not a session id
+    session_id: BodyRowId | None = None  # 7 or 7.0; JSON true/false or "7" is not a session id
 
 
 class ExecuteIn(Schema):
-    plan_id: StrictInt
+    plan_id: BodyRowId
     confirm: StrictBool = False  # only JSON true confirms: "yes", "false" or 1 is a 422
 
 
