@@ -210,7 +210,7 @@ def alarms_list(
                 f"state: unknown state {unknown[0]!r}", field="state", allowed=[*AlarmState.values, "open"]
             )
         qs = qs.filter(state__in=states)
-    if severity:
+    if severity is not None:  # `?severity=` names no severity: the schema's enum does not offer ""
         if severity not in Severity.values:
             raise InvalidInput(f"severity: unknown severity {severity!r}", field="severity", allowed=Severity.values)
         qs = qs.filter(severity=severity)
