@@ -29,6 +29,7 @@ from typing import Any
 
 import mcp_types as types
 from channels.db import database_sync_to_async
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.serializers.json import DjangoJSONEncoder
 from mcp.server import Server, ServerRequestContext
@@ -43,10 +44,11 @@ from core.auth import user_for_token
 from core.capabilities import Capability, CapabilityContext, CapabilityResult, Tier, dispatch, registry
 from core.errors import DomainError
 from core.json_body import json_problem_refusal
-from core.request_limits import door_refusal
+from core.request_limits import DEFAULT_MAX_BODY_BYTES, door_refusal
 
 SERVER_NAME = "aria"
 PARSE_ERROR = -32700  # JSON-RPC 2.0: the text is not (strict) JSON
+INVALID_REQUEST = -32600  # JSON-RPC 2.0: not a request the server takes (here: a body over the size limit)
 MCP_PATH = "/mcp"
 USER_SCOPE_KEY = "aria.user"  # the ASGI scope key the HTTP app stores the token's user under
 AGENT_NAME = "mcp"
@@ -219,7 +221,7 @@ class McpHttpApp:
             await _unauthorized(send)
             return
         if scope.get("method") == "POST":
-            checked = await _checked_body(receive, send)
+            checked = await _checked_body(scope, receive, send)
             if checked is None:
                 return
             receive = checked
@@ -236,17 +238,34 @@ def _json_refusal(body: bytes) -> DomainError | None:
     return door_refusal(body) or json_problem_refusal(body)
 
 
-async def _checked_body(receive: Receive, send: Send) -> Receive | None:
-    """After authentication: reads the request body and answers a JSON-RPC parse error (HTTP 400)
-    for one `_json_refusal` refuses, returning None; else a `receive` that hands the SDK the same
-    body. None too when the client went away before sending it all."""
+def _too_large(scope: Scope, received: int) -> int | None:
+    """The body limit of every /api/ route (`ARIA_API_MAX_BODY_BYTES`) when the declared length or
+    what was received passes it; else None."""
+    limit = getattr(settings, "ARIA_API_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES)
+    declared = dict(scope.get("headers") or []).get(b"content-length", b"0")
+    return limit if received > limit or (declared.isdigit() and int(declared) > limit) else None
+
+
+async def _checked_body(scope: Scope, receive: Receive, send: Send) -> Receive | None:
+    """After authentication: reads the request body, up to the API's size limit (HTTP 413 past it,
+    without reading the rest), and answers a JSON-RPC parse error (HTTP 400) for one `_json_refusal`
+    refuses, returning None; else a `receive` that hands the SDK the same body. None too when the
+    client went away before sending it all."""
     chunks: list[bytes] = []
+    received = 0
     while True:
+        if (limit := _too_large(scope, received)) is not None:
+            text = f"Request too large: a body has at most {limit} bytes."
+            await _rpc_error(send, 413, INVALID_REQUEST, text, {"code": "payload_too_large", "limit": limit})
+            return None
         message = await receive()
         if message["type"] != "http.request":
             return None
         chunks.append(message.get("body", b""))
+        received += len(chunks[-1])
         if not message.get("more_body", False):
+            if (limit := _too_large(scope, received)) is not None:
+                continue  # refused at the top of the loop
             break
     body = b"".join(chunks)
     # A hostile body costs up to seconds to walk: off the event loop, as the caller's other work.
@@ -268,8 +287,12 @@ async def _checked_body(receive: Receive, send: Send) -> Receive | None:
 
 async def _parse_error(send: Send, refusal: DomainError) -> None:
     data = {key: value for key, value in refusal.as_body().items() if key != "detail"}  # code, field, key
-    error = {"code": PARSE_ERROR, "message": f"Parse error: {refusal.message}", "data": data}
+    await _rpc_error(send, 400, PARSE_ERROR, f"Parse error: {refusal.message}", data)
+
+
+async def _rpc_error(send: Send, status: int, code: int, message: str, data: dict[str, Any]) -> None:
+    error = {"code": code, "message": message, "data": data}
     body = json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": 400, "headers": headers})
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

@@ -231,6 +231,27 @@ def test_http_refuses_a_hostile_body_only_after_authentication(http_server: str,
     assert not result.get("isError") and json.loads(result["content"][0]["text"])["cell_id"] == site["cell_id"]
 
 
+def test_http_refuses_a_body_over_the_api_size_limit(http_server: str, site: dict) -> None:
+    """Every /api/ route refuses a body over 2 MB (ARIA_API_MAX_BODY_BYTES); /mcp read any size whole."""
+    headers = {**MCP_HEADERS, "Authorization": f"Bearer {site['operator']}"}
+    padding = "x" * (2 * 1024 * 1024)
+    big = tools_call(f'{{"cell_id": {site["cell_id"]}, "note": "{padding}"}}')
+
+    declared = httpx.post(f"{http_server}/mcp", content=big, headers=headers, timeout=30)
+
+    def chunks():  # no Content-Length: the limit is counted as the body arrives
+        for start in range(0, len(big), 65536):
+            yield big[start : start + 65536]
+
+    streamed = httpx.post(f"{http_server}/mcp", content=chunks(), headers=headers, timeout=30)
+    for response in (declared, streamed):
+        assert response.status_code == 413, response.text
+        error = response.json()["error"]
+        assert error["code"] == -32600 and error["data"]["code"] == "payload_too_large", error
+    sound = httpx.post(f"{http_server}/mcp", content=tools_call(f'{{"cell_id": {site["cell_id"]}}}'), headers=headers)
+    assert sound.status_code == 200, sound.text
+
+
 async def test_stdio_serves_the_same_tools(site: dict) -> None:
     params = StdioServerParameters(
         command=PYTHON, args=["manage.py", "mcp_serve", "--token", site["operator"]], env=site["env"], cwd=str(ROOT)
