@@ -91,8 +91,15 @@ def _compose_answer(
     claims_ok = all(c["ok"] for c in verdict.checks if c["check"] == "claim" and c["action_index"] is None)
     # a mutation refused or failed: the answer opens with that fact, not the summary of the intent
     refused = {} if verdict.blocked else not_done(plan, verdict.checks, executed, message)
-    parts = [plan.summary] if claims_ok and not verdict.blocked and not refused else []
+    # a proposal waiting for a Confirm is not done either: the summary ("I cancelled plan 6.") does not lead
+    proposed = (
+        [] if verdict.blocked else [c for c in verdict.failed if c["check"] == BACKED and c["action_index"] is not None]
+    )
+    parts = [plan.summary] if claims_ok and not verdict.blocked and not refused and not proposed else []
     parts += list(dict.fromkeys(refused.values()))
+    if proposed:
+        waits = "1 action waits" if len(proposed) == 1 else f"{len(proposed)} actions wait"
+        parts.append(f"Not done yet: {waits} for your Confirm.")
     if verdict.blocked:
         parts.append("I did not act, so nothing was changed: " + _reasons(verdict, "reference.") + ".")
     for item in executed:
