@@ -201,7 +201,8 @@ class ServiceAccountAdmin(AdminScopeOnlyMixin, admin.ModelAdmin):
 
 @admin.register(AuditRecord)
 class AuditRecordAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = ("id", "created_at", "actor_label", "action", "target_type", "target_id")
+    # `seal`: the chain position (empty until the sealer links the record, core.audit).
+    list_display = ("id", "seal", "created_at", "actor_label", "action", "target_type", "target_id")
     list_filter = ("action", "target_type")
     search_fields = ("actor_label", "action", "target_type", "target_id")
     date_hierarchy = "created_at"

@@ -4,7 +4,7 @@ Apps register *reapers* from their `AppConfig.ready()` (`register_reaper("workor
 fn)`); the beat task `core.sweep` calls each with a bounded batch size. A reaper finds work stuck
 past its deadline and re-dispatches it (through `core.dispatch`, idempotently) or ends it with
 a recorded reason, and returns how many items it touched. The kernel's own reapers end orphaned
-agent runs and prune delivered dispatch intents and expired leases.
+agent runs, seal audit records left unsealed, and prune delivered dispatch intents and expired leases.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
+from core.audit import audit_seal
 from core.dispatch import dispatch_prune
 from core.leases import leases_prune
 from core.models import AgentRun
@@ -85,7 +86,13 @@ def _housekeeping(limit: int) -> int:
     return dispatch_prune(limit=limit * 20) + leases_prune(limit=limit * 20)
 
 
+def _unsealed_audit_records(limit: int) -> int:
+    """Audit records committed but not sealed (the process died between commit and on-commit)."""
+    return audit_seal(limit=limit * 20)
+
+
 register_reaper("core.orphaned_agent_runs", _orphaned_agent_runs)
+register_reaper("core.audit_seal", _unsealed_audit_records)
 register_reaper("core.housekeeping", _housekeeping)
 
 

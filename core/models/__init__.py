@@ -3,7 +3,7 @@ dispatch intents and work leases."""
 
 from core.models.access import ApiToken, ServiceAccount
 from core.models.agents import AgentRun, AgentStep
-from core.models.audit import AuditRecord
+from core.models.audit import AuditChainHead, AuditRecord
 from core.models.dispatch import DispatchIntent, WorkLease
 from core.models.events import Event
 
@@ -11,6 +11,7 @@ __all__ = [
     "AgentRun",
     "AgentStep",
     "ApiToken",
+    "AuditChainHead",
     "AuditRecord",
     "DispatchIntent",
     "Event",

@@ -3,7 +3,11 @@ from django.db import models
 
 
 class AuditRecord(models.Model):
-    """Append-only, hash-chained record of who did what. Written only by core.audit."""
+    """Append-only, hash-chained record of who did what. Written only by core.audit.
+
+    A record is inserted unsealed (`seal`, `previous_hash` and `hash` null) in the writer's
+    transaction; the sealer later gives it its chain position (`seal`) and hashes. The chain is
+    walked in `seal` order, which is commit order, not id order."""
 
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -14,12 +18,16 @@ class AuditRecord(models.Model):
     target_id = models.CharField(max_length=64, db_index=True)
     details = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(db_index=True)
-    previous_hash = models.CharField(max_length=64, blank=True)
-    hash = models.CharField(max_length=64, unique=True)
+    seal = models.PositiveBigIntegerField(null=True, blank=True, unique=True)
+    previous_hash = models.CharField(max_length=64, null=True, blank=True)
+    hash = models.CharField(max_length=64, null=True, blank=True, unique=True)
 
     class Meta:
         ordering = ["id"]
-        indexes = [models.Index(fields=["target_type", "target_id"])]
+        indexes = [
+            models.Index(fields=["target_type", "target_id"]),
+            models.Index(fields=["id"], condition=models.Q(seal__isnull=True), name="core_audit_unsealed"),
+        ]
 
     def __str__(self) -> str:
         return (
@@ -33,3 +41,15 @@ class AuditRecord(models.Model):
 
     def delete(self, *args, **kwargs):
         raise ValueError("Audit records are append-only.")
+
+
+class AuditChainHead(models.Model):
+    """The one row (pk 1) that is the sealer's lock and cursor: the last sealed position and hash.
+    Only core.audit's sealer writes it, under its row lock; it also lets verification see a
+    chain whose sealed tail was cut off."""
+
+    seal = models.PositiveBigIntegerField(default=0)
+    hash = models.CharField(max_length=64, blank=True)
+
+    def __str__(self) -> str:
+        return f"audit chain head at #{self.seal}"

@@ -1,4 +1,5 @@
-"""The audit trail is append-only and hash-chained; tampering is found at the right record."""
+"""The audit trail is append-only and hash-chained; tampering is found at the right record.
+(Sealing after commit, the sweeper and concurrency: test_audit_seal.py.)"""
 
 from __future__ import annotations
 
@@ -9,15 +10,18 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
 
-from core.audit import audit_record, audit_verify
+from core.audit import audit_record, audit_seal, audit_verify
 from core.models import AuditRecord
 
 
 def _chain(n: int, actor=None) -> list[AuditRecord]:
-    return [
+    """n records, sealed (in a test's transaction the on-commit seal never runs)."""
+    records = [
         audit_record(actor=actor, action=f"thing.step{i}", target_type="thing", target_id=i, details={"n": i})
         for i in range(n)
     ]
+    audit_seal()
+    return list(AuditRecord.objects.filter(pk__in=[r.pk for r in records]).order_by("seal"))
 
 
 def _verify() -> tuple[int, str]:
@@ -32,11 +36,11 @@ def _verify() -> tuple[int, str]:
 @pytest.mark.django_db
 def test_records_link_to_the_previous_hash(operator) -> None:
     first, second, third = _chain(3, actor=operator)
-    assert first.previous_hash == ""
+    assert (first.seal, second.seal, third.seal) == (1, 2, 3) and first.previous_hash == ""
     assert second.previous_hash == first.hash and third.previous_hash == second.hash
     assert third.actor_label == "olga"
     assert audit_verify() is None
-    assert _verify() == (0, "Audit chain OK (3 records).\n")
+    assert _verify() == (0, "Audit chain OK (3 records sealed, 0 unsealed).\n")
 
 
 @pytest.mark.django_db
