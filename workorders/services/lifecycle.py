@@ -36,9 +36,9 @@ S = WorkOrderStatus
 def lock_work_order(work_order: WorkOrder | int) -> WorkOrder:
     """The row, locked for the rest of the caller's transaction, after its cell's row — the intake
     lock, which comes before any work order (docs/KERNEL.md). Taken together in one FOR UPDATE the
-    two rows lock in no set order; taken without the cell, a change to the order (an investigation's
-    result) held the order while an alarm intake on the cell, holding the cell and the audit chain,
-    waited for it — and the change then waited for the audit chain (CI, leg 2)."""
+    two rows lock in no set order. (Taken without the cell, a change to the order once deadlocked
+    with an alarm intake through the audit chain's tail, which audited writes then locked; they no
+    longer do — core.audit seals after commit — but the documented order still holds.)"""
     pk = work_order.pk if isinstance(work_order, WorkOrder) else work_order
     list(Cell.objects.select_for_update(of=("self",)).filter(work_orders__pk=pk).values_list("pk"))
     return WorkOrder.objects.select_for_update(of=("self",)).select_related("cell").get(pk=pk)
