@@ -11,6 +11,7 @@ import pydantic
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.utils.datastructures import MultiValueDict
 from django.views.decorators.csrf import csrf_exempt
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError, ValidationErrorContext
@@ -46,6 +47,14 @@ class JsonObjectParser(Parser):
         if not isinstance(data, dict):
             raise InvalidInput("The request body must be a JSON object.", field="body")
         return data
+
+    def parse_querydict(self, data: MultiValueDict, list_fields: list[str], request: HttpRequest) -> dict[str, Any]:
+        """A parameter the schema takes once (`?conversation=a`) given twice is a 422 naming it, not
+        its last value read as if the first were never sent; a list parameter may repeat."""
+        for key, values in data.lists():
+            if key not in list_fields and len(values) > 1:
+                raise InvalidInput(f"{key}: given {len(values)} times; it takes one value.", field=key)
+        return super().parse_querydict(data, list_fields, request)
 
 
 def checked_json_body(view: Callable[..., Any]) -> Callable[..., Any]:
