@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from django.http import HttpRequest
 from ninja import Query, Router
 from ninja.responses import Status
+from pydantic import StringConstraints
 
 from core.access import OPERATOR, get_owned_or_404, owned_by, require_scopes
 from core.agents.engines import get_engine
 from core.throttling import COORDINATOR, PLAN_CREATE, UserRateLimit, token_budget_check
-from orchestrator.choices import PlanStatus
+from orchestrator.choices import CONVERSATION_PATTERN, PlanStatus
 from orchestrator.coordinator.service import coordinator_turn
 from orchestrator.models import CoordinatorTurn
 from orchestrator.schemas import (
@@ -31,6 +32,10 @@ from orchestrator.services.jobs import plan_poll
 from orchestrator.services.plans import plan_approve, plan_create, plan_patch
 
 PREFIX = "/aria"
+# A conversation's name as every conversation has one (the export's path states the same): a filter
+# naming one no conversation can have is a 422, not an empty list.
+ConversationName = Annotated[str, StringConstraints(pattern=CONVERSATION_PATTERN)]
+
 router = Router(tags=["orchestrator"])
 
 
@@ -145,7 +150,7 @@ def coordinator_turn_create(request: HttpRequest, payload: TurnIn) -> Status:
 
 
 @router.get("/coordinator/turns")
-def coordinator_turn_list(request: HttpRequest, conversation: str | None = None) -> list[dict[str, Any]]:
+def coordinator_turn_list(request: HttpRequest, conversation: ConversationName | None = None) -> list[dict[str, Any]]:
     _authenticated(request)
     qs = _turns(request)
     if conversation:

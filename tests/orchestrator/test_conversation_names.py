@@ -48,3 +48,13 @@ def test_slug_names_still_work_and_export(client, operator):
     export = client.get("/api/v1/aria/coordinator/conversations/line-2/export")
     assert export.status_code == 200 and export.json()["conversation"] == "line-2"
     assert client.get("/api/v1/aria/coordinator/conversations/%3Cb%3E/export").status_code == 422
+
+
+@pytest.mark.parametrize("name", [n for n in HOSTILE if n != ""] + ["_p"])
+def test_listing_turns_by_a_name_no_conversation_can_have_is_a_422(client, operator, name):
+    """The list's filter states the names' rule as the export's path does (it took any string and
+    answered []); the fuzzer's `?conversation=_p` was accepted while the schema said nothing."""
+    client.force_login(operator)
+    response = client.get(TURNS, {"conversation": name})
+    assert response.status_code == 422 and response.json()["field"] == "conversation"
+    assert client.get(TURNS, {"conversation": "ops-1"}).status_code == 200
