@@ -108,7 +108,7 @@ def pause_turn(act: str, plan: dict | None, refs: dict) -> FakeReply:
     n, status = plan["id"], plan["status"]
     if status != ("running" if act == "pause" else "paused"):
         said = f"Nothing was {act}d: plan {n} is {status}."
-        return submit(said, [{"type": "answer", "text": f"{said} {plan_moves(plan)}"}], refs, f"plan {n} is {status}")
+        return submit(said, [{"type": "answer", "text": plan_moves(plan)}], refs, f"plan {n} is {status}")
     verb = "Pausing" if act == "pause" else "Resuming"
     return submit(f"{verb} plan {n}.", [{"type": f"{act}_plan", "plan_id": n}], refs, f"plan {n} is {status}")
 

@@ -54,7 +54,8 @@ def test_a_plan_that_is_not_running_is_not_paused_and_the_answer_says_why_first(
     plan = build_plan(operator, [{"capability": "workorders.find_cells", "inputs": {"query": "P-07"}}], status="draft")
     turn = coordinator_turn(user=operator, message=f"pause plan {plan.pk}")
     assert status(plan) == "draft" and "pause_plan" not in allowed(turn)
-    assert turn.answer.startswith(f"Nothing was paused: plan {plan.pk} is draft.")
+    assert turn.answer.startswith(f"Nothing was paused: plan {plan.pk} is draft.\n")
+    assert turn.answer.count("Nothing was paused") == 1 and "You can approve it on the Plans page" in turn.answer
 
     turn = coordinator_turn(user=operator, message=f"resume plan {plan.pk}")
     assert status(plan) == "draft" and "resume_plan" not in allowed(turn)
