@@ -33,12 +33,13 @@ from sentinel.thresholds import is_clear
 MAX_SHELVE_MINUTES = 7 * 24 * 60
 # A reason is stored on the AlarmEvent (comment, CharField(max_length=500)) and in the audit record.
 REASON_MAX_LENGTH = 500
-# Characters that draw nothing: whitespace and \x1c-\x1f (what str.strip() removes), the soft hyphen,
-# zero-width spaces and joiners, direction marks, the word-joiner block, variation selectors, the BOM,
+# Characters that draw nothing: whitespace, \x1c-\x1f and \x85 (what str.strip() removes; JSON Schema's
+# \s has not the last five), the soft hyphen, zero-width spaces and joiners, direction marks, the
+# word-joiner block, variation selectors, the BOM,
 # Hangul fillers and the blank braille pattern. A reason needs one character outside them. Written
 # for both Python's `re` and JSON Schema's ECMA-262 patterns (the API states it).
 _INVISIBLE = (
-    r"\s\x1c-\x1f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+    r"\s\x1c-\x1f\x85\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
     r"\u2060-\u206f\u2800\u3164\ufe00-\ufe0f\ufeff\uffa0"
 )
 REASON_PATTERN = f"[^{_INVISIBLE}]"

@@ -111,7 +111,7 @@ def test_api_without_a_body_names_comment(api_client, alarm, kind):
 
 
 @pytest.mark.parametrize("kind", ROUTES)
-@pytest.mark.parametrize("comment", ["\x1f \x1c", "\x1d", " \x1e\t", *INVISIBLE])
+@pytest.mark.parametrize("comment", ["\x1f \x1c", "\x1d", " \x1e\t", "\x85", *INVISIBLE])
 def test_api_reason_of_only_control_characters_is_refused_in_words(api_client, alarm, kind, comment):
     path, extra, _, _ = ROUTES[kind]
     response = _post(api_client, f"/api/v1/alarms/{alarm.pk}/{path}", {**extra, "comment": comment})
@@ -126,7 +126,8 @@ def test_the_schema_still_states_the_reason_pattern(api_client):
     schemas = api_client.get("/api/v1/openapi.json").json()["components"]["schemas"]
     for name in ("ShelveIn", "ReasonIn"):
         pattern = schemas[name]["properties"]["comment"]["pattern"]
-        assert pattern == REASON_PATTERN and pattern.startswith("[^\\s\\x1c-\\x1f\\u00ad")
+        # \x85 (NEL) by name: Python's \s has it (str.strip() removes it) but JSON Schema's (ECMA-262) has not
+        assert pattern == REASON_PATTERN and pattern.startswith("[^\\s\\x1c-\\x1f\\x85\\u00ad")
         assert [re.search(pattern, text) is None for text in ("\u200b\ufeff", " ", "ok")] == [True, True, False]
 
 
