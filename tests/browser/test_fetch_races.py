@@ -29,13 +29,13 @@ def server(tmp_path_factory):
     server.stop()
 
 
-def hold_first_get(page: Any, url: Any) -> list[tuple[Any, Any]]:
-    """Answer the first GET of `url` with the server's state now, but hand it to the page only when
-    the test says so (route.fulfill); every other request goes through."""
+def hold_first_get(page: Any, url: Any, method: str = "GET") -> list[tuple[Any, Any]]:
+    """Answer the first GET (or `method`) of `url` with the server's answer now, but hand it to the
+    page only when the test says so (route.fulfill); every other request goes through."""
     held: list[tuple[Any, Any]] = []
 
     def handle(route: Any) -> None:
-        if route.request.method == "GET" and not held:
+        if route.request.method == method and not held:
             held.append((route, route.fetch()))
         else:
             route.continue_()

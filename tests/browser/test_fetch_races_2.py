@@ -208,15 +208,7 @@ def test_workbench_plan_answered_after_a_session_switch_is_offered_in_its_own_se
     page.get_by_role("button", name="Resolve").click()
     expect(page.locator("#wb-intent")).to_have_value("create_skill")
 
-    held: list[tuple[Any, Any]] = []
-
-    def hold_post(route: Any) -> None:
-        if route.request.method == "POST" and not held:
-            held.append((route, route.fetch()))
-        else:
-            route.continue_()
-
-    page.route(f"**/api/v1/assistant/sessions/{first}/plans", hold_post)
+    held = hold_first_get(page, f"**/api/v1/assistant/sessions/{first}/plans", method="POST")
     page.get_by_role("button", name="Plan").click()
     wait_for(page, lambda: held, "the plan's POST")
     with page.expect_response(re.compile(rf"/sessions/{second}/drafts$")):
