@@ -50,4 +50,4 @@ NOT_BLANK = r"[^\u0009-\u000d\u001c-\u0020\u0085\u00a0\u1680\u2000-\u200a\u2028\
 
 # A row id a JSON body names (`{"session_id": 7}`): JSON Schema's integer (7.0 too, not "7" or true)
 # within the database's id range, stated in the schema as `RowId` states it for a query.
-BodyRowId = Annotated[int, annotated_types.Ge(1), annotated_types.Le(ROW_ID_MAX), BeforeValidator(_whole_number)]
+BodyRowId = Annotated[RowId, BeforeValidator(_whole_number)]
