@@ -253,20 +253,20 @@ async def _checked_body(scope: Scope, receive: Receive, send: Send) -> Receive |
     client went away before sending it all."""
     chunks: list[bytes] = []
     received = 0
-    while True:
-        if (limit := _too_large(scope, received)) is not None:
-            text = f"Request too large: a body has at most {limit} bytes."
-            await _rpc_error(send, 413, INVALID_REQUEST, text, {"code": "payload_too_large", "limit": limit})
-            return None
+    more = True
+    limit = _too_large(scope, received)  # by the declared length, before a byte is read
+    while more and limit is None:
         message = await receive()
         if message["type"] != "http.request":
             return None
         chunks.append(message.get("body", b""))
         received += len(chunks[-1])
-        if not message.get("more_body", False):
-            if (limit := _too_large(scope, received)) is not None:
-                continue  # refused at the top of the loop
-            break
+        more = message.get("more_body", False)
+        limit = _too_large(scope, received)
+    if limit is not None:
+        text = f"Request too large: a body has at most {limit} bytes."
+        await _rpc_error(send, 413, INVALID_REQUEST, text, {"code": "payload_too_large", "limit": limit})
+        return None
     body = b"".join(chunks)
     # A hostile body costs up to seconds to walk: off the event loop, as the caller's other work.
     refusal = await asyncio.to_thread(_json_refusal, body)
