@@ -97,7 +97,7 @@ def _unsealed(entry: AuditEntry, created_at: datetime) -> AuditRecord:
 def _seal_on_commit() -> None:
     """Seal once the caller's transaction commits (at once outside one); once per transaction."""
     pending = getattr(transaction.get_connection(), "run_on_commit", [])
-    if not any(callback[1] is _seal_committed for callback in pending):
+    if not any(_seal_committed in callback for callback in pending):  # (savepoints, func, robust)
         transaction.on_commit(_seal_committed)
 
 
