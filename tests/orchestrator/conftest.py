@@ -5,6 +5,7 @@ from typing import Any
 import pytest
 
 from core.access import OPERATOR
+from core.agents.engines.fake import FakeEngine, FakeReply
 from orchestrator.choices import PlanStatus
 from orchestrator.coordinator.service import transcript_verify
 from orchestrator.models import CoordinatorTurn, Plan, PlanStep
@@ -66,3 +67,15 @@ def say(client, user, message) -> CoordinatorTurn:
 def done(turn: CoordinatorTurn) -> list[tuple[str, Any]]:
     """(action type, ok) of each action the turn executed."""
     return [(e["type"], e["result"].get("ok")) for e in turn.executed]
+
+
+def scripted(*actions: dict, summary: str = "Done.", read: bool = True, references: dict | None = None) -> FakeEngine:
+    """The offline model scripted to submit `actions` (after reading the plans, unless `read` is off)."""
+    replies = [FakeReply(tool_calls=[("list_plans", {})])] if read else []
+    plan = {"summary": summary, "actions": list(actions), "references": references or {}}
+    return FakeEngine(script=[*replies, FakeReply(tool_calls=[("submit_action_plan", plan)])])
+
+
+def tools(turn: CoordinatorTurn) -> list[str]:
+    """The tools a turn called, in order."""
+    return [c["tool"] for c in turn.tool_calls]

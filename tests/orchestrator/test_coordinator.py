@@ -8,23 +8,13 @@ from orchestrator.coordinator.service import coordinator_turn, transcript_verify
 from orchestrator.models import CoordinatorTurn, Interaction, Plan
 from orchestrator.services.plans import plan_transition
 from tests.orchestrator import testcaps
-from tests.orchestrator.conftest import build_plan, start
+from tests.orchestrator.conftest import build_plan, scripted, start
 
 pytestmark = pytest.mark.django_db
 
 
 def job_plan(owner, ref="job-1", **kw):
     return build_plan(owner, [{"capability": "otest.start_job", "inputs": {"ref": ref}}], **kw)
-
-
-def scripted(*actions, summary="Done.", read=True, references=None):
-    replies = [FakeReply(tool_calls=[("list_plans", {})])] if read else []
-    plan = {"summary": summary, "actions": list(actions), "references": references or {}}
-    return FakeEngine(script=[*replies, FakeReply(tool_calls=[("submit_action_plan", plan)])])
-
-
-def tools(turn):
-    return [c["tool"] for c in turn.tool_calls]
 
 
 def test_apply_it_on_a_gated_step_stays_human(operator):
@@ -276,59 +266,6 @@ def test_run_specialist_enforces_the_profile(operator, monkeypatch):
     assert not out.is_error and out.content["use_case"] == "extraction"
     refused = AgentStep.objects.get(run_id=out.content["agent_run_id"], tool="update_work_order")
     assert refused.is_error
-
-
-def test_executor_marks_coordinator_approvable_checkpoints(operator):
-    cases = {
-        "otest.read_value": ({"key": "k"}, "ask_all", True),
-        "otest.note": ({"label": "n"}, "ask_all", True),
-        "otest.write_effect": ({"label": "w"}, "ask_mutations", False),
-        "otest.release": ({"label": "r"}, "auto", False),
-    }
-    for capability, (inputs, autonomy, expected) in cases.items():
-        plan = start(build_plan(operator, [{"capability": capability, "inputs": inputs}], autonomy=autonomy))
-        assert Interaction.objects.get(plan=plan).coordinator_approvable is expected, capability
-    gate = {"field": "value", "op": "gte", "threshold": 5}
-    plan = start(
-        build_plan(operator, [{"capability": "otest.read_value", "inputs": {"key": "k"}, "quality_gate": gate}])
-    )
-    confirm = Interaction.objects.get(plan=plan)
-    assert confirm.kind == "confirm" and confirm.coordinator_approvable
-
-
-def test_decide_approval_only_on_approvable_checkpoints(operator):
-    plan = start(
-        build_plan(operator, [{"capability": "otest.write_effect", "inputs": {"label": "w"}}], autonomy="ask_mutations")
-    )
-    ask = Interaction.objects.get(plan=plan)
-    turn = coordinator_turn(
-        user=operator, message="x",
-        engine=scripted({"type": "decide_approval", "interaction_id": ask.pk, "decision": "approve"}),
-    )  # fmt: skip
-    assert turn.status == "rejected" and "not a coordinator-approvable checkpoint" in turn.answer
-    from orchestrator.schemas import turn_details
-
-    assert turn_details(turn)["rejected"][0]["type"] == "decide_approval"
-    assert Interaction.objects.get(pk=ask.pk).status == "open" and testcaps.CALLS == []
-
-
-def test_request_approval_rules(operator):
-    own = start(
-        build_plan(operator, [{"capability": "otest.write_effect", "inputs": {"label": "w"}}], autonomy="ask_mutations")
-    )
-    own_ask = Interaction.objects.get(plan=own)
-    turn = coordinator_turn(
-        user=operator, message="x", engine=scripted({"type": "request_approval", "interaction_id": own_ask.pk})
-    )
-    assert turn.status == "rejected" and "is yours to answer" in turn.answer
-    gated = start(build_plan(operator, [{"capability": "otest.release", "inputs": {"label": "r"}}]))
-    ask = Interaction.objects.get(plan=gated)
-    request = {"type": "request_approval", "interaction_id": ask.pk, "user_request_quote": "ask the approvers"}
-    twice = scripted(request, summary="I requested approval.")
-    turn = coordinator_turn(user=operator, message="Please ask the approvers", engine=twice)
-    assert turn.status == "ok" and turn.executed[0]["result"]["ok"] and "I requested approval." in turn.answer
-    again = coordinator_turn(user=operator, message="Please ask the approvers", engine=scripted(request))
-    assert again.status == "rejected" and f"already requested by {operator.username}" in again.answer
 
 
 def test_read_tools_for_conversation_events_approvals_and_drafts(operator, approver):

@@ -28,15 +28,11 @@ from tests.assistant.factories import SKILL_SPEC, make_tested_draft
 from tests.fakes.agent_kit import engine_settings
 from tests.fakes.anthropic_server import AnthropicFakeServer
 from tests.orchestrator import testcaps
-from tests.orchestrator.conftest import build_plan, done, say, start
+from tests.orchestrator.conftest import build_plan, done, say, start, tools
 from tests.orchestrator.test_coordinator_wire import gateway_responder
 from tests.workorders import factories as f
 
 pytestmark = pytest.mark.django_db
-
-
-def tools(turn):
-    return [c["tool"] for c in turn.tool_calls]
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from orchestrator.offline.reading import Reading, keyword_reading
 from orchestrator.services.jobs import plan_poll
 from orchestrator.services.plans import plan_transition
 from tests.orchestrator import testcaps
-from tests.orchestrator.conftest import build_plan, start
+from tests.orchestrator.conftest import build_plan, start, tools
 
 pytestmark = pytest.mark.django_db
 SURVEY = ["list_plans", "list_pending_interactions", "list_approvals", "list_conversation_events"]
@@ -35,10 +35,6 @@ NO_DOWNTIME = Reading("guide", text="no downtime")
 def turn_on(user, message, reading):
     """One coordinator turn on the fake gateway, which is given `reading` and never the words."""
     return coordinator_turn(user=user, message=message, engine=fake_gateway(reading))
-
-
-def tools(turn):
-    return [c["tool"] for c in turn.tool_calls]
 
 
 def allowed(turn):

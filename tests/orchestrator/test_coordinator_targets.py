@@ -10,24 +10,16 @@ target ("cancel plan 8" backing cancel_plan 7).
 
 import pytest
 
-from core.agents.engines.fake import FakeEngine, FakeReply
 from orchestrator.coordinator.service import coordinator_turn
 from orchestrator.models import Interaction, Plan
 from tests.orchestrator import testcaps
-from tests.orchestrator.conftest import build_plan, say, start
+from tests.orchestrator.conftest import build_plan, say, scripted, start
 
 pytestmark = pytest.mark.django_db
 
 
 def read(key: str = "k") -> dict:
     return {"capability": "otest.read_value", "inputs": {"key": key}}
-
-
-def scripted(action: dict) -> FakeEngine:
-    plan = {"summary": "Done.", "actions": [action], "references": {}}
-    return FakeEngine(
-        script=[FakeReply(tool_calls=[("list_plans", {})]), FakeReply(tool_calls=[("submit_action_plan", plan)])]
-    )
 
 
 def test_a_step_named_in_an_asks_inputs_is_not_that_step(client, operator):
