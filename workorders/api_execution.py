@@ -11,10 +11,10 @@ from django.db.models import Q
 from django.http import HttpRequest
 from django.utils import timezone
 from ninja import Query, Router, Schema
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from core.access import APPROVER, OPERATOR, require_any_scope, require_scopes
-from core.json_types import BodyRowId, RowId, WholeNumber
+from core.json_types import NOT_BLANK, BodyRowId, RowId, WholeNumber
 from workorders import selectors
 from workorders.choices import allowed_transitions
 from workorders.models import ShiftAssignment, WorkOrder
@@ -42,6 +42,14 @@ class StartIn(Schema):
 
 
 class HoldIn(Schema):
+    # A hold for "other" needs a note saying why (workorders.services.execution.work_order_hold):
+    # stated in the schema as if/then, so a client checking it knows the rule.
+    model_config = ConfigDict(
+        json_schema_extra={
+            "if": {"properties": {"reason": {"const": "other"}}, "required": ["reason"]},
+            "then": {"properties": {"note": {"pattern": NOT_BLANK}}, "required": ["note"]},
+        }
+    )
     reason: HoldReasonName
     note: str = Field(default="", max_length=500)
 
