@@ -6,7 +6,7 @@ from django.http import HttpRequest
 from ninja import Router, Status
 
 from assistant import selectors
-from assistant.api.schemas import ApproveIn, DecisionIn, DraftIn, DraftOut, DraftPatch, ReviewOut, with_status_reasons
+from assistant.api.schemas import ApproveIn, DraftIn, DraftOut, DraftPatch, RejectIn, ReviewOut, with_status_reasons
 from assistant.choices import DraftStatus
 from assistant.models import Draft
 from assistant.services.drafts import (
@@ -120,7 +120,7 @@ def approve_draft(request: HttpRequest, draft_id: int, payload: ApproveIn) -> Dr
 
 
 @router.post("/drafts/{draft_id}/reject", response=DraftOut)
-def reject_draft(request: HttpRequest, draft_id: int, payload: DecisionIn) -> Draft:
+def reject_draft(request: HttpRequest, draft_id: int, payload: RejectIn) -> Draft:
     require_scopes(request.user, APPROVER)
     draft = selectors.draft_get(request.user, draft_id, for_review=True)
     return draft_reject(draft=draft, actor=request.user, reason=payload.reason)

@@ -215,6 +215,12 @@ class DecisionIn(Schema):
     reason: str = Field(default="", max_length=4000)
 
 
+class RejectIn(Schema):
+    # A rejection says why (assistant.services.drafts.draft_reject refuses a blank reason with a
+    # message the drawer shows): required, and the schema says "not blank" so a client checking it knows.
+    reason: str = Field(max_length=4000, json_schema_extra={"minLength": 1, "pattern": NOT_BLANK})
+
+
 class ApproveIn(DecisionIn):
     # MCP server drafts: the tier the approver gives each tool (left out: its declared tier, else mutate)
     tool_tiers: dict[str, Literal["read", "safe", "mutate", "gated"]] | None = None
