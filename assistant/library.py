@@ -18,12 +18,19 @@ from core.json_types import ROW_ID_MAX
 RESOURCE_TYPES = ("prompt", "skill", "tool", "workflow", "kb_entry", "work_order")
 
 
-def _ref_id(text: str) -> int | None:
-    """`text` as a row id — ASCII digits as str(pk) writes them, within a database integer — or None
-    ('²', '٣', '007', a 5,000-digit number are not ids: int() refuses some, the database others)."""
+def _ref_number(text: str) -> int | None:
+    """`text` as a number written as str(pk) writes it — ASCII digits, no leading zero, at most 19 —
+    or None ('²', '٣', '007', a 5,000-digit number are not ids: int() refuses some, the database others).
+    The schema states this form (assistant.api.attachment_rules); one past any row id names no row."""
     if not (text.isascii() and text.isdigit()) or len(text) > 19 or str(int(text)) != text:
         return None
-    return int(text) if int(text) <= ROW_ID_MAX else None
+    return int(text)
+
+
+def _ref_id(text: str) -> int | None:
+    """`text` as a row id (`_ref_number` within a database integer), or None."""
+    number = _ref_number(text)
+    return number if number is not None and number <= ROW_ID_MAX else None
 
 
 def _dump(data: Any) -> str:
@@ -33,10 +40,10 @@ def _dump(data: Any) -> str:
 def _prompt(ref: str) -> tuple[str, str]:
     name, _, version = ref.partition("@v")
     if version:
-        number = _ref_id(version)
+        number = _ref_number(version)
         if number is None:
             raise InvalidInput("ref: the version after @v must be a whole number (e.g. investigator@v2).", field="ref")
-        row = PromptVersion.objects.filter(name=name, version=number).first()
+        row = PromptVersion.objects.filter(name=name, version=number).first() if number <= ROW_ID_MAX else None
     else:
         alias = PromptAlias.objects.select_related("version").filter(name=name, alias="production").first()
         row = alias.version if alias else None
@@ -82,9 +89,11 @@ def render_library_resource(*, user: AbstractBaseUser, resource_type: str, ref: 
         )
     if resource_type in ("tool", "workflow"):
         return _artifact(user, resource_type, ref)
-    ident = _ref_id(ref)
+    ident = _ref_number(ref)
     if ident is None:
         raise InvalidInput("ref must be a numeric id.", field="ref")
+    if ident > ROW_ID_MAX:
+        raise NotFound(f"No {resource_type} {ident}.")  # a number past any row id names none
     if resource_type == "kb_entry":
         return _via_capability(user, "get_equipment_kb", {"cell_id": ident}, f"KB entry for cell {ident}")
     return _via_capability(user, "get_work_order", {"work_order_id": ident}, f"work order {ident}")

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from ninja import Schema
 from pydantic import ConfigDict, Field, StrictBool
 
+from assistant.api.attachment_rules import ATTACHMENT_KIND_RULES
 from assistant.models import Draft
 from assistant.models.drafts import DRAFT_NAME_MAX_LENGTH
 from assistant.services.publish import draft_status_reason, draft_status_reasons
@@ -172,6 +173,8 @@ class RunOut(Schema):
 
 
 class AttachmentIn(Schema):
+    # What each kind needs (assistant.services.attachments, assistant.library), stated per kind
+    model_config = ConfigDict(json_schema_extra={"allOf": ATTACHMENT_KIND_RULES})
     kind: Literal["text_snippet", "library_resource", "object_file"]
     name: str = Field(default="", max_length=200)
     text: str = Field(default="", max_length=2_000_000)
