@@ -97,6 +97,8 @@ def attachment_upload(*, session: Session, name: str, data: bytes, content_type:
     limit = get_config().upload_max_bytes
     if len(data) > limit:
         raise PayloadTooLarge(f"Upload is larger than {limit} bytes.", field="file", limit=limit)
+    if not data:  # nothing to attach (the schema's minLength: 1)
+        raise InvalidInput("The file is empty.", field="file")
     suffix = PurePosixPath(name).suffix.lower()
     if suffix and suffix not in TEXT_TYPES:
         raise InvalidInput(f"Unsupported file type {suffix}.", field="file")
