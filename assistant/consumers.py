@@ -35,6 +35,14 @@ MAX_FRAME = 12 * MAX_CONTENT + 4_096
 MAX_QUEUED_TURNS = 3  # frames beyond this while turns are waiting get a `done` error
 
 
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _parse_frame(text: str | None) -> tuple[dict[str, Any] | None, str]:
     text = text or ""
     if len(text) > MAX_FRAME:  # parsed on the event loop: bounded, as an HTTP body is
@@ -61,6 +69,8 @@ def _parse_frame(text: str | None) -> tuple[dict[str, Any] | None, str]:
         return None, f"content is longer than {MAX_CONTENT} characters."
     if "\x00" in content:  # as the HTTP routes refuse it (core.request_limits): PostgreSQL text cannot hold it
         return None, "content must not contain NUL characters (\\u0000)."
+    if not _encodable(content):  # a lone "\\ud800": no character; PostgreSQL cannot store it
+        return None, "content must be Unicode characters; a \\ud800-\\udfff escape is half of a pair."
     session_id = frame.get("session_id")
     if session_id is not None and (not isinstance(session_id, int) or isinstance(session_id, bool)):
         return None, "session_id must be an integer."

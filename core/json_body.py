@@ -1,12 +1,13 @@
-"""The checks a JSON body gets once its caller is known: a repeated key, a non-finite number, a NUL.
+"""The checks a JSON body gets once its caller is known: a repeated key, a non-finite number, a NUL,
+a lone surrogate.
 
 The door (`core.request_limits`) runs before authentication, so it keeps to checks that cost one
 pass in C whoever sends the body: its size, its nesting depth, plain UTF-8, a NUL in the path or
 query. Naming a repeated key (400 `duplicate_key`), a `NaN`/`Infinity`/`1e999` (422 `invalid`) or
-the string holding a `\\u0000` (422 `invalid`) takes a parse and a walk in Python — on a hostile
-2 MB body of nested small lists, seconds of CPU (`bench/json_door.py`), which an anonymous client
-must not be able to make the server spend. So they run where the API reads the body, after
-authentication (and a session's CSRF check):
+the string holding a `\\u0000` or a lone `\\ud800`-`\\udfff` escape (422 `invalid`) takes a parse
+and a walk in Python — on a hostile 2 MB body of nested small lists, seconds of CPU
+(`bench/json_door.py`), which an anonymous client must not be able to make the server spend. So
+they run where the API reads the body, after authentication (and a session's CSRF check):
 
 - ninja's parser, `aria_project.api.JsonObjectParser`, for every route with a body parameter;
 - the API-wide view decorator `aria_project.api.checked_json_body`, just before the view of a route
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 
 from django.http import HttpRequest
 
@@ -33,6 +35,11 @@ from core.request_limits import BODY_METHODS, FORM_CONTENT_TYPES, door_refusal, 
 
 # `\u0000` preceded by an even number of backslashes (an odd number would escape the first one).
 _JSON_NUL = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000")
+# A surrogate escape (`\ud800`-`\udfff`), likewise not itself escaped. A pair of them is one
+# character (how ASCII-only encoders write an emoji); one alone is no character at all: Python
+# decodes it into a string that cannot be encoded, and PostgreSQL's jsonb and text refuse it — a
+# 500 deep inside a write, where a free-form value (a KB patch, a plan's constraints) reached it.
+_JSON_SURROGATE = re.compile(rb"(?<!\\)(?:\\\\)*\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _CHECKED = "_aria_json_checked"
 
 
@@ -47,13 +54,19 @@ def json_problem_refusal(body: bytes) -> DomainError | None:
 
 def json_body_refusal(body: bytes) -> DomainError | None:
     """Why a body the door let in (plain UTF-8, within its depth bound) is refused once the caller is
-    known: a repeated key, a non-finite number, then a NUL in a string; or None."""
+    known: a repeated key, a non-finite number, then a NUL or a lone surrogate escape in a string;
+    or None."""
     if (refusal := json_problem_refusal(body)) is not None:
         return refusal
     # The plain substring test first: the look-behind regex costs ~40 ms on a 400 kB body without one.
     if b"\\u0000" in body and _JSON_NUL.search(body):
         field = json_nul_field(body)
         return InvalidInput(f"{field}: text must not contain NUL characters (\\u0000).", field=field)
+    if b"\\u" in body and _JSON_SURROGATE.search(body):
+        lone = _json_text_field(body, _lone_surrogate)  # None: every escape has its pair
+        if lone is not None:
+            message = f"{lone}: text must be Unicode characters; a \\ud800-\\udfff escape is half of a pair."
+            return InvalidInput(message, field=lone)
     return None
 
 
@@ -90,23 +103,37 @@ def _refusal(problem: JsonBodyProblem) -> DomainError:
 def json_nul_field(body: bytes) -> str:
     """The dotted path of the first string (or object key) holding a NUL, e.g. `samples.3.name`;
     `body` when the body is not JSON or is the string itself."""
+    return _json_text_field(body, lambda text: "\x00" in text) or "body"
+
+
+def _lone_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _json_text_field(body: bytes, bad: Callable[[str], bool]) -> str | None:
+    """The dotted path of the first string or object key that is `bad` (`body` for the body
+    itself, the key written with its NUL escaped); None when there is none or the body is not JSON."""
     try:
         document = json.loads(body)
     except (ValueError, RecursionError):
-        return "body"
+        return None
     pending: list[tuple[str, object]] = [("", document)]
     while pending:  # iterative: no recursion whatever the shape
         path, value = pending.pop()
-        if isinstance(value, str) and "\x00" in value:
+        if isinstance(value, str) and bad(value):
             return path or "body"
         if isinstance(value, dict):
             for key, item in reversed(value.items()):
                 child = f"{path}.{key}" if path else str(key)
-                if "\x00" in key:
-                    return child.replace("\x00", "\\u0000")
+                if bad(key):
+                    return child.replace("\x00", "\\u0000").encode("utf-8", "backslashreplace").decode()
                 pending.append((child, item))
         elif isinstance(value, list):
             pending.extend(
                 (f"{path}.{index}" if path else str(index), item) for index, item in reversed(list(enumerate(value)))
             )
-    return "body"
+    return None

@@ -147,13 +147,24 @@ def _plain_utf8(body: bytes) -> bool:
     return not body.startswith(codecs.BOM_UTF8) and json.detect_encoding(body) == "utf-8"
 
 
+def _valid_utf8(body: bytes) -> bool:
+    """The bytes decode as UTF-8 (one pass in C; ~1 ms for 2 MB)."""
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def door_refusal(body: bytes) -> DomainError | None:
     """Why the door refuses a JSON body (not plain UTF-8, or nested too deep), or None. One pass in
     C over the bytes: it runs before authentication. The checks that parse run after it
     (`core.json_body`), and rely on it: a body it passed is UTF-8 and shallow enough to parse."""
-    if not _plain_utf8(body):
+    if not _plain_utf8(body) or not _valid_utf8(body):
         # json.loads(bytes) reads a BOM, UTF-16 and UTF-32 (RFC 8259 §8.1: UTF-8, no BOM); the
-        # checks read bytes as UTF-8, so such a body would pass them unread.
+        # checks read bytes as UTF-8, so such a body would pass them unread. Bytes that are not
+        # UTF-8 at all (b"\xff") are refused here too, not only by the routes that decode them:
+        # a route that takes no body would otherwise act on a request carrying one.
         return InvalidJson("The request body is not valid JSON.")  # as the parser answers any other
     if body.lstrip()[:1] in (b"{", b"["):
         max_depth = getattr(settings, "ARIA_API_MAX_JSON_DEPTH", DEFAULT_MAX_JSON_DEPTH)

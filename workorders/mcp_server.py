@@ -43,7 +43,7 @@ from core.access import OPERATOR, has_scopes, user_scopes
 from core.auth import user_for_token
 from core.capabilities import Capability, CapabilityContext, CapabilityResult, Tier, dispatch, registry
 from core.errors import DomainError
-from core.json_body import json_problem_refusal
+from core.json_body import json_body_refusal
 from core.request_limits import DEFAULT_MAX_BODY_BYTES, door_refusal
 
 SERVER_NAME = "aria"
@@ -233,9 +233,10 @@ class McpHttpApp:
 
 def _json_refusal(body: bytes) -> DomainError | None:
     """As on every /api/ route: not plain UTF-8 or nested too deep, then a repeated key or a
-    non-finite number, named by its dotted path (the SDK's parser keeps the last of a repeated
-    key and reads `NaN`, `Infinity` and `1e999` as floats)."""
-    return door_refusal(body) or json_problem_refusal(body)
+    non-finite number, then a NUL or a lone surrogate escape in a string, named by its dotted path
+    (the SDK's parser keeps the last of a repeated key, reads `NaN`, `Infinity` and `1e999` as
+    floats, and hands a tool text PostgreSQL cannot store)."""
+    return door_refusal(body) or json_body_refusal(body)
 
 
 def _too_large(scope: Scope, received: int) -> int | None:

@@ -138,6 +138,22 @@ async def test_a_nul_in_the_content_is_an_error_done_and_nothing_is_written(oper
     await communicator.disconnect()
 
 
+async def test_a_lone_surrogate_in_the_content_is_an_error_done_and_nothing_is_written(operator, plant):
+    """'\\ud800' alone is valid JSON but no character: the turn failed in its first write
+    ('Internal error.'), as a NUL did. A pair (an emoji written in ASCII) is its one character."""
+    from assistant.models import Message, Session
+
+    communicator, _ = await _connect(operator)
+    await communicator.send_to(text_data='{"type": "user", "content": "why did P-02 trip \\ud800?"}')
+    frame = await communicator.receive_json_from(timeout=5)
+    assert frame["type"] == "done" and "half of a pair" in frame["error"] and "code" not in frame
+    assert await sync_to_async(Session.objects.count)() == 0
+    assert await sync_to_async(Message.objects.count)() == 0
+    await communicator.send_to(text_data='{"type": "user", "content": "vibration of P-02 \\ud83d\\ude00"}')
+    assert (await _until_done(communicator))[-1] == {"type": "done"}
+    await communicator.disconnect()
+
+
 @pytest.mark.parametrize(
     ("text", "said"),
     [

@@ -202,11 +202,18 @@ def tools_call(arguments: str) -> bytes:
         ('{"cell_id": NaN}', "NaN is not a JSON number; send a finite number.", None),
         ('{"cell_id": -Infinity}', "-Infinity is not a JSON number; send a finite number.", None),
         ('{"cell_id": 1e999}', "1e999 is not a JSON number; send a finite number.", None),
+        ('{"cell_id": "7\\u0000"}', "text must not contain NUL characters (\\u0000).", None),
+        (
+            '{"cell_id": "7\\ud800"}',
+            "text must be Unicode characters; a \\ud800-\\udfff escape is half of a pair.",
+            None,
+        ),
     ],
-    ids=["repeat", "nan", "-infinity", "1e999"],
+    ids=["repeat", "nan", "-infinity", "1e999", "nul", "lone-surrogate"],
 )
 def test_http_refuses_a_repeated_key_or_a_non_finite_number(http_server: str, site: dict, arguments, problem, data):
-    """As every /api/ route does; the SDK's parser kept the last `cell_id` and read NaN as a float."""
+    """As every /api/ route does; the SDK's parser kept the last `cell_id` and read NaN as a float,
+    handed a tool a NUL, and refused a lone surrogate without naming where."""
     headers = {**MCP_HEADERS, "Authorization": f"Bearer {site['operator']}"}
 
     response = httpx.post(f"{http_server}/mcp", content=tools_call(arguments), headers=headers, timeout=10)
