@@ -102,3 +102,33 @@ def test_a_malformed_network_admits_nobody_and_check_reports_it(client, settings
 def test_only_get_is_answered(client, admin_user, token_of):
     response = client.post("/metrics", **token_of(admin_user))
     assert response.status_code == 405 and response.json()["code"] == "method_not_allowed"
+
+
+@pytest.mark.django_db
+def test_a_token_in_the_query_string_never_admits(client, admin_user, caplog):
+    """Only the Authorization header carries a token: one in the URL (which access logs and proxies
+    write down) is not read, so a client that tries it is refused, not taught that it works."""
+    _, raw = api_token_create(user=admin_user, name="in-url")
+    for query in (f"token={raw}", f"access_token={raw}", f"authorization=Bearer%20{raw}"):
+        response = client.get(f"/metrics?{query}", REMOTE_ADDR=REMOTE)
+        assert (response.status_code, response.json()["code"]) == (401, "not_authenticated"), query
+    assert raw not in caplog.text
+
+
+@pytest.mark.django_db
+def test_an_empty_or_blank_bearer_is_judged_and_refused_even_from_an_allowed_address(client):
+    """An Authorization header is a claim to be someone: an empty one is refused, not waved through
+    by address."""
+    for header in ("Bearer", "Bearer ", "Bearer    ", "bearer \t", "Token abc"):
+        response = client.get("/metrics", HTTP_AUTHORIZATION=header, REMOTE_ADDR="127.0.0.1")
+        assert response.status_code == 401, repr(header)
+
+
+@pytest.mark.django_db
+def test_a_spoofed_forwarding_header_does_not_admit_by_address(client):
+    """A client outside the allowed network naming an allowed address in a forwarding header is still
+    outside: the address is the connection's, never a header's."""
+    for header in ("HTTP_X_FORWARDED_FOR", "HTTP_FORWARDED", "HTTP_X_REAL_IP"):
+        for value in ("127.0.0.1", "for=127.0.0.1", "127.0.0.1, 10.20.30.40"):
+            response = client.get("/metrics", REMOTE_ADDR=REMOTE, **{header: value})
+            assert response.status_code == 401, (header, value)
