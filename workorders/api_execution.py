@@ -55,7 +55,7 @@ class HoldIn(Schema):
 
 
 class CancelIn(Schema):
-    reason: str = Field(min_length=1, max_length=500)
+    reason: str = Field(min_length=1, max_length=500, json_schema_extra={"pattern": NOT_BLANK})  # refused blank
 
 
 class PartUsedIn(Schema):
@@ -64,7 +64,14 @@ class PartUsedIn(Schema):
 
 
 class CompleteIn(Schema):
-    work_done: str = Field(min_length=1, max_length=4000)
+    # A corrected RCA needs the actual root cause (work_order_complete), stated as if/then on the verdict
+    model_config = ConfigDict(
+        json_schema_extra={
+            "if": {"properties": {"rca_verdict": {"const": "corrected"}}, "required": ["rca_verdict"]},
+            "then": {"properties": {"actual_root_cause": {"pattern": NOT_BLANK}}, "required": ["actual_root_cause"]},
+        }
+    )
+    work_done: str = Field(min_length=1, max_length=4000, json_schema_extra={"pattern": NOT_BLANK})  # refused blank
     problem_code: str = Field(
         pattern=CODE, description="A problem of the cell's failure class, e.g. PUMP.bearing_wear."
     )
