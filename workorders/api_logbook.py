@@ -15,7 +15,7 @@ from pydantic import Field
 
 from core.access import APPROVER, OPERATOR, get_owned_or_404, require_any_scope, require_scopes
 from core.agents.engines import get_engine
-from core.json_types import BodyRowId, RowId
+from core.json_types import NOT_BLANK, BodyRowId, RowId
 from core.request_limits import MAX_PAGE_OFFSET
 from core.throttling import CHAT, UserRateLimit, token_budget_check
 from workorders import selectors
@@ -52,15 +52,34 @@ ShiftName = Literal["morning", "afternoon", "night"]
 HandoverStatusName = Literal["draft", "signed", "acknowledged"]
 
 
+# A plain file name as the service checks it once stripped (workorders.services.logbook): no folder
+# (no slash or backslash), not hidden (no leading "."), not blank. ECMA-262, so no \s and no $ (they mean
+# other things in Python's re); the end of the text is (?![\s\S]).
+_SPACE = "[" + NOT_BLANK.removeprefix("[^")  # one character str.strip() removes
+PLAIN_FILE_NAME = rf"^(?!{_SPACE}*\.)[^/\\]*(?![\s\S])"
+
+
 class AttachmentSchema(Schema):
-    name: str = Field(min_length=1, max_length=120, description="A plain file name, e.g. readings.csv.")
+    name: str = Field(
+        min_length=1,
+        max_length=120,
+        description="A plain file name, e.g. readings.csv.",
+        json_schema_extra={"pattern": PLAIN_FILE_NAME, "allOf": [{"pattern": NOT_BLANK}]},
+    )
     media_type: MediaTypeName = "text/plain"
-    text: str = Field(min_length=1, max_length=MAX_ATTACHMENT_BYTES, description="The text (UTF-8, ≤ 64 KiB).")
+    text: str = Field(
+        min_length=1,
+        max_length=MAX_ATTACHMENT_BYTES,
+        description="The text (UTF-8, ≤ 64 KiB).",
+        json_schema_extra={"pattern": NOT_BLANK},  # refused blank
+    )
 
 
 class LogbookEntryIn(Schema):
     cell_id: BodyRowId = Field()
-    text: str = Field(min_length=1, max_length=MAX_TEXT_CHARS)
+    text: str = Field(
+        min_length=1, max_length=MAX_TEXT_CHARS, json_schema_extra={"pattern": NOT_BLANK}
+    )  # refused blank
     category: CategoryName = "observation"
     time: datetime | None = Field(
         default=None,
@@ -78,7 +97,9 @@ class HandoverDraftIn(Schema):
 
 
 class HandoverEditIn(Schema):
-    report: str = Field(min_length=1, max_length=MAX_REPORT_CHARS)
+    report: str = Field(
+        min_length=1, max_length=MAX_REPORT_CHARS, json_schema_extra={"pattern": NOT_BLANK}
+    )  # refused blank
 
 
 class HandoverAcknowledgeIn(Schema):
