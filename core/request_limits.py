@@ -109,6 +109,9 @@ def api_body_refusal(request: HttpRequest) -> HttpResponse | None:
     if declared > limit:  # refused before a byte of it is read
         return payload_too_large(limit)
     if _is_form(request):
+        if not declared:  # sent without a length (chunked, under ASGI): its size is known once read
+            if len(request.body) > limit:
+                return payload_too_large(limit)
         body = form_body_read_as_json(request)
         error = door_refusal(body) if body is not None else None
         return error_response(error) if error is not None else None
@@ -126,13 +129,16 @@ def form_body_read_as_json(request: HttpRequest) -> bytes | None:
     """A form's body is Django's to parse (its own limits apply), but ninja's parser and the routes
     that read `request.body` read JSON whatever the content type says: a JSON body labelled a form
     is read here and gets the JSON checks (the door's and, after authentication, `core.json_body`'s).
-    None for a real form, or one of no declared length or beyond Django's in-memory cap, which is
-    streamed, never read as JSON (`aria_project.api.JsonObjectParser` checks such a body it parses)."""
+    None for a real form, or one declared beyond Django's in-memory cap, which is streamed, never
+    read as JSON (`aria_project.api.JsonObjectParser` checks such a body it parses). A body of no
+    declared length is read too: under ASGI (daphne, uvicorn) a chunked one arrives whole (the
+    door has bounded its size), and the signals ingest or a step's stop read it as JSON; under
+    WSGI it reads as empty."""
     try:
         declared = int(request.META.get("CONTENT_LENGTH") or 0)
     except ValueError:
         return None
-    if not declared or declared > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
+    if declared > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
         return None
     body = request.body
     return body if _looks_like_json(body) else None
