@@ -9,6 +9,9 @@ naming the field or the body, never a 500 (a lone surrogate escape too), and not
 reads, is walked too: one that skipped the checks (its own view reading `request.body`, a decorator
 bypassing the parser) fails here.
 
+Every page (a Django view outside /api/ and the admin) is walked too: anonymous and signed in, a
+hostile JSON body is never parsed there and never a 500 — a JSON body belongs to an API route.
+
 The ids in the paths name no row, so a check that ran after the route's own lookup would answer 404
 instead and fail the test: the checks come first. A path parameter of a pattern the default does not
 match gets its own value in PATH_VALUES (a 422 naming the parameter says which).
@@ -22,6 +25,7 @@ from typing import Any
 
 import pytest
 from django.test import Client
+from django.urls import get_resolver
 from ninja.operation import PathView
 from ninja.params.models import BodyModel, FileModel, FormModel, PathModel
 
@@ -164,3 +168,65 @@ def test_every_body_route_is_401_for_an_anonymous_caller(route) -> None:
             assert response.json()["code"] in ("invalid_json", "too_deep"), response.content
             continue
         assert (response.status_code, response.json()["code"]) == (401, "not_authenticated"), (body, response.content)
+
+
+# --- the pages: routes outside /api/ never read a JSON body -------------------------------------------
+
+PAGE_BODY = b'{"zz": 1, "zz": [NaN, "\\u0000", "\\ud800"]}'
+
+
+def _page_routes(patterns: list[Any], prefix: str = "") -> Iterator[str]:
+    for pattern in patterns:
+        route = prefix + str(pattern.pattern)
+        if route.startswith(("api/", "^api/", "admin/")):
+            continue  # the API is walked above; the admin takes Django forms
+        if hasattr(pattern, "url_patterns"):
+            yield from _page_routes(pattern.url_patterns, route)
+        else:
+            yield "/" + re.sub(r"<(?:\w+:)?\w+>", DEFAULT_INT, route).lstrip("^").rstrip("$")
+
+
+PAGES = sorted(set(_page_routes(get_resolver().url_patterns)))
+
+
+@pytest.fixture
+def parsed(monkeypatch) -> list[bytes]:
+    """Every text handed to json.loads or msgspec's decoder while the test runs."""
+    import json
+
+    import msgspec
+
+    seen: list[bytes] = []
+    loads, decode = json.loads, msgspec.json.decode
+
+    def spy_loads(text: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(text if isinstance(text, bytes) else str(text).encode())
+        return loads(text, *args, **kwargs)
+
+    def spy_decode(body: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(bytes(body))
+        return decode(body, *args, **kwargs)
+
+    monkeypatch.setattr(json, "loads", spy_loads)
+    monkeypatch.setattr(msgspec.json, "decode", spy_decode)
+    return seen
+
+
+def test_the_page_walk_finds_the_pages() -> None:
+    assert {"/", "/login/", "/metrics", "/events/"} <= set(PAGES)
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_no_page_reads_a_json_body(parsed, admin_user, path) -> None:
+    """The body checks live where the API reads a body (core.json_body). A page (a Django view
+    outside /api/) that parsed a JSON body itself would get none of them: one that needs a JSON
+    body belongs in an app's api.py, where the walk above checks it."""
+    signed_in = Client()
+    signed_in.force_login(admin_user)
+    audit_before = AuditRecord.objects.count()
+    for client in (Client(), signed_in):
+        response = client.generic("POST", path, PAGE_BODY, content_type="application/json")
+
+        assert response.status_code < 500, (path, response.status_code)
+    assert PAGE_BODY not in parsed
+    assert AuditRecord.objects.count() == audit_before
