@@ -7,8 +7,9 @@ Two kinds of metric, so every figure is right whichever process serves the scrap
   `PROMETHEUS_MULTIPROC_DIR` (prometheus-client's multiprocess mode): every process writes its
   values there and a scrape of any process sums them.
 - **Scrape-time collectors** (`register_collector`) read the database (alarms by state, work
-  orders by status, the dispatch outbox, connector status) or Redis (Celery queue depth) when
-  `/metrics` is read: one cheap query each, so the figure never depends on which process counted.
+  orders by status, the dispatch outbox, unsealed audit records, connector status) or Redis
+  (Celery queue depth) when `/metrics` is read: one cheap query each, so the figure never depends
+  on which process counted.
 
 Apps declare their own in `AppConfig.ready()` (the kernel imports no app): sentinel's ingest,
 scan and alarm metrics live in `sentinel/metrics.py`, workorders' in `workorders/metrics.py`.
@@ -43,7 +44,7 @@ from prometheus_client.registry import Collector
 
 from core.access import is_admin
 from core.auth import bearer_token, user_for_token
-from core.models import AgentRun, DispatchIntent, Event
+from core.models import AgentRun, AuditRecord, DispatchIntent, Event
 
 __all__ = [
     "METRICS_SCOPE",
@@ -218,6 +219,23 @@ def _dispatch_outbox() -> Iterable[Metric]:
     )
 
 
+def _audit_chain() -> Iterable[Metric]:
+    """The audit trail's tamper window: committed records not yet linked into the hash chain
+    (core.audit). Sealing follows each commit within milliseconds; a count that stays up, or an
+    age past the sweep interval, means the sealer is not running. Reads the unsealed rows only
+    (a partial index), so it costs the same however long the trail is."""
+    unsealed = AuditRecord.objects.filter(seal__isnull=True).aggregate(n=Count("id"), oldest=Min("created_at"))
+    oldest = unsealed["oldest"]
+    yield GaugeMetricFamily(
+        "aria_audit_unsealed", "Audit records committed but not yet sealed into the hash chain.", value=unsealed["n"]
+    )
+    yield GaugeMetricFamily(
+        "aria_audit_unsealed_oldest_seconds",
+        "Age of the oldest unsealed audit record: how long it has been open to undetected change (0 when none).",
+        value=max(0.0, (timezone.now() - oldest).total_seconds()) if oldest else 0.0,
+    )
+
+
 @lru_cache(maxsize=4)
 def _redis_client(url: str) -> Any:
     import redis  # lazy: only with a Redis broker
@@ -240,6 +258,7 @@ def _celery_queue() -> Iterable[Metric]:
 
 
 register_collector("core.dispatch_outbox", _dispatch_outbox)
+register_collector("core.audit_chain", _audit_chain)
 register_collector("core.celery_queue", _celery_queue)
 
 
