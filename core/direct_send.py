@@ -14,6 +14,14 @@ hundreds of sockets:
   suspending unless the socket is paused for backpressure, so a write normally completes inside
   the call, with no task and no loop turn; when it does suspend, the rest runs in a task that is
   returned (the caller waits for it before writing again, so order holds).
+- `frame_writer(send)`: on uvicorn's websockets-sansio protocol (its default WebSocket
+  implementation), a writer of prebuilt WebSocket frames straight to the socket's transport. The
+  fan-out frames a round's message once and writes the same bytes to every socket that takes the
+  whole round; through `send` each socket encoded the text, built and serialised its own frame and
+  went through the ASGI send coroutine (≈ 2.4 µs a socket besides the system call). It writes only
+  when `send` would write at once and in order (handshake done, open, not paused for backpressure,
+  nothing of the connection's own waiting, no compression extension); otherwise it refuses and
+  the caller uses `send`. Other servers (daphne, Channels' test communicator) get None.
 """
 
 from __future__ import annotations
@@ -21,6 +29,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Coroutine, Generator
 from typing import Any
+
+from websockets.frames import Frame, Opcode
+from websockets.protocol import State
 
 SERVER_SEND = "aria.server_send"
 
@@ -81,3 +92,53 @@ def start(coro: Coroutine[Any, Any, Any]) -> asyncio.Task | None:
 def _retrieve(task: asyncio.Task) -> None:
     if not task.cancelled():
         task.exception()
+
+
+def text_frame(text: str) -> bytes:
+    """A server's WebSocket text frame carrying `text`: unmasked, uncompressed, unfragmented."""
+    return Frame(Opcode.TEXT, text.encode()).serialize(mask=False)
+
+
+class FrameWriter:
+    """Writes prebuilt frames to one uvicorn websockets-sansio socket, when `send` would write."""
+
+    __slots__ = ("protocol",)
+
+    def __init__(self, protocol: Any) -> None:
+        self.protocol = protocol
+
+    def __call__(self, data: bytes) -> bool:
+        """Write `data` (a whole frame) now and return True, or write nothing and return False
+        when the socket's `send` would not write it at once (the caller then uses `send`)."""
+        protocol = self.protocol
+        conn = protocol.conn
+        if (
+            protocol.handshake_complete
+            and not protocol.close_sent
+            and not protocol.disconnected
+            and protocol.initial_response is None
+            and protocol.writable.is_set()
+            and conn.state is State.OPEN
+            and not conn.extensions
+            and not conn.writes
+            and not conn.expect_continuation_frame
+            and not protocol.transport.is_closing()
+        ):
+            protocol.transport.write(data)
+            return True
+        return False
+
+
+def frame_writer(send: Callable[..., Awaitable[Any]]) -> FrameWriter | None:
+    """A FrameWriter when `send` is uvicorn's websockets-sansio socket's own send, else None."""
+    try:
+        from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+    except ImportError:  # pragma: no cover - uvicorn is a dependency
+        return None
+    protocol = getattr(send, "__self__", None)
+    if (
+        isinstance(protocol, WebSocketsSansIOProtocol)
+        and getattr(send, "__func__", None) is WebSocketsSansIOProtocol.send
+    ):
+        return FrameWriter(protocol)
+    return None

@@ -58,6 +58,15 @@ ROUND_GAP_MAX = 0.025  # the longest pause after a round (it adds at most this t
 EncodedFrame = tuple[dict[str, Any], str]  # the frame and its JSON text, encoded once per process
 
 
+class Round(list[EncodedFrame]):
+    """One round's frames, in arrival order, and what the consumers build from all of them once
+    for every socket that takes the whole round (`built`: its WebSocket messages, their frames)."""
+
+    def __init__(self, frames: list[EncodedFrame]) -> None:
+        super().__init__(frames)
+        self.built: dict[Any, Any] = {}
+
+
 class FrameSink(Protocol):
     def offer_many(self, frames: list[EncodedFrame]) -> None: ...
 
@@ -176,7 +185,7 @@ class EventFanout:
 
     def _offer_round(self) -> None:
         """Hand every frame gathered since the last round to every consumer, in one call each."""
-        frames, self._round = self._round, []
+        frames, self._round = Round(self._round), []
         self._round_ready.clear()
         for sink in list(self.sinks):
             try:

@@ -15,8 +15,10 @@ One message per socket instead of one per event is what lets one process serve h
 sockets (bench/event_bus.py). Every event is filtered per socket before it joins a message, so a
 private event never rides in another user's array. While nothing is queued for a socket, the
 fan-out's round is filtered and written to it inside `offer_many`, straight to the server's send
-(core.direct_send); the pump task wakes only for the replay, a write that had to wait for the
-client (backpressure: what follows queues behind it, in order) and an overflow.
+(core.direct_send) — on uvicorn, a socket that takes the whole round gets the round's frames,
+built once for every such socket, written to its transport as they are. The pump task wakes only
+for the replay, a write that had to wait for the client (backpressure: what follows queues behind
+it, in order) and an overflow.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from core import direct_send
 from core.access import SCOPES
 from core.consumers import SessionBoundConsumer
 from core.events import fanout as outbox
-from core.events.fanout import EncodedFrame, EventFanout, encode_frame, events_after
+from core.events.fanout import EncodedFrame, EventFanout, Round, encode_frame, events_after
 from core.events.transport import bind_server_loop
 
 logger = logging.getLogger(__name__)
@@ -79,6 +81,7 @@ class EventsConsumer(SessionBoundConsumer):
     _fanout: EventFanout | None = None
     _pump: asyncio.Task | None = None
     _writing: asyncio.Task | None = None  # a direct write that had to wait (backpressure)
+    _frame_writer: direct_send.FrameWriter | None = None  # prebuilt frames to the transport (uvicorn)
     _idle = False  # the pump waits on an empty queue: a round may be written at once
     batch = False  # the client takes arrays of events (?batch=1)
 
@@ -112,6 +115,7 @@ class EventsConsumer(SessionBoundConsumer):
         # Event frames go straight to the server's send (core.direct_send), not through the
         # session wrapper; a consumer mounted without keep_server_send uses its own send.
         self._server_send = self.scope.get(direct_send.SERVER_SEND) or self.base_send
+        self._frame_writer = direct_send.frame_writer(self._server_send)
         # Subscribe before reading the table: anything committed from here on is either in the
         # replay or in the queue (or both; the id set removes the duplicate). Until the pump
         # starts, offered frames only queue (nothing is written to a socket not yet admitted).
@@ -172,7 +176,7 @@ class EventsConsumer(SessionBoundConsumer):
             self._writing = None
         if self._idle and self._writing is None and not self._queue:
             try:
-                self._writing = direct_send.start(self._write(self._messages(self._filter(frames))))
+                self._writing = self._write_now(frames, self._filter(frames))
             except Exception as exc:  # the socket is gone: its disconnect follows
                 logger.debug("Writing events to a socket failed (%r)", exc)
             return
@@ -258,6 +262,34 @@ class EventsConsumer(SessionBoundConsumer):
         if message:
             messages.append(_joined(message))
         return messages
+
+    def _write_now(self, frames: list[EncodedFrame], texts: list[str]) -> asyncio.Task | None:
+        """Write a round's `texts` (its frames filtered for this socket) now; the task finishing
+        the write when it had to wait. A socket that takes the whole round uses the messages (and
+        frames) built once for the round; prebuilt frames go straight to the transport while the
+        server would write at once (core.direct_send.frame_writer), the rest through its send."""
+        whole = frames if isinstance(frames, Round) and len(texts) == len(frames) else None
+        if whole is not None:
+            messages = whole.built.get(self.batch)
+            if messages is None:
+                messages = whole.built[self.batch] = self._messages(texts)
+        else:
+            messages = self._messages(texts)
+        write = self._frame_writer
+        if write is not None and messages:
+            if whole is not None:
+                wire = whole.built.get((self.batch, "frames"))
+                if wire is None:
+                    wire = whole.built[(self.batch, "frames")] = [direct_send.text_frame(m) for m in messages]
+            else:
+                wire = [direct_send.text_frame(m) for m in messages]
+            for n, data in enumerate(wire):
+                if not write(data):
+                    messages = messages[n:]
+                    break
+            else:
+                return None
+        return direct_send.start(self._write(messages))
 
     async def _write(self, messages: list[str]) -> None:
         send = self._server_send
