@@ -33,7 +33,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
-from django.db.models import F, Sum
+from django.db.models import F, Q, Sum
 from django.http import HttpRequest
 from django.utils import timezone
 from ninja.throttling import BaseThrottle, SimpleRateThrottle
@@ -216,13 +216,17 @@ def _start_of_today() -> datetime:
 
 
 def token_usage_today(user: AbstractBaseUser) -> int:
-    """Model tokens (input + output) this user's agent runs recorded today, fake engine excluded."""
+    """Model tokens (input + output) of today's agent runs this user pays for, fake engine excluded:
+    their own runs, and runs they asked of another principal (`AgentRun.billed_to`: a draft's
+    agent review runs as the reviewer, billed to its author)."""
 
     owner = stored_user(user)
     if owner is None:
         return 0
     total = (
-        AgentRun.objects.filter(user=owner, started_at__gte=_start_of_today())
+        AgentRun.objects.filter(
+            Q(billed_to=owner) | Q(billed_to__isnull=True, user=owner), started_at__gte=_start_of_today()
+        )
         .exclude(engine=FAKE_PROVIDER)
         .aggregate(total=Sum(F("input_tokens") + F("output_tokens")))["total"]
     )

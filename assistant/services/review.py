@@ -28,6 +28,7 @@ from core.agents.loop import run_agent
 from core.audit import audit_record
 from core.capabilities import CapabilityContext
 from core.errors import Conflict, Forbidden
+from core.throttling import token_budget_check
 
 S = DraftStatus
 
@@ -90,18 +91,23 @@ def draft_agent_review(*, draft: Draft, actor: AbstractBaseUser, engine: Engine 
     principals = review_principals(config, author=draft.owner)
     if not principals.ready:
         return _refuse(draft, actor, principals.reviewer, "; ".join(principals.problems))
-    draft = draft_transition(draft=draft, to_status=S.REVIEWING, actor=actor, via="agent_review")
-    hash_seen, version_seen = draft.content_hash, draft.version
     try:
         engine = engine or reviewer_engine(config)
     except Exception as exc:
-        return _fail(draft, actor, principals.reviewer, f"provider error: {exc}")
+        engine, engine_error = None, exc
+    else:  # the author asks for the review, so the author's daily budget pays for it (429, no review)
+        token_budget_check(actor, provider=engine.provider)
+    draft = draft_transition(draft=draft, to_status=S.REVIEWING, actor=actor, via="agent_review")
+    hash_seen, version_seen = draft.content_hash, draft.version
+    if engine is None:
+        return _fail(draft, actor, principals.reviewer, f"provider error: {engine_error}")
     result = run_agent(
         reviewer_spec(config.run_timeout_seconds),
         messages=candidate_message(draft, config.review_policy_version),
         ctx=CapabilityContext(user=principals.reviewer),
         engine=engine,
         subject=("assistant.draft", draft.pk),
+        billed_to=actor,
     )
     decision, problem = _parse_decision(result)
     if decision is None:

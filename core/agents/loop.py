@@ -13,6 +13,7 @@ import time
 from datetime import timedelta
 from typing import Any
 
+from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 from pydantic import ValidationError
 
@@ -53,22 +54,27 @@ def run_agent(
     parent: AgentRun | None = None,
     parent_turn_id: str | None = None,
     defer_end: bool = False,
+    billed_to: AbstractBaseUser | None = None,
 ) -> AgentResult:
     """Run one agent to completion within its bounds. Never raises.
 
     `parent_turn_id`: the turn of the agent that handed off to this one (its agent_start names it;
     give the child its own `ctx.turn_id`). `defer_end`: agent_end is left to the caller's
     `result.publish_end()`, for an agent whose result is applied after the run (the Investigator's
-    agent_end follows its rca_ready)."""
+    agent_end follows its rca_ready). `billed_to`: who asked for a run that acts as another principal
+    (`ctx.user`) and so pays for its tokens in the daily budget (`AgentRun.billed_to`)."""
     engine = engine or get_engine()
     with turn_scope(ctx.turn_id or current_turn_id.get() or None) as turn_id:
         ctx.turn_id = turn_id
         ctx.agent = spec.name
-        return _Loop(spec, engine, ctx, on_frame, subject, parent, parent_turn_id, defer_end).run(messages)
+        loop = _Loop(spec, engine, ctx, on_frame, subject, parent, parent_turn_id, defer_end, billed_to=billed_to)
+        return loop.run(messages)
 
 
 class _Loop:
-    def __init__(self, spec, engine, ctx, on_frame, subject, parent, parent_turn_id=None, defer_end=False) -> None:
+    def __init__(
+        self, spec, engine, ctx, on_frame, subject, parent, parent_turn_id=None, defer_end=False, *, billed_to=None
+    ) -> None:
         self.spec: AgentSpec = spec
         self.engine: Engine = engine
         self.ctx: CapabilityContext = ctx
@@ -88,6 +94,7 @@ class _Loop:
             turn_id=ctx.turn_id,
             parent=parent,
             user=ctx.user if ctx.user is not None and ctx.user.is_authenticated else None,
+            billed_to=billed_to if billed_to is not None and billed_to.is_authenticated else None,
             engine=engine.name,
             model=self.model,
             system_prompt=spec.system_prompt,

@@ -18,6 +18,12 @@ class AgentRun(models.Model):
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # Who asked for a run that acts as another principal, and so pays for it in the daily token
+    # budget (core.throttling): a draft's agent review runs as the reviewer, billed to its author.
+    # Null: the run's `user` pays.
+    billed_to = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     engine = models.CharField(max_length=32)
     model = models.CharField(max_length=100, blank=True)
     system_prompt = models.TextField(blank=True)
