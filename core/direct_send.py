@@ -111,19 +111,23 @@ class FrameWriter:
         """Write `data` (a whole frame) now and return True, or write nothing and return False
         when the socket's `send` would not write it at once (the caller then uses `send`)."""
         protocol = self.protocol
-        conn = protocol.conn
-        if (
-            protocol.handshake_complete
-            and not protocol.close_sent
-            and not protocol.disconnected
-            and protocol.initial_response is None
-            and protocol.writable.is_set()
-            and conn.state is State.OPEN
-            and not conn.extensions
-            and not conn.writes
-            and not conn.expect_continuation_frame
-            and not protocol.transport.is_closing()
-        ):
+        try:
+            conn = protocol.conn
+            ready = (
+                protocol.handshake_complete
+                and not protocol.close_sent
+                and not protocol.disconnected
+                and protocol.initial_response is None
+                and protocol.writable.is_set()
+                and conn.state is State.OPEN
+                and not conn.extensions
+                and not conn.writes
+                and not conn.expect_continuation_frame
+                and not protocol.transport.is_closing()
+            )
+        except AttributeError:  # a uvicorn or websockets release that reads differently: use `send`
+            return False
+        if ready:
             protocol.transport.write(data)
             return True
         return False

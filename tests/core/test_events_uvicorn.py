@@ -153,3 +153,21 @@ async def test_other_servers_sends_get_no_frame_writer():
 
     assert direct_send.frame_writer(send) is None
     assert direct_send.frame_writer(Protocol().send) is None
+
+
+def test_a_protocol_that_reads_differently_gets_send_not_a_write():
+    """A uvicorn or websockets release whose protocol lacks what the writer reads: it refuses (the
+    fan-out then uses `send`) rather than raising inside the fan-out or writing blind."""
+
+    class Transport:
+        writes: list[bytes] = []
+
+        def write(self, data: bytes) -> None:
+            self.writes.append(data)
+
+    class Changed:  # handshake_complete and conn are gone
+        transport = Transport()
+
+    writer = direct_send.FrameWriter(Changed())
+    assert writer(direct_send.text_frame("{}")) is False
+    assert Transport.writes == []
