@@ -24,6 +24,7 @@ from django.conf import settings
 from core.access import OPERATOR
 from core.consumers import SessionBoundConsumer
 from core.errors import DomainError
+from core.json_body import has_lone_surrogate
 from core.json_keys import json_body_problem
 from core.request_limits import DEFAULT_MAX_JSON_DEPTH, json_nesting_depth
 from core.throttling import CHAT, Throttled, rate_limit, token_budget_check
@@ -33,14 +34,6 @@ MAX_CONTENT = 20_000
 # A frame holding the longest content, every character written as an escaped surrogate pair (12 characters).
 MAX_FRAME = 12 * MAX_CONTENT + 4_096
 MAX_QUEUED_TURNS = 3  # frames beyond this while turns are waiting get a `done` error
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _parse_frame(text: str | None) -> tuple[dict[str, Any] | None, str]:
@@ -69,7 +62,7 @@ def _parse_frame(text: str | None) -> tuple[dict[str, Any] | None, str]:
         return None, f"content is longer than {MAX_CONTENT} characters."
     if "\x00" in content:  # as the HTTP routes refuse it (core.request_limits): PostgreSQL text cannot hold it
         return None, "content must not contain NUL characters (\\u0000)."
-    if not _encodable(content):  # a lone "\\ud800": no character; PostgreSQL cannot store it
+    if has_lone_surrogate(content):  # a lone "\\ud800": no character; PostgreSQL cannot store it
         return None, "content must be Unicode characters; a \\ud800-\\udfff escape is half of a pair."
     session_id = frame.get("session_id")
     if session_id is not None and (not isinstance(session_id, int) or isinstance(session_id, bool)):

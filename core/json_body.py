@@ -63,7 +63,7 @@ def json_body_refusal(body: bytes) -> DomainError | None:
         field = json_nul_field(body)
         return InvalidInput(f"{field}: text must not contain NUL characters (\\u0000).", field=field)
     if b"\\u" in body and _JSON_SURROGATE.search(body):
-        lone = _json_text_field(body, _lone_surrogate)  # None: every escape has its pair
+        lone = _json_text_field(body, has_lone_surrogate)  # None: every escape has its pair
         if lone is not None:
             message = f"{lone}: text must be Unicode characters; a \\ud800-\\udfff escape is half of a pair."
             return InvalidInput(message, field=lone)
@@ -106,7 +106,9 @@ def json_nul_field(body: bytes) -> str:
     return _json_text_field(body, lambda text: "\x00" in text) or "body"
 
 
-def _lone_surrogate(text: str) -> bool:
+def has_lone_surrogate(text: str) -> bool:
+    """True when `text` holds a lone surrogate (a `\\ud800`-`\\udfff` escape without its pair): no
+    character, so it cannot be encoded, and PostgreSQL's text and jsonb refuse it."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

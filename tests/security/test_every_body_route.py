@@ -189,29 +189,6 @@ def _page_routes(patterns: list[Any], prefix: str = "") -> Iterator[str]:
 PAGES = sorted(set(_page_routes(get_resolver().url_patterns)))
 
 
-@pytest.fixture
-def parsed(monkeypatch) -> list[bytes]:
-    """Every text handed to json.loads or msgspec's decoder while the test runs."""
-    import json
-
-    import msgspec
-
-    seen: list[bytes] = []
-    loads, decode = json.loads, msgspec.json.decode
-
-    def spy_loads(text: Any, *args: Any, **kwargs: Any) -> Any:
-        seen.append(text if isinstance(text, bytes) else str(text).encode())
-        return loads(text, *args, **kwargs)
-
-    def spy_decode(body: Any, *args: Any, **kwargs: Any) -> Any:
-        seen.append(bytes(body))
-        return decode(body, *args, **kwargs)
-
-    monkeypatch.setattr(json, "loads", spy_loads)
-    monkeypatch.setattr(msgspec.json, "decode", spy_decode)
-    return seen
-
-
 def test_the_page_walk_finds_the_pages() -> None:
     assert {"/", "/login/", "/metrics", "/events/"} <= set(PAGES)
 

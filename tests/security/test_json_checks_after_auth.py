@@ -10,10 +10,8 @@ as before — also on a route that takes no body parameter, and before the route
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-import msgspec
 import pytest
 from django.test import Client
 from django.utils import timezone
@@ -33,25 +31,6 @@ HUGE = '{"reason": 1e999}'
 NUL = '{"reason": "a\\u0000b"}'
 # The worst shape measured (bench/json_door.py): nested small lists with a repeat at the very end.
 HOSTILE = '{"a": [' + ",".join(["[[1],[2]]"] * 20_000) + '], "b": {"k": 1, "k": 2}}'
-
-
-@pytest.fixture
-def parsed(monkeypatch) -> list[bytes]:
-    """Every body handed to json.loads or msgspec's generic decoder (the checks' two parsers)."""
-    seen: list[bytes] = []
-    loads, decode = json.loads, msgspec.json.decode
-
-    def spy_loads(text: Any, *args: Any, **kwargs: Any) -> Any:
-        seen.append(text if isinstance(text, bytes) else str(text).encode())
-        return loads(text, *args, **kwargs)
-
-    def spy_decode(body: Any, *args: Any, **kwargs: Any) -> Any:
-        seen.append(bytes(body))
-        return decode(body, *args, **kwargs)
-
-    monkeypatch.setattr(json, "loads", spy_loads)
-    monkeypatch.setattr(msgspec.json, "decode", spy_decode)
-    return seen
 
 
 @pytest.fixture
