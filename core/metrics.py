@@ -65,8 +65,18 @@ logger = logging.getLogger(__name__)
 
 METRICS_SCOPE = "metrics"  # a Django group: members may read /metrics (admins always may)
 MULTIPROCESS_DIR = os.environ.get("PROMETHEUS_MULTIPROC_DIR", "")
-# Requests that carry one of these came through a proxy: their socket address is the proxy's.
-FORWARDING_HEADERS = ("X-Forwarded-For", "Forwarded", "X-Real-IP")
+# Requests that carry one of these came through a proxy: their socket address is the proxy's. The
+# standard header, the de-facto ones, and those CDNs and load balancers set instead of them.
+FORWARDING_HEADERS = (
+    "X-Forwarded-For",
+    "Forwarded",
+    "X-Real-IP",
+    "X-Client-IP",
+    "X-Cluster-Client-IP",
+    "True-Client-IP",
+    "CF-Connecting-IP",
+    "Fastly-Client-IP",
+)
 
 # -- instruments ------------------------------------------------------------------------------
 _instruments: dict[str, Any] = {}

@@ -78,11 +78,25 @@ def test_the_allowed_network_reads_without_a_token(client, settings):
     assert client.get("/metrics", REMOTE_ADDR="10.21.0.1").status_code == 401
 
 
+# The standard and de-facto forwarding headers, and those CDNs and load balancers set instead
+# (a same-host relay that sets only CF-Connecting-IP was admitted by address before).
+RELAY_HEADERS = (
+    "HTTP_X_FORWARDED_FOR",
+    "HTTP_FORWARDED",
+    "HTTP_X_REAL_IP",
+    "HTTP_X_CLIENT_IP",
+    "HTTP_X_CLUSTER_CLIENT_IP",
+    "HTTP_TRUE_CLIENT_IP",
+    "HTTP_CF_CONNECTING_IP",
+    "HTTP_FASTLY_CLIENT_IP",
+)
+
+
 @pytest.mark.django_db
 def test_a_request_relayed_by_a_proxy_is_never_admitted_by_address(client):
     # Behind a proxy on the same host every request comes from 127.0.0.1: the forwarding header
     # says it is someone else's.
-    for header in ("HTTP_X_FORWARDED_FOR", "HTTP_FORWARDED", "HTTP_X_REAL_IP"):
+    for header in RELAY_HEADERS:
         response = client.get("/metrics", REMOTE_ADDR="127.0.0.1", **{header: "203.0.113.9"})
         assert response.status_code == 401, header
 
