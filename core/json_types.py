@@ -47,6 +47,18 @@ def whole_number(*, ge: int | None = None, le: int | None = None) -> Any:
 # patterns (no U+001C-U+001F or U+0085) than in Python's `re`. Stated on the schema of a text the
 # server strips and refuses when blank (a plan's goal), so a schema-valid text is never refused as blank.
 NOT_BLANK = r"[^\u0009-\u000d\u001c-\u0020\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+# For other ECMA-262 patterns (no `\s`, and no `$`: both mean other things in Python's `re`): one
+# character str.strip() removes, and the end of the text.
+STRIPPED_CHAR = "[" + NOT_BLANK.removeprefix("[^")
+TEXT_END = r"(?![\s\S])"
+
+
+def json_schema_when(condition: dict[str, Any], then: dict[str, Any]) -> dict[str, Any]:
+    """JSON Schema's if/then: when every property in `condition` is present and matches, `then`
+    applies (e.g. a hold for reason "other" needs a note): a rule a body's shape carries, stated so
+    a client checking the schema knows it."""
+    return {"if": {"properties": condition, "required": list(condition)}, "then": then}
+
 
 # A row id a JSON body names (`{"session_id": 7}`): JSON Schema's integer (7.0 too, not "7" or true)
 # within the database's id range, stated in the schema as `RowId` states it for a query.

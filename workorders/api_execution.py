@@ -14,7 +14,7 @@ from ninja import Query, Router, Schema
 from pydantic import ConfigDict, Field
 
 from core.access import APPROVER, OPERATOR, require_any_scope, require_scopes
-from core.json_types import NOT_BLANK, BodyRowId, RowId, WholeNumber
+from core.json_types import NOT_BLANK, BodyRowId, RowId, WholeNumber, json_schema_when
 from workorders import selectors
 from workorders.choices import allowed_transitions
 from workorders.models import ShiftAssignment, WorkOrder
@@ -45,10 +45,9 @@ class HoldIn(Schema):
     # A hold for "other" needs a note saying why (workorders.services.execution.work_order_hold):
     # stated in the schema as if/then, so a client checking it knows the rule.
     model_config = ConfigDict(
-        json_schema_extra={
-            "if": {"properties": {"reason": {"const": "other"}}, "required": ["reason"]},
-            "then": {"properties": {"note": {"pattern": NOT_BLANK}}, "required": ["note"]},
-        }
+        json_schema_extra=json_schema_when(
+            {"reason": {"const": "other"}}, {"properties": {"note": {"pattern": NOT_BLANK}}, "required": ["note"]}
+        )
     )
     reason: HoldReasonName
     note: str = Field(default="", max_length=500)
@@ -66,10 +65,10 @@ class PartUsedIn(Schema):
 class CompleteIn(Schema):
     # A corrected RCA needs the actual root cause (work_order_complete), stated as if/then on the verdict
     model_config = ConfigDict(
-        json_schema_extra={
-            "if": {"properties": {"rca_verdict": {"const": "corrected"}}, "required": ["rca_verdict"]},
-            "then": {"properties": {"actual_root_cause": {"pattern": NOT_BLANK}}, "required": ["actual_root_cause"]},
-        }
+        json_schema_extra=json_schema_when(
+            {"rca_verdict": {"const": "corrected"}},
+            {"properties": {"actual_root_cause": {"pattern": NOT_BLANK}}, "required": ["actual_root_cause"]},
+        )
     )
     work_done: str = Field(min_length=1, max_length=4000, json_schema_extra={"pattern": NOT_BLANK})  # refused blank
     problem_code: str = Field(

@@ -15,7 +15,7 @@ from pydantic import Field
 
 from core.access import APPROVER, OPERATOR, get_owned_or_404, require_any_scope, require_scopes
 from core.agents.engines import get_engine
-from core.json_types import NOT_BLANK, BodyRowId, RowId
+from core.json_types import NOT_BLANK, STRIPPED_CHAR, TEXT_END, BodyRowId, RowId
 from core.request_limits import MAX_PAGE_OFFSET
 from core.throttling import CHAT, UserRateLimit, token_budget_check
 from workorders import selectors
@@ -53,10 +53,8 @@ HandoverStatusName = Literal["draft", "signed", "acknowledged"]
 
 
 # A plain file name as the service checks it once stripped (workorders.services.logbook): no folder
-# (no slash or backslash), not hidden (no leading "."), not blank. ECMA-262, so no \s and no $ (they mean
-# other things in Python's re); the end of the text is (?![\s\S]).
-_SPACE = "[" + NOT_BLANK.removeprefix("[^")  # one character str.strip() removes
-PLAIN_FILE_NAME = rf"^(?!{_SPACE}*\.)[^/\\]*(?![\s\S])"
+# (no slash or backslash), not hidden (no leading "."); not blank is NOT_BLANK beside it.
+PLAIN_FILE_NAME = rf"^(?!{STRIPPED_CHAR}*\.)[^/\\]*{TEXT_END}"
 
 
 class AttachmentSchema(Schema):

@@ -18,20 +18,14 @@ from typing import Any
 
 from assistant.library import RESOURCE_TYPES
 from assistant.services.attachments import OBJECT_KEY_MAX_CHARS
-from core.json_types import NOT_BLANK
+from core.json_types import NOT_BLANK, STRIPPED_CHAR, TEXT_END, json_schema_when
 
-_SPACE = "[" + NOT_BLANK.removeprefix("[^")  # one character str.strip() removes
-_END = r"(?![\s\S])"
 _ROW_ID = "(?:0|[1-9][0-9]{0,18})"  # digits as str(pk) writes them (a number past any row names none: 404)
-ROW_ID_REF = f"^{_SPACE}*{_ROW_ID}{_SPACE}*{_END}"
+ROW_ID_REF = f"^{STRIPPED_CHAR}*{_ROW_ID}{STRIPPED_CHAR}*{TEXT_END}"
 # "name" or "name@v<version>"; what follows the first "@v" is a version number or nothing
-PROMPT_REF = rf"^(?:(?!@v)[\s\S])*(?:@v{_ROW_ID}?{_SPACE}*)?{_END}"
-_SEGMENT = rf"(?!\.\.?(?:/|{_END}))[^/\\\u0000-\u001f\u007f]+"
-OBJECT_KEY = rf"^(?![A-Za-z]:){_SEGMENT}(?:/{_SEGMENT})*{_END}"
-
-
-def _when(condition: dict[str, Any], then: dict[str, Any]) -> dict[str, Any]:
-    return {"if": {"properties": condition, "required": list(condition)}, "then": then}
+PROMPT_REF = rf"^(?:(?!@v)[\s\S])*(?:@v{_ROW_ID}?{STRIPPED_CHAR}*)?{TEXT_END}"
+_SEGMENT = rf"(?!\.\.?(?:/|{TEXT_END}))[^/\\\u0000-\u001f\u007f]+"
+OBJECT_KEY = rf"^(?![A-Za-z]:){_SEGMENT}(?:/{_SEGMENT})*{TEXT_END}"
 
 
 def _not_blank(*more: dict[str, Any]) -> dict[str, Any]:
@@ -39,25 +33,27 @@ def _not_blank(*more: dict[str, Any]) -> dict[str, Any]:
 
 
 ATTACHMENT_KIND_RULES: list[dict[str, Any]] = [
-    _when(
+    json_schema_when(
         {"kind": {"const": "text_snippet"}},
         {"properties": {"text": {"pattern": NOT_BLANK}}, "required": ["text"]},
     ),
-    _when(
+    json_schema_when(
         {"kind": {"const": "library_resource"}},
         {
             "properties": {"resource_type": {"enum": list(RESOURCE_TYPES)}, "ref": _not_blank()},
             "required": ["resource_type", "ref"],
             "allOf": [
-                _when(
+                json_schema_when(
                     {"resource_type": {"enum": ["kb_entry", "work_order"]}},
                     {"properties": {"ref": {"pattern": ROW_ID_REF}}},
                 ),
-                _when({"resource_type": {"const": "prompt"}}, {"properties": {"ref": {"pattern": PROMPT_REF}}}),
+                json_schema_when(
+                    {"resource_type": {"const": "prompt"}}, {"properties": {"ref": {"pattern": PROMPT_REF}}}
+                ),
             ],
         },
     ),
-    _when(
+    json_schema_when(
         {"kind": {"const": "object_file"}},
         {
             "properties": {
