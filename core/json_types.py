@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import annotated_types
-from pydantic import BeforeValidator
+from pydantic import BeforeValidator, Field
 
 
 def _whole_number(value: Any) -> Any:
@@ -47,6 +47,14 @@ def whole_number(*, ge: int | None = None, le: int | None = None) -> Any:
 # patterns (no U+001C-U+001F or U+0085) than in Python's `re`. Stated on the schema of a text the
 # server strips and refuses when blank (a plan's goal), so a schema-valid text is never refused as blank.
 NOT_BLANK = r"[^\u0009-\u000d\u001c-\u0020\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+
+
+def not_blank_text(max_length: int, **field: Any) -> Any:
+    """A required text field the server strips and refuses when blank: at least one character, at
+    most `max_length`, and NOT_BLANK in its schema (`field`: Field's other arguments)."""
+    return Field(min_length=1, max_length=max_length, json_schema_extra={"pattern": NOT_BLANK}, **field)
+
+
 # For other ECMA-262 patterns (no `\s`, and no `$`: both mean other things in Python's `re`): one
 # character str.strip() removes, and the end of the text.
 STRIPPED_CHAR = "[" + NOT_BLANK.removeprefix("[^")

@@ -10,7 +10,7 @@ from ninja import Schema
 from pydantic import ConfigDict, Field, WithJsonSchema
 
 from core.agents.engines.fake import FakeEngine
-from core.json_types import NOT_BLANK, ROW_ID_MAX
+from core.json_types import ROW_ID_MAX, not_blank_text
 from orchestrator.choices import CONVERSATION_PATTERN
 from orchestrator.models import Interaction, Plan, PlanStep
 from orchestrator.planning import ID_STRING_DIGITS
@@ -41,7 +41,7 @@ ContextRef = Annotated[Any, WithJsonSchema(_CONTEXT_REF_SCHEMA)]
 
 
 class PlanCreateIn(Schema):
-    goal: str = Field(min_length=1, max_length=2000, json_schema_extra={"pattern": NOT_BLANK})  # refused blank
+    goal: str = not_blank_text(2000)
     constraints: dict[str, Any] = Field(default_factory=dict)
     done_when: str = Field(default="", max_length=2000)
     context_refs: list[ContextRef] = Field(default_factory=list, max_length=50)
@@ -143,7 +143,7 @@ def plan_out(plan: Plan, *, with_interactions: bool = False, tags: dict[int, str
 
 
 class TurnIn(Schema):
-    message: str = Field(min_length=1, max_length=4000, json_schema_extra={"pattern": NOT_BLANK})  # refused blank
+    message: str = not_blank_text(4000)
     conversation: str = Field(default="default", max_length=80, pattern=CONVERSATION_PATTERN)
 
 

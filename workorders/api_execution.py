@@ -14,7 +14,7 @@ from ninja import Query, Router, Schema
 from pydantic import ConfigDict, Field
 
 from core.access import APPROVER, OPERATOR, require_any_scope, require_scopes
-from core.json_types import NOT_BLANK, BodyRowId, RowId, WholeNumber, json_schema_when
+from core.json_types import NOT_BLANK, BodyRowId, RowId, WholeNumber, json_schema_when, not_blank_text
 from workorders import selectors
 from workorders.choices import allowed_transitions
 from workorders.models import ShiftAssignment, WorkOrder
@@ -54,7 +54,7 @@ class HoldIn(Schema):
 
 
 class CancelIn(Schema):
-    reason: str = Field(min_length=1, max_length=500, json_schema_extra={"pattern": NOT_BLANK})  # refused blank
+    reason: str = not_blank_text(500)
 
 
 class PartUsedIn(Schema):
@@ -70,7 +70,7 @@ class CompleteIn(Schema):
             {"properties": {"actual_root_cause": {"pattern": NOT_BLANK}}, "required": ["actual_root_cause"]},
         )
     )
-    work_done: str = Field(min_length=1, max_length=4000, json_schema_extra={"pattern": NOT_BLANK})  # refused blank
+    work_done: str = not_blank_text(4000)
     problem_code: str = Field(
         pattern=CODE, description="A problem of the cell's failure class, e.g. PUMP.bearing_wear."
     )

@@ -15,7 +15,7 @@ from pydantic import Field
 
 from core.access import APPROVER, OPERATOR, get_owned_or_404, require_any_scope, require_scopes
 from core.agents.engines import get_engine
-from core.json_types import NOT_BLANK, STRIPPED_CHAR, TEXT_END, BodyRowId, RowId
+from core.json_types import NOT_BLANK, STRIPPED_CHAR, TEXT_END, BodyRowId, RowId, not_blank_text
 from core.request_limits import MAX_PAGE_OFFSET
 from core.throttling import CHAT, UserRateLimit, token_budget_check
 from workorders import selectors
@@ -65,19 +65,12 @@ class AttachmentSchema(Schema):
         json_schema_extra={"pattern": PLAIN_FILE_NAME, "allOf": [{"pattern": NOT_BLANK}]},
     )
     media_type: MediaTypeName = "text/plain"
-    text: str = Field(
-        min_length=1,
-        max_length=MAX_ATTACHMENT_BYTES,
-        description="The text (UTF-8, ≤ 64 KiB).",
-        json_schema_extra={"pattern": NOT_BLANK},  # refused blank
-    )
+    text: str = not_blank_text(MAX_ATTACHMENT_BYTES, description="The text (UTF-8, ≤ 64 KiB).")
 
 
 class LogbookEntryIn(Schema):
     cell_id: BodyRowId = Field()
-    text: str = Field(
-        min_length=1, max_length=MAX_TEXT_CHARS, json_schema_extra={"pattern": NOT_BLANK}
-    )  # refused blank
+    text: str = not_blank_text(MAX_TEXT_CHARS)
     category: CategoryName = "observation"
     time: datetime | None = Field(
         default=None,
@@ -95,9 +88,7 @@ class HandoverDraftIn(Schema):
 
 
 class HandoverEditIn(Schema):
-    report: str = Field(
-        min_length=1, max_length=MAX_REPORT_CHARS, json_schema_extra={"pattern": NOT_BLANK}
-    )  # refused blank
+    report: str = not_blank_text(MAX_REPORT_CHARS)
 
 
 class HandoverAcknowledgeIn(Schema):

@@ -13,7 +13,7 @@ from assistant.models import Draft
 from assistant.models.drafts import DRAFT_NAME_MAX_LENGTH
 from assistant.services.publish import draft_status_reason, draft_status_reasons
 from assistant.validators import DRAFT_NAME
-from core.json_types import NOT_BLANK, BodyRowId
+from core.json_types import NOT_BLANK, BodyRowId, not_blank_text
 
 ModeName = Literal["chat", "build", "plan", "coordinate"]
 AuthorModeName = Literal["chat", "build", "plan"]  # the one-shot prompt draft runs the authoring agent
@@ -67,7 +67,7 @@ class MessageOut(Schema):
 
 
 class SessionTurnIn(Schema):
-    content: str = Field(min_length=1, max_length=20_000, json_schema_extra={"pattern": NOT_BLANK})  # refused blank
+    content: str = not_blank_text(20_000)
     mode: ModeName | None = None
 
 
