@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 from collections.abc import Callable
 from typing import Any
 
@@ -21,7 +22,20 @@ from core.metrics import websocket_clients
 from core.sockets import CLOSE_FORBIDDEN, CLOSE_UNAUTHENTICATED, SocketAuth, user_group
 
 logger = logging.getLogger(__name__)
-__all__ = ["CLOSE_FORBIDDEN", "CLOSE_UNAUTHENTICATED", "SessionBoundConsumer"]
+__all__ = ["CLOSE_FORBIDDEN", "CLOSE_UNAUTHENTICATED", "SessionBoundConsumer", "recheck_delay"]
+
+# A periodic re-validation waits between this share of ARIA_SOCKET_RECHECK_SECONDS and all of it.
+RECHECK_SPREAD = 0.5
+
+
+def recheck_delay(interval: float) -> float:
+    """Seconds until a socket's next periodic re-validation: at most `interval` (the setting is a
+    bound on how long a silently revoked session keeps a socket), drawn at random from its upper
+    half. Sockets opened together (a reconnect burst after a restart, 500 dashboards) otherwise
+    re-validate together every interval — a thread hop and a query each, all in the same
+    moment, stalling every socket's deliveries; drawn apart, they spread over half the interval
+    and drift further apart each round."""
+    return interval * random.uniform(RECHECK_SPREAD, 1.0)
 
 
 class SessionBoundConsumer(AsyncJsonWebsocketConsumer):
@@ -117,7 +131,7 @@ class SessionBoundConsumer(AsyncJsonWebsocketConsumer):
 
     async def _recheck_periodically(self) -> None:
         while self.socket_auth is not None:
-            await asyncio.sleep(settings.ARIA_SOCKET_RECHECK_SECONDS)
+            await asyncio.sleep(recheck_delay(settings.ARIA_SOCKET_RECHECK_SECONDS))
             await self.socket_still_valid()
 
     # -- control messages (core.sockets) ------------------------------------------------------

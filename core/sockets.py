@@ -10,7 +10,8 @@ group and the consumers close within the channel layer's latency:
   removed from a group → `user.recheck`: each socket re-validates against the database and
   closes with 4401 (no longer signed in) or 4403 (signed in, scope lost).
 
-Consumers also re-validate on every inbound frame and every ARIA_SOCKET_RECHECK_SECONDS, so a
+Consumers also re-validate on every inbound frame and at least every ARIA_SOCKET_RECHECK_SECONDS
+(core.consumers.recheck_delay: drawn apart, so sockets opened together do not re-validate together), so a
 session that expires or is deleted out of band (clearsessions, a lost control message: the
 channel layer is at-most-once) ends the socket too. Control messages are sent after commit.
 """
