@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from assistant.choices import DraftStatus as S
 from assistant.conf import SESSION_OBJECT_ROOT
@@ -50,15 +50,22 @@ def drafts_for_review(user: AbstractBaseUser) -> QuerySet:
     return Draft.objects.select_related("owner").filter(status__in=waiting).exclude(owner=user).order_by("-updated")
 
 
+# A draft's author submits it for review by testing it: from `tested` on it is in (or has been
+# through) the approvers' queue. Before that it is the author's work in progress.
+SUBMITTED = frozenset(S) - {S.DRAFT, S.VALIDATING, S.VALIDATED, S.VALIDATION_FAILED, S.TESTING, S.TEST_FAILED}
+
+
 def draft_get(user: AbstractBaseUser, draft_id: int, *, for_review: bool = False) -> Draft:
-    """Owner-scoped; approvers see every draft because approving others' drafts is their job."""
+    """Owner-scoped; approvers (and the reviewer and release principals) also see others' drafts
+    once submitted for review, because approving them is their job. Another author's draft not yet
+    submitted is a 404 to them, as to anyone: it is not theirs to read or act on. Admins see all."""
 
     qs = Draft.objects.select_related("owner")
-    if for_review and (has_scopes(user, [APPROVER]) or is_service_account(user)):
-        try:
-            return qs.get(pk=draft_id)
-        except Draft.DoesNotExist:
-            raise NotFound("Draft not found.") from None
+    if for_review and not is_admin(user) and (has_scopes(user, [APPROVER]) or is_service_account(user)):
+        draft = qs.filter(Q(owner_id=user.pk) | Q(status__in=SUBMITTED), pk=draft_id).first()
+        if draft is None:
+            raise NotFound("Draft not found.")
+        return draft
     return get_owned_or_404(qs, user, pk=draft_id)
 
 
