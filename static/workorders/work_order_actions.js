@@ -79,7 +79,7 @@
     const select = field(wo, "select", "shift_assignment_id", { "aria-label": "Technician and shift" });
     option(select, "", "Loading the roster…");
     const go = button("Assign", "btn-assign-confirm", () => {
-      if (!select.value) return;
+      if (!select.value) { if (opts.onError) opts.onError(`Work order #${wo.id}: choose a technician to assign.`); return; }
       act(wo, "assign", { shift_assignment_id: Number(select.value) }, opts, go);
     });
     panel.appendChild(labelled("Technician on shift", select));
@@ -219,6 +219,13 @@ wo, opts, panel) {
     restore(wo, hours);
     form.appendChild(labelled("Labour hours", hours));
     const go = button("Complete the order", "btn-complete-confirm", () => {
+      // Say in words what is missing; the server would answer an unchosen code with its pattern.
+      const unchosen = [["problem_code", "the problem"], ["cause_code", "the cause"], ["remedy_code", "the remedy"]]
+        .filter((pair) => !selects[pair[0]].value).map((pair) => pair[1]);
+      if (unchosen.length) {
+        if (opts.onError) opts.onError(`Work order #${wo.id}: choose ${unchosen.join(", ")} before completing.`);
+        return;
+      }
       const body = {
         work_done: workDone.value, problem_code: selects.problem_code.value, cause_code: selects.cause_code.value,
         remedy_code: selects.remedy_code.value, rca_verdict: verdict.value, actual_root_cause: actual.value,
