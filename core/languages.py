@@ -24,6 +24,7 @@ SUPPORTED: dict[str, Language] = {
 _CODE_OF = {language: code for code, language in SUPPORTED.items()}
 _TAG = re.compile(r"\b[A-Z]{1,4}-?\d{1,4}[A-Z]?\b")  # equipment tags carry no language
 _WORD = re.compile(r"[^\W\d_]{2,}")
+_MARKUP = re.compile(r"</?[A-Za-z][^<>]*>")  # a pasted tag's name is no language ("<script>" read as French)
 
 
 @lru_cache(maxsize=1)
@@ -34,7 +35,7 @@ def _detector() -> LanguageDetector:
 def language_of(text: str, *, default: str = "en") -> str:
     """ISO 639-1 code of the text's language; `default` when it has too few words to tell, or
     when its likeliest languages are too close to call."""
-    words = _WORD.findall(_TAG.sub(" ", text or ""))
+    words = _WORD.findall(_TAG.sub(" ", _MARKUP.sub(" ", text or "")))
     if len(words) < 2:
         return default
     detected = _detector().detect_language_of(" ".join(words))

@@ -35,3 +35,17 @@ def test_text_too_close_to_call_falls_back_to_the_default(text):
     'pare a bomba' is Portuguese and Spanish alike."""
     assert language_of(text) == "en"
     assert language_of(text, default="fr") == "fr"
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("<script>alert(1)</script> P-02?", "en"),
+        ("<b>pourquoi</b> P-02 a déclenché ?", "fr"),
+        ("Why did <i>P-02</i> trip?", "en"),
+    ],
+)
+def test_markup_tags_are_not_words_of_the_question(text, code):
+    """'<script>alert(1)</script> P-02?' read as the words 'script alert script' and was answered in
+    French; the tags' names are not the operator's language, the text between them is."""
+    assert language_of(text) == code
