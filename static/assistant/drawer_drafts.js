@@ -13,6 +13,7 @@
   const api = (method, path, body) => window.Aria.api(method, API + path, body);
   const STEP = { draft: ["validate", "Validate"], validated: ["test", "Test"] };
   const BUSY = new Set(["validating", "testing", "reviewing", "publishing"]);
+  const DRAFT_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/;
   const TEMPLATES = {
     prompt: { agent: "investigator", text: "Always list 3 hypotheses. Finish by calling submit_rca.", variables: [] },
     skill: { instructions: "", triggers: [], runtime_mode: "auto" },
@@ -225,10 +226,16 @@
     event.preventDefault();
     const note = $("aria-draft-new-status");
     note.textContent = "";
+    const name = $("aria-draft-name").value.trim();
+    if (!DRAFT_NAME.test(name)) {  // the server's rule (assistant/validators.py DRAFT_NAME), said in words
+      note.textContent = "Name: letters, digits, _ or - (starting with a letter or digit), up to 100 characters.";
+      return;
+    }
+    let spec;
+    try { spec = JSON.parse(specArea.value); } catch (e) { note.textContent = `Spec is not valid JSON: ${e.message}`; return; }
     try {
-      const spec = JSON.parse(specArea.value);
       const sessionId = ctx.ensureSession ? await ctx.ensureSession() : ctx.sessionId;
-      await api("POST", "/drafts", { type: typeSelect.value, name: $("aria-draft-name").value, spec, session_id: sessionId });
+      await api("POST", "/drafts", { type: typeSelect.value, name, spec, session_id: sessionId });
       ctx.sessionId = sessionId;
       $("aria-draft-name").value = "";
     } catch (e) { note.textContent = e.message; }

@@ -200,7 +200,7 @@ def test_a_pasted_name_over_the_limit_is_refused_with_the_reason_not_cut(tabs, s
     page.fill("#aria-draft-name", long_name)
     assert page.input_value("#aria-draft-name") == long_name  # the box keeps what was typed
     page.get_by_role("button", name="Create draft").click()
-    expect(page.locator("#aria-draft-new-status")).to_contain_text("name: String should have at most 100 characters")
+    expect(page.locator("#aria-draft-new-status")).to_contain_text("up to 100 characters")  # said in words
     expect(page.locator("#aria-draft-list .aria-draft")).to_have_count(0)
     drafts = page.evaluate("() => Aria.api('GET', '/api/v1/assistant/drafts')")
     assert drafts == []
