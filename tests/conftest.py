@@ -228,6 +228,23 @@ def _fresh_throttle_cache() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
+def _close_the_thread_sensitive_connection() -> Iterator[None]:
+    """An async test's `sync_to_async(...)` calls (thread-sensitive, the default) run outside any
+    request in asgiref's one process-wide thread, which outlives the test. The database connection
+    they open there is that thread's own, and under PostgreSQL it stays checked out of psycopg's pool
+    until something closes it in that thread — which a server does at the end of each request
+    (request_finished) and Channels around each `database_sync_to_async` call, but a test never did.
+    CI's PostgreSQL leg saw tests/security/test_unsized_form_bodies.py's leave one out through every
+    sentinel test up to the two-lanes test (2 out at its start instead of 1). Closed after each test,
+    in the thread that opened it, once the test's own fixtures and its database teardown are done."""
+    yield
+    from asgiref.sync import SyncToAsync
+    from django.db import connections
+
+    SyncToAsync.single_thread_executor.submit(connections.close_all).result(timeout=60)
+
+
+@pytest.fixture(autouse=True)
 def _channel_layers_per_event_loop() -> Iterator[None]:
     """Every async test runs on its own event loop, but Channels keeps one layer object per process,
     and channels-redis binds its locks and connections to the loop that first used them. A server
