@@ -123,3 +123,29 @@ def owned_world(owner: AbstractBaseUser) -> dict[str, Any]:
         "handover_id": handover.pk,
         "cell_id": cell.pk,
     }
+
+
+def plant_world(author: AbstractBaseUser) -> dict[str, Any]:
+    """One object of every plant-wide kind a path names, made by (or at the request of) `author`."""
+    from assistant.models import PromptVersion
+    from tests.workorders.factories import make_alarm, make_cell, make_kb, make_signal, make_work_order
+    from workorders.models import RcaEvaluation
+    from workorders.services.logbook import AttachmentIn, logbook_entry_create
+
+    cell = make_cell("P-09")
+    make_kb(cell)
+    signal = make_signal(cell)
+    entry = logbook_entry_create(
+        cell=cell, author=author, text="Seal weeps.", attachments=[AttachmentIn(name="r.txt", text="4.1 mm/s")]
+    )
+    evaluation = RcaEvaluation.objects.create(engine="fake", requested_by=author)
+    prompt = PromptVersion.objects.create(name="investigator", version=1, text="Check it.", created_by=author)
+    return {
+        "alarm_id": make_alarm(signal).pk,
+        "signal_id": signal.pk,
+        "work_order_id": make_work_order(cell).pk,
+        "cell_id": cell.pk,
+        "attachment_id": entry.attachments.get().pk,
+        "run_id": evaluation.pk,
+        "name": prompt.name,
+    }

@@ -31,7 +31,7 @@ from django.test import Client
 
 from assistant.models import Draft
 from core.access import APPROVER, OPERATOR
-from tests.security.owned_world import fill, id_routes, missing_values, owned_world, snapshot
+from tests.security.owned_world import fill, id_routes, missing_values, owned_world, plant_world, snapshot
 
 pytestmark = pytest.mark.django_db
 
@@ -228,6 +228,19 @@ def test_a_plant_wide_route_is_refused_to_a_user_without_a_role(others, route) -
     response = _send(others["no scope"], method, fill(template, values), PLANT[_key(route)][1], values)
     assert (response.status_code, response.json()["code"]) in ((403, "missing_scope"), (401, "not_authenticated"))
     assert snapshot() == before
+
+
+PLANT_READS = [r for r in PLANT_ROUTES if r[0] == "GET"]
+
+
+@pytest.mark.parametrize("route", PLANT_READS, ids=[_key(r) for r in PLANT_READS])
+def test_a_plant_wide_object_is_read_by_every_role_not_only_its_author(operator, others, route) -> None:
+    """What one operator made (a logbook attachment, an evaluation they asked for, …) is the plant's:
+    another operator and an operator-approver read it; a user with no scope gets a 403."""
+    path = fill(route[1], plant_world(operator))
+    for who in ("peer operator", "operator-approver"):
+        assert others[who].get(path).status_code == 200, (who, others[who].get(path).content[:200])
+    assert others["no scope"].get(path).status_code == 403
 
 
 @pytest.mark.parametrize(
