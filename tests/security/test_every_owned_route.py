@@ -29,6 +29,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from aria_project.api import api
 from assistant.models import Draft
 from core.access import APPROVER, OPERATOR
 from tests.security.owned_world import fill, id_routes, missing_values, owned_world, plant_world, snapshot
@@ -155,6 +156,10 @@ def test_every_id_route_has_a_rule() -> None:
     assert set(OWNED) | set(PLANT) == {_key(r) for r in ROUTES}
     assert not set(OWNED) & set(PLANT)
     assert len(OWNED_ROUTES) >= 50 and len(PLANT_ROUTES) >= 20
+    # the URL walk sees at least what the OpenAPI schema lists (and routes it leaves out besides)
+    schema = api.get_openapi_schema()["paths"]
+    listed = {f"{m.upper()} {p.removeprefix('/api/v1')}" for p, ops in schema.items() if "{" in p for m in ops}
+    assert len(listed) >= 60 and listed <= {_key(r) for r in ROUTES}
 
 
 def _send(client: Client, method: str, path: str, body: Any, ids: dict[str, Any]) -> Any:
