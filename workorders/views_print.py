@@ -82,6 +82,7 @@ def print_context(work_order: WorkOrder) -> dict[str, Any]:
             "factors": [str(f) for f in rca.get("contributing_factors", []) if f][:10],
             "similar": rca.get("similar_past_failure", ""),
             "fallback": bool(rca.get("fallback")),
+            "offline": (selectors.rca_engine(work_order) or {}).get("real_provider") is False,
         },
     }
 

@@ -80,3 +80,19 @@ def test_permits_come_from_the_kb_when_it_lists_them():
     assert permits_for(["Swap the valve"], {"permits": ["Cold work permit"]}) == ["Cold work permit"]
     assert permits_for(["Swap the valve"], {}) == []
     assert permits_for(["Weld the bracket", "Lift with the crane"], {}) == ["Hot work", "Lifting operation"]
+
+
+def test_an_rca_of_the_offline_engine_is_marked_on_the_printed_order_and_a_persons_is_not(client, plant, operator):
+    """The Control Room and the work-order page mark an offline demo RCA; the printed sheet, taken
+    to the pump, showed it as if a model had written it."""
+    from core.models import AgentRun
+
+    offline = printable_order(plant)
+    AgentRun.objects.create(agent="investigator", turn_id="t", engine="fake", subject_type="work_order",
+                            subject_id=str(offline.pk))  # fmt: skip
+    by_hand = printable_order(plant, rca_details={"manual": True, "failure_mode": "seal_leak"})
+    client.force_login(operator)
+    marked = client.get(f"/workorders/{offline.pk}/print").content.decode()
+    assert 'id="print-rca-offline"' in marked and "offline demo engine" in marked
+    unmarked = client.get(f"/workorders/{by_hand.pk}/print").content.decode()
+    assert "offline demo engine" not in unmarked
