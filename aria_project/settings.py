@@ -31,6 +31,11 @@ else:
     SECRET_KEY = env.str("SECRET_KEY", default="") or development_secret_key(VAR_DIR)
     ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+# The audit chain's HMAC key (core/audit_digest.py), kept outside the database. Unset: derived from
+# SECRET_KEY for this purpose only (development; `check --deploy` warns, aria.audit.W001). Previous
+# keys (comma-separated) still verify records and the head after a rotation, never seal.
+ARIA_AUDIT_KEY = env.str("ARIA_AUDIT_KEY", default="")
+ARIA_AUDIT_PREVIOUS_KEYS = env.list("ARIA_AUDIT_PREVIOUS_KEYS", default=[])
 
 INSTALLED_APPS = [
     "daphne",

@@ -20,3 +20,5 @@ class CoreConfig(AppConfig):
         from core import receivers  # in ready(): the app registry is loaded
 
         receivers.connect()  # a task runs in the correlation scope of the request that queued it
+
+        from core import audit_digest  # noqa: F401  # registers the audit key's deploy check

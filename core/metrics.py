@@ -232,7 +232,8 @@ def _dispatch_outbox() -> Iterable[Metric]:
 def _audit_chain() -> Iterable[Metric]:
     """The audit trail's tamper window: committed records not yet linked into the hash chain
     (core.audit). Sealing follows each commit within milliseconds; a count that stays up, or an
-    age past the sweep interval, means the sealer is not running. Reads the unsealed rows only
+    age past the sweep interval, means the sealer is not running, or refuses a chain head that does
+    not verify under the audit key (logged; `manage.py verify_audit`). Reads the unsealed rows only
     (a partial index), so it costs the same however long the trail is."""
     unsealed = AuditRecord.objects.filter(seal__isnull=True).aggregate(n=Count("id"), oldest=Min("created_at"))
     oldest = unsealed["oldest"]

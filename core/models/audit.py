@@ -7,7 +7,8 @@ class AuditRecord(models.Model):
 
     A record is inserted unsealed (`seal`, `previous_hash` and `hash` null) in the writer's
     transaction; the sealer later gives it its chain position (`seal`) and hashes. The chain is
-    walked in `seal` order, which is commit order, not id order."""
+    walked in `seal` order, which is commit order, not id order. `digest_version` says how `hash`
+    was computed (core.audit_digest)."""
 
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -21,6 +22,9 @@ class AuditRecord(models.Model):
     seal = models.PositiveBigIntegerField(null=True, blank=True, unique=True)
     previous_hash = models.CharField(max_length=64, null=True, blank=True)
     hash = models.CharField(max_length=64, null=True, blank=True, unique=True)
+    # How `hash` was computed (core.audit_digest): 1 plain SHA-256 (sealed before keyed sealing),
+    # 2 HMAC-SHA256 under ARIA_AUDIT_KEY; null while unsealed.
+    digest_version = models.PositiveSmallIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["id"]
@@ -50,6 +54,8 @@ class AuditChainHead(models.Model):
 
     seal = models.PositiveBigIntegerField(default=0)
     hash = models.CharField(max_length=64, blank=True)
+    # HMAC of (seal, hash) under the audit key (core.audit_digest.head_mac): binds the chain to the key.
+    mac = models.CharField(max_length=64, blank=True)
 
     def __str__(self) -> str:
         return f"audit chain head at #{self.seal}"

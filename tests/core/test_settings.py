@@ -14,6 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD_KEY = secrets.token_urlsafe(50)
+GOOD_AUDIT_KEY = secrets.token_urlsafe(48)
 
 HEADERS_PROBE = """
 import json, django
@@ -37,7 +38,8 @@ print(json.dumps({
 
 
 def _run(args: list[str], tmp_path: Path, **env_overrides: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("SECRET_KEY", "ALLOWED_HOSTS", "DJANGO_DEBUG")}
+    unset = ("SECRET_KEY", "ALLOWED_HOSTS", "DJANGO_DEBUG", "ARIA_AUDIT_KEY", "ARIA_AUDIT_PREVIOUS_KEYS")
+    env = {k: v for k, v in os.environ.items() if k not in unset}
     env.update(
         {
             "DJANGO_SETTINGS_MODULE": "aria_project.settings",
@@ -52,10 +54,31 @@ def _run(args: list[str], tmp_path: Path, **env_overrides: str) -> subprocess.Co
 
 
 def test_production_check_deploy_reports_no_issues(tmp_path: Path) -> None:
-    result = _run(["manage.py", "check", "--deploy"], tmp_path, SECRET_KEY=GOOD_KEY, ALLOWED_HOSTS="aria.example.com")
+    result = _run(
+        ["manage.py", "check", "--deploy"],
+        tmp_path,
+        SECRET_KEY=GOOD_KEY,
+        ALLOWED_HOSTS="aria.example.com",
+        ARIA_AUDIT_KEY=GOOD_AUDIT_KEY,
+    )
     assert result.returncode == 0, result.stderr
     assert "System check identified no issues (0 silenced)." in result.stdout
     assert "WARNINGS" not in result.stderr
+
+
+def test_production_check_deploy_warns_when_the_audit_key_is_derived_from_secret_key(tmp_path: Path) -> None:
+    result = _run(["manage.py", "check", "--deploy"], tmp_path, SECRET_KEY=GOOD_KEY, ALLOWED_HOSTS="aria.example.com")
+    assert result.returncode == 0, result.stderr
+    assert "(aria.audit.W001) ARIA_AUDIT_KEY is not set" in result.stderr
+    assert GOOD_KEY not in result.stdout + result.stderr
+    weak = _run(
+        ["manage.py", "check", "--deploy"],
+        tmp_path,
+        SECRET_KEY=GOOD_KEY,
+        ALLOWED_HOSTS="aria.example.com",
+        ARIA_AUDIT_KEY=GOOD_KEY,
+    )
+    assert "(aria.audit.W002)" in weak.stderr and GOOD_KEY not in weak.stdout + weak.stderr
 
 
 @pytest.mark.parametrize(
