@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ObjectDoesNotExist
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
@@ -69,8 +70,13 @@ def print_context(work_order: WorkOrder) -> dict[str, Any]:
     kb = kb_row.data if kb_row and isinstance(kb_row.data, dict) else {}
     actions = [_action_text(a) for a in work_order.recommended_actions or []]
     rca = work_order.rca_details or {}
+    try:
+        report = work_order.completion_report  # select_related by work_orders_qs
+    except ObjectDoesNotExist:
+        report = None
     return {
         "wo": work_order,
+        "report": report,
         "actions": actions,
         "parts": _parts(work_order, kb),
         "permits": permits_for(actions, kb),

@@ -96,3 +96,24 @@ def test_an_rca_of_the_offline_engine_is_marked_on_the_printed_order_and_a_perso
     assert 'id="print-rca-offline"' in marked and "offline demo engine" in marked
     unmarked = client.get(f"/workorders/{by_hand.pk}/print").content.decode()
     assert "offline demo engine" not in unmarked
+
+
+def test_a_completed_order_prints_the_technicians_report_in_the_sign_off_not_blanks(client, cell, operator):
+    """WO-1 of the demo, completed with a report, printed an empty sign-off (technician, date,
+    actual cause, hours) to be filled in by hand again; an open order keeps the blanks."""
+    from tests.workorders.execution_helpers import analysed_order, report
+    from workorders.services.execution import work_order_complete, work_order_start
+
+    wo = analysed_order(cell)
+    client.force_login(operator)
+    open_sheet = client.get(f"/workorders/{wo.pk}/print").content.decode()
+    assert 'id="print-actual-cause"' not in open_sheet
+    work_order_start(work_order=wo, actor=operator)
+    work_order_complete(
+        work_order=wo, actor=operator,
+        **report(rca_verdict="corrected", actual_root_cause="<b>Misaligned</b> after the motor swap", labour_hours=2.5),
+    )  # fmt: skip
+    html = client.get(f"/workorders/{wo.pk}/print").content.decode()
+    assert "Replaced the drive-end bearing, regreased" in html
+    assert "&lt;b&gt;Misaligned&lt;/b&gt; after the motor swap" in html and "<b>Misaligned" not in html
+    assert "2.50 h" in html and operator.get_username() in html
