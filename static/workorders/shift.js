@@ -287,7 +287,8 @@
     const status = el("span", "handover-status", h.status);
     status.setAttribute("data-status", h.status);
     li.appendChild(status);
-    if (h.can_acknowledge) li.appendChild(el("span", "handover-hint", "waiting for your acknowledgement"));
+    // Acknowledging needs the operator scope (as its button does): an approver is not asked to.
+    if (h.can_acknowledge && config.can_write) li.appendChild(el("span", "handover-hint", "waiting for your acknowledgement"));
     return li;
   }
 
