@@ -51,7 +51,7 @@ def list_drafts(
         qs = qs.filter(session_id=session_id)
     if without_session:
         qs = qs.filter(session__isnull=True)
-    return with_status_reasons(list(qs[:200]))
+    return with_status_reasons(list(qs[:200]), request.user)
 
 
 @router.post("/drafts", response={201: DraftOut})

@@ -11,7 +11,7 @@ from pydantic import ConfigDict, Field, StrictBool
 from assistant.api.attachment_rules import ATTACHMENT_KIND_RULES
 from assistant.models import Draft
 from assistant.models.drafts import DRAFT_NAME_MAX_LENGTH
-from assistant.services.publish import draft_status_reason, draft_status_reasons
+from assistant.services.publish import PUBLISHABLE, draft_publish_refusals, draft_status_reason, draft_status_reasons
 from assistant.validators import DRAFT_NAME
 from core.json_types import NOT_BLANK, BodyRowId, not_blank_text
 
@@ -87,6 +87,10 @@ class DraftOut(Schema):
     created: datetime
     updated: datetime
     status_reason: str = ""  # why a failed draft failed (the reason its last move recorded)
+    # For the requester: may they publish it now (approved / publish_failed), and if not, why and who
+    # may: draft_publish's own checks, so the drawer offers Publish exactly when the service allows it.
+    can_publish: bool = False
+    publish_refusal: str = ""
 
     @staticmethod
     def resolve_owner_username(obj: Any) -> str:
@@ -99,13 +103,45 @@ class DraftOut(Schema):
             return listed
         return draft_status_reason(obj) if hasattr(obj, "reviews") else ""
 
+    @staticmethod
+    def resolve_publish_refusal(obj: Any, context: Any) -> str:
+        return _publish_refusal(obj, context)
 
-def with_status_reasons(drafts: list[Draft]) -> list[Draft]:
+    @staticmethod
+    def resolve_can_publish(obj: Any, context: Any) -> bool:
+        return (
+            obj.status in PUBLISHABLE
+            and isinstance(obj, Draft)
+            and _requester(context) is not None
+            and (not _publish_refusal(obj, context))
+        )
+
+
+def _requester(context: Any) -> Any:
+    request = (context or {}).get("request")
+    return getattr(request, "user", None)
+
+
+def _publish_refusal(draft: Any, context: Any) -> str:
+    """Why the requester may not publish `draft` ("" when they may or it is not publishable); a
+    listing read them all at once (with_status_reasons), one draft's route reads its own, once."""
+    if not isinstance(draft, Draft):
+        return ""
+    if getattr(draft, "listed_publish_refusal", None) is None:
+        draft.listed_publish_refusal = draft_publish_refusals([draft], _requester(context)).get(draft.pk, "")
+    return draft.listed_publish_refusal
+
+
+def with_status_reasons(drafts: list[Draft], viewer: Any = None) -> list[Draft]:
     """A listing's drafts for DraftOut, the failed ones' status_reason read together in one query
-    (one draft's route reads its own: the same reason, by draft_status_reason)."""
+    (one draft's route reads its own: the same reason, by draft_status_reason), and when `viewer`
+    is given, why they may not publish each, together (draft_publish_refusals)."""
     reasons = draft_status_reasons(drafts)
+    refusals = draft_publish_refusals(drafts, viewer) if viewer is not None else {}
     for draft in drafts:
         draft.listed_status_reason = reasons.get(draft.pk, "")
+        if viewer is not None:
+            draft.listed_publish_refusal = refusals.get(draft.pk, "")
     return drafts
 
 

@@ -47,7 +47,7 @@ def list_session_drafts(request: HttpRequest, session_id: int, status: DraftStat
     qs = selectors.drafts_visible(request.user).filter(session=session)
     if status:
         qs = qs.filter(status=status)
-    return with_status_reasons(list(qs[:200]))
+    return with_status_reasons(list(qs[:200]), request.user)
 
 
 @router.post(f"{BASE}/intent/resolve")

@@ -169,7 +169,13 @@
       }));
     }
     if (d.status === "approved" || d.status === "publish_failed") {
-      li.appendChild(button(d.status === "approved" ? "Publish" : "Retry publish", () => api("POST", `/drafts/${d.id}/publish`)));
+      // can_publish / publish_refusal: the publish service's own checks for this user (e.g. the approver
+      // who approved may not publish): the button only when it would be allowed, else who may.
+      if (d.can_publish) {
+        li.appendChild(button(d.status === "approved" ? "Publish" : "Retry publish", () => api("POST", `/drafts/${d.id}/publish`)));
+      } else if (d.publish_refusal) {
+        li.appendChild(el("p", "aria-note aria-publish-note", d.publish_refusal));
+      }
     }
     return li;
   }

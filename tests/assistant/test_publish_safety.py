@@ -108,3 +108,40 @@ def test_the_review_listing_is_for_approvers_and_shows_others_waiting_drafts(cli
     listed = client.get(f"{API}/drafts?review=true").json()
     assert [d["id"] for d in listed] == [waiting.pk]  # not their own: they could not approve it
     assert own.pk not in [d["id"] for d in listed]
+
+
+def _listed(client, url: str, draft_id: int) -> dict:
+    return next(d for d in client.get(url).json() if d["id"] == draft_id)
+
+
+def test_drafts_say_to_whom_publishing_is_offered_by_the_services_own_rule_and_the_api_still_refuses(
+    client, operator, approver, make_user
+):
+    draft = make_tested_draft(operator)
+    client.force_login(approver)
+    waiting = _listed(client, f"{API}/drafts?review=true", draft.pk)
+    assert (waiting["can_publish"], waiting["publish_refusal"]) == (False, "")  # tested: nothing to publish yet
+    approved = client.post(
+        f"{API}/drafts/{draft.pk}/approve", {"candidate_hash": draft.content_hash}, content_type="application/json"
+    )
+    assert approved.status_code == 200 and approved.json()["can_publish"] is False
+
+    # the approver who approved: not offered, told who may
+    shown = _listed(client, f"{API}/drafts?review=true", draft.pk)
+    assert shown["status"] == "approved" and shown["can_publish"] is False
+    assert "another approver or the release principal" in shown["publish_refusal"]
+    # hostile: posting anyway is still refused with the same reason, nothing moves
+    response = post(client, f"{API}/drafts/{draft.pk}/publish")
+    assert response.status_code == 403 and response.json()["detail"] == shown["publish_refusal"]
+    assert Draft.objects.get(pk=draft.pk).status == "approved" and not PublishedArtifact.objects.exists()
+
+    client.force_login(operator)  # the author
+    for mine in (_listed(client, f"{API}/drafts", draft.pk), client.get(f"{API}/drafts/{draft.pk}").json()):
+        assert mine["can_publish"] is False and "author cannot publish" in mine["publish_refusal"]
+
+    client.force_login(make_user("pat", "approver"))  # another approver: offered, and the service agrees
+    offered = _listed(client, f"{API}/drafts?review=true", draft.pk)
+    assert (offered["can_publish"], offered["publish_refusal"]) == (True, "")
+    response = post(client, f"{API}/drafts/{draft.pk}/publish")
+    assert response.status_code == 200 and response.json()["status"] == "published"
+    assert response.json()["can_publish"] is False

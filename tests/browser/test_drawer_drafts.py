@@ -65,9 +65,19 @@ def test_engineer_edits_an_approver_approves_and_another_publishes_from_the_draw
     _step(waiting, "Approve", "approved")
     expect(row.locator(".aria-badge")).to_have_text("approved")  # the author's tab follows the bus
 
-    # the approver who approved may not publish it: refused with the reason, nothing moves
-    waiting.get_by_role("button", name="Publish").click()
-    expect(waiting.locator(".aria-draft-error")).to_contain_text("reviewer cannot also publish")
+    # the approver who approved may not publish it: no Publish button (it could only fail), a note
+    # saying who may; posting anyway is still refused with the reason, nothing moves
+    expect(waiting.locator(".aria-publish-note")).to_contain_text("another approver or the release principal")
+    expect(waiting.get_by_role("button", name="Publish")).to_have_count(0)
+    refused = ann.evaluate(
+        """async (id) => {
+            const base = document.getElementById("aria-drawer").dataset.assistantApi;
+            try { await Aria.api("POST", `${base}/drafts/${id}/publish`); return "published"; }
+            catch (e) { return e.message; }
+        }""",
+        waiting.get_attribute("data-draft-id"),
+    )
+    assert "reviewer cannot also publish" in refused
     expect(waiting.locator(".aria-badge")).to_have_text("approved")
 
     pat = tabs()
