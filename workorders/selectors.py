@@ -17,8 +17,8 @@ from sentinel.models import Alarm, Cell, SignalDefinition, SignalLatest
 from sentinel.selectors import alarm_suppressions
 from sentinel.thresholds import signal_state, threshold_values
 from workorders.agents import investigator
-from workorders.choices import CONFIRMED_VERIFICATIONS, FailureCodeLevel, RcaVerdict
-from workorders.models import CompletionReport, EquipmentKB, FailureCode, FailureHistory, WorkOrder
+from workorders.choices import CONFIRMED_VERIFICATIONS, FailureCodeLevel, RcaVerdict, WorkOrderStatus
+from workorders.models import CompletionReport, EquipmentKB, FailureCode, FailureHistory, WorkOrder, WorkOrderEvent
 
 
 def get_cell(cell_id: int) -> Cell:
@@ -187,7 +187,25 @@ def work_orders_qs() -> QuerySet[WorkOrder]:
         "completion_report__problem",
         "completion_report__cause",
         "completion_report__remedy",
-    ).annotate(rca_run_engine=Subquery(investigator_runs.values("engine")[:1]))
+    ).annotate(
+        rca_run_engine=Subquery(investigator_runs.values("engine")[:1]),
+        hold_note_given=Subquery(_holds().values("details__note")[:1]),
+    )
+
+
+def _holds() -> QuerySet[WorkOrderEvent]:
+    """The order's holds, newest first: the note given with the hold is in the event's details."""
+    return WorkOrderEvent.objects.filter(work_order=OuterRef("pk"), to_status=WorkOrderStatus.ON_HOLD).order_by("-id")
+
+
+def hold_note(wo: WorkOrder) -> str:
+    """The note given with the order's current hold ("" when not on hold or none given)."""
+    if wo.status != WorkOrderStatus.ON_HOLD:
+        return ""
+    if hasattr(wo, "hold_note_given"):  # work_orders_qs read it in the same query
+        return str(wo.hold_note_given or "")
+    held = wo.events.filter(to_status=WorkOrderStatus.ON_HOLD).order_by("-id").first()
+    return str((held.details or {}).get("note") or "") if held else ""
 
 
 def rca_engine(wo: WorkOrder) -> dict[str, Any] | None:
@@ -235,6 +253,8 @@ def work_order_as_dict(wo: WorkOrder, *, full: bool = False) -> dict[str, Any]:
                 "generated_by_agent": wo.generated_by_agent,
                 "assignment": _assignment(wo),
                 "hold_reason": wo.hold_reason,
+                "hold_label": wo.get_hold_reason_display() if wo.hold_reason else "",
+                "hold_note": hold_note(wo),
                 "part_shortages": wo.part_shortages,
                 "completion_report": completion_report_as_dict(wo),
                 "rca_engine": rca_engine(wo),

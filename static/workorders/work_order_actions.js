@@ -259,7 +259,10 @@ wo, opts, panel) {
     if (a) {
       box.appendChild(el("p", "wo-assignee", `Assigned to ${a.technician}${a.shift ? ` · ${a.shift} shift ${a.date || ""}` : ""}`));
     }
-    if (wo.hold_reason) box.appendChild(el("p", "wo-hold", `On hold: ${wo.hold_reason.replace(/_/g, " ")}`));
+    if (wo.hold_reason) {  // the reason as people read it, and the note given with the hold (text only)
+      box.appendChild(el("p", "wo-hold", `On hold: ${wo.hold_label || wo.hold_reason.replace(/_/g, " ")}`));
+      if (wo.hold_note) box.appendChild(el("p", "wo-hold-note", wo.hold_note));
+    }
     if ((wo.part_shortages || []).length) {
       box.appendChild(el("p", "wo-shortage", `Parts short: ${wo.part_shortages.map((s) => `${s.qty}× ${s.ref}${s.listed ? ` (${s.on_hand} on hand)` : " (not a spare part of this equipment)"}`).join(", ")}`));
     }

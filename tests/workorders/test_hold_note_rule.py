@@ -45,3 +45,23 @@ def test_the_schema_calls_a_hold_valid_exactly_when_the_server_holds(client, ope
         assert response.json()["field"] in ("note", "reason"), response.json()
     order.refresh_from_db()
     assert order.status == ("on_hold" if valid_by_schema else "in_progress")
+
+
+def test_a_held_order_reads_with_its_reason_label_and_the_note_given(client, operator, cell):
+    order = analysed_order(cell)
+    work_order_assign(work_order=order, shift_assignment=shift_covering(order), actor=operator)
+    work_order_start(work_order=order, actor=operator)
+    client.force_login(operator)
+    note = "crane <b>booked</b> until Friday"
+    held = client.post(
+        f"{BASE}/{order.pk}/hold", json.dumps({"reason": "other", "note": note}), content_type="application/json"
+    )
+    assert held.status_code == 200, held.content
+    for url in (f"{BASE}/{order.pk}", f"{BASE}/{order.pk}/execution"):
+        body = client.get(url).json()
+        assert (body["hold_reason"], body["hold_label"], body["hold_note"]) == ("other", "Other (see note)", note)
+    assert held.json()["hold_label"] == "Other (see note)" and held.json()["hold_note"] == note
+
+    work_order_start(work_order=order, actor=operator)  # resumed: no longer held, no note
+    body = client.get(f"{BASE}/{order.pk}").json()
+    assert (body["hold_reason"], body["hold_label"], body["hold_note"]) == ("", "", "")

@@ -188,7 +188,9 @@ def work_order_hold(
         _require_illegal_check(locked, S.ON_HOLD)
         locked.hold_reason = reason
         text = f"On hold: {HoldReason(reason).label}" + (f" — {note.strip()}" if note.strip() else "")
-        return transition_locked(locked, S.ON_HOLD, actor=actor, note=text, details={"hold_reason": reason})
+        return transition_locked(
+            locked, S.ON_HOLD, actor=actor, note=text, details={"hold_reason": reason, "note": note.strip()}
+        )
 
 
 def work_order_cancel(*, work_order: WorkOrder | int, actor: AbstractBaseUser | None, reason: str) -> WorkOrder:
