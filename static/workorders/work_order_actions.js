@@ -226,11 +226,18 @@ wo, opts, panel) {
         if (opts.onError) opts.onError(`Work order #${wo.id}: choose ${unchosen.join(", ")} before completing.`);
         return;
       }
+      // Required by the API (labour_hours > 0, ≤ 1000): an empty box would be sent as 0 and answered
+      // "Input should be greater than 0", naming no field.
+      const labour = hours.value.trim() === "" ? NaN : Number(hours.value);
+      if (!(labour > 0 && labour <= 1000)) {
+        if (opts.onError) opts.onError(`Work order #${wo.id}: give the labour hours (more than 0, up to 1000) before completing.`);
+        return;
+      }
       const body = {
         work_done: workDone.value, problem_code: selects.problem_code.value, cause_code: selects.cause_code.value,
         remedy_code: selects.remedy_code.value, rca_verdict: verdict.value, actual_root_cause: actual.value,
         parts_used: rows.map((r) => r()).filter((p) => p.ref && p.qty > 0),
-        labour_hours: Number(hours.value),
+        labour_hours: labour,
       };
       act(wo, "complete", body, opts, go);
     });

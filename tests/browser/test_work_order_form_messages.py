@@ -57,3 +57,34 @@ def test_assign_and_complete_name_what_is_missing_and_send_nothing(page, aria_se
     expect(page.locator("#wo-error")).to_be_hidden()
     expect(page.locator("#wo-status")).to_have_text("completed")
     expect(page.locator("#wo-report")).to_contain_text("Replaced the DE bearing <b>and</b> regreased")
+
+
+def test_complete_with_no_labour_hours_says_which_field_and_what_is_wanted(page, aria_server):
+    """An empty Labour hours box was sent as 0 and answered 'Input should be greater than 0'."""
+    order = aria_server.manage("shell", "-c", ORDER).strip().splitlines()[-1]
+    sent: list[str] = []
+    page.on("request", lambda r: sent.append(r.url) if r.method == "POST" else None)
+    sign_up(page, aria_server, "h4b-labour-hours", f"/workorders/{order}/", "operator")
+
+    page.locator(".btn-complete").click()
+    page.locator("textarea[name='work_done']").fill("Replaced the DE bearing")
+    problem = page.locator("select[name='problem_code']")
+    expect(problem.locator("option")).not_to_have_count(1)  # the codes arrived
+    for name in ("problem_code", "cause_code", "remedy_code"):
+        page.locator(f"select[name='{name}']").select_option(index=1)
+    page.locator(".btn-complete-confirm").click()
+    expect(page.locator("#wo-error")).to_have_text(
+        f"Work order #{order}: give the labour hours (more than 0, up to 1000) before completing."
+    )
+    page.locator("input[name='labour_hours']").fill("0")
+    page.locator(".btn-complete-confirm").click()
+    expect(page.locator("#wo-error")).to_contain_text("give the labour hours")
+    expect(page.locator("#wo-status")).to_have_text("in_progress")
+    assert not [url for url in sent if "/complete" in url], sent
+
+    page.locator("input[name='labour_hours']").fill("1.5")
+    page.locator("select[name='rca_verdict']").select_option("corrected")  # as the test above
+    page.locator("textarea[name='actual_root_cause']").fill("Misalignment after the motor swap")
+    page.locator(".btn-complete-confirm").click()
+    expect(page.locator("#wo-error")).to_be_hidden()
+    expect(page.locator("#wo-status")).to_have_text("completed")
