@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from core.agents.engines.fake import FakeEngine, FakeReply, FakeState, fake_policy
 from orchestrator.coordinator.schema import MUTATING
-from orchestrator.offline.answers import MARKER, cell, explain, packet, submit
+from orchestrator.offline.answers import MARKER, cell, explain, packet, submit, when
 from orchestrator.offline.asks import choose_turn, needs_me_turn, not_yours, pause_turn, plan_moves, with_moves
 from orchestrator.offline.reading import Reading, keyword_reading
 from orchestrator.offline.workstreams import ask_which, derive_turn, draft_turn, focus_of, step_turn
@@ -205,7 +205,7 @@ def _proceed(
         last = decided[0]
         text = (
             f"Nothing to apply: interaction {last['id']} on plan {last['plan_id']} was already decided "
-            f"({last['decision']}) by {last['decided_by']} at {last['decided_at']}; the plan is {last['plan_status']}."
+            f"({last['decision']}) by {last['decided_by']} at {when(last['decided_at'])}; the plan is {last['plan_status']}."
         )
         return submit("Already decided earlier.", [{"type": "answer", "text": text}], refs, "list_approvals")
     reply = explain(state, focus, refs, pending)  # nothing to approve: what can be done with it, and where

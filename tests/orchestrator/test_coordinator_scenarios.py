@@ -6,6 +6,9 @@ tools called, the validated actions, the state after and the transcript; several
 reading against a different state to show the outcome follows from state.
 """
 
+import re
+from datetime import UTC
+
 import pytest
 
 from core.models import AuditRecord
@@ -211,6 +214,10 @@ def test_apply_it_after_it_was_already_applied(operator, django_capture_on_commi
     again = turn_on(operator, "Apply it", APPLY)
     assert tools(again) == SURVEY and allowed(again) == ["answer"]
     assert "already decided (approve) by olga" in again.answer and "completed" in again.answer
+    # the time it was decided reads as the pages show times, not as a raw ISO timestamp
+    answered_at = Interaction.objects.get(plan=plan).answered_at.astimezone(UTC)
+    assert f"by olga at {answered_at:%Y-%m-%d %H:%M} UTC;" in again.answer, again.answer
+    assert not re.search(r"\d{4}-\d\d-\d\dT\d\d:", again.answer), again.answer
     assert AuditRecord.objects.filter(action="interaction.approve").count() == 1
     assert testcaps.CALLS == ["read_value"] and Plan.objects.get(pk=plan.pk).status == "completed"
     transcript(again)
