@@ -191,7 +191,9 @@
     const others = needs.interactions.filter((i) => i.required_scope);
     others.forEach((ask) => {
       const li = askNode(ask, "decider");
-      li.insertBefore(el("span", "plan-id", `plan #${ask.plan_id} · `), li.firstChild);
+      // the plan reference opens the question's own line (before the card block it sat on a line alone)
+      const line = li.querySelector(".decision-question") || li;
+      line.insertBefore(el("span", "plan-id", `plan #${ask.plan_id} · `), line.firstChild);
       ul.appendChild(li);
     });
     panel.hidden = others.length === 0;

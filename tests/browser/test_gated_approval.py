@@ -3,6 +3,7 @@ change on P-02, an approver — a different person — releases it, and the limi
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,12 @@ def test_an_operator_plans_a_limit_change_and_only_an_approver_releases_it(brows
     waiting = approver.locator("#plans-asks .ask").first
     # the decision card: who asks, what changes (before → after, units), why, evidence, outcomes
     expect(waiting).to_contain_text("Approve: Change P-02 vibration (rms) alert limit 4.5 → 4.8 mm/s?")
+    # the plan reference sits on the question's line, not on a line of its own above the card
+    expect(waiting.locator(".decision-question")).to_have_text(
+        re.compile(r"^plan #\d+ · Approve: Change P-02 vibration \(rms\) alert limit 4\.5 → 4\.8 mm/s\?$")
+    )
+    ref, question = waiting.locator(".plan-id").bounding_box(), waiting.locator(".decision-question").bounding_box()
+    assert abs(ref["y"] - question["y"]) < ref["height"], (ref, question)
     expect(waiting.locator(".decision-asks")).to_contain_text("opal asks, for plan #")
     expect(waiting.locator(".decision-why")).to_have_text("Why: The new bearing runs warmer")
     expect(waiting.locator(".decision-evidence")).to_contain_text("on this signal in the last 7 days")
