@@ -1,28 +1,27 @@
 """Work orders, failure history, equipment KB and KPIs over HTTP (mounted at /api/v1/workorders)."""
 
-from typing import Any, Literal
+from typing import Any
 
-from django.http import HttpRequest
-from ninja import Query, Router
+from django.http import HttpRequest, JsonResponse
+from ninja import Query, Router, Status
 
 from core.access import APPROVER, OPERATOR, require_any_scope, require_scopes
-from core.json_types import RowId
+from core.json_types import TEXT_END, RowId
 from core.models import AgentRun
 from core.request_limits import MAX_PAGE_OFFSET
 from sentinel.models import Cell
+from sentinel.services.ingest import IDEMPOTENCY_KEY_MAX, idempotency_key_check
 from workorders import kpis, selectors
 from workorders.choices import allowed_transitions
 from workorders.models import FailureHistory, WorkOrder
-from workorders.schemas import KbPatchIn, StatusName, TransitionIn
-from workorders.services import equipment_kb_update, work_order_transition
+from workorders.schemas import KbPatchIn, PriorityName, StatusName, TransitionIn, WorkOrderRaiseIn
+from workorders.services import equipment_kb_update, work_order_raise, work_order_transition
 
 router = Router(tags=["workorders"])
 PREFIX = "/workorders"
 router.add_router("/shift", "workorders.api_logbook.router")  # /shift/logbook…, /shift/handovers…
 router.add_router("", "workorders.api_execution.router")  # /{id}/assign|start|hold|cancel|complete, /execution/…
 router.add_router("/evaluation", "workorders.api_evaluation.router")  # /evaluation/rca-runs[/{id}] (eval_rca)
-
-PriorityName = Literal["low", "medium", "high", "critical"]
 
 
 def _detail(wo: WorkOrder) -> dict[str, Any]:
@@ -137,6 +136,43 @@ def list_work_orders(
         qs = qs.filter(priority=priority)
     items = [selectors.work_order_as_dict(wo) for wo in qs[offset : offset + limit]]
     return {"count": qs.count(), "items": items}
+
+
+_IDEMPOTENCY_HEADER = {
+    "parameters": [
+        {
+            "name": "Idempotency-Key",
+            "in": "header",
+            "required": False,
+            "description": "Raise at most one order per key: a retry with the same values answers the "
+            "order already raised (header `Idempotent-Replayed: true`); other values are a 409.",
+            # Visible ASCII (spaces inside), as sentinel.services.ingest.idempotency_key_check reads it.
+            "schema": {"type": "string", "maxLength": IDEMPOTENCY_KEY_MAX, "pattern": "^ *[!-~][ -~]*" + TEXT_END},
+        }
+    ]
+}
+
+
+@router.post("", response={201: dict}, openapi_extra=_IDEMPOTENCY_HEADER)
+def raise_work_order(request: HttpRequest, payload: WorkOrderRaiseIn) -> Status | JsonResponse:
+    """Raise a work order by hand (a problem found in the field): it starts `open`, records who
+    raised it, and is assigned, started and completed like any other. Operators only."""
+    require_scopes(request.user, OPERATOR)
+    key = idempotency_key_check(request.headers.get("Idempotency-Key"))
+    wo, replayed = work_order_raise(
+        cell=payload.cell,
+        title=payload.title,
+        description=payload.description,
+        priority=payload.priority,
+        actor=request.user,
+        idempotency_key=key,
+    )
+    data = _detail(selectors.get_work_order(wo.pk))
+    if replayed:
+        reply = JsonResponse(data, status=201)
+        reply["Idempotent-Replayed"] = "true"
+        return reply
+    return Status(201, data)
 
 
 @router.get("/{work_order_id}")

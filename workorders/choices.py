@@ -31,6 +31,9 @@ S = WorkOrderStatus
 # The one lifecycle map: detected → analyzed → open → in_progress → completed, or cancelled.
 # A technician may start on an analyzed order before the repair order is written; a started
 # order may be put on hold (with a reason: parts, permit, production window) and resumed.
+# An order an alarm opens starts `detected` (the Investigator's); one a person raises by hand
+# starts `open` (RAISED_BY_HAND_STATUS): there is no signal to investigate, and from `open` it is
+# assigned, started and completed like any other order — no move is added for it.
 TRANSITIONS: dict[str, tuple[str, ...]] = {
     S.DETECTED: (S.ANALYZED, S.CANCELLED),
     S.ANALYZED: (S.OPEN, S.IN_PROGRESS, S.CANCELLED),
@@ -40,6 +43,8 @@ TRANSITIONS: dict[str, tuple[str, ...]] = {
     S.COMPLETED: (),
     S.CANCELLED: (),
 }
+
+RAISED_BY_HAND_STATUS = S.OPEN
 
 CLOSED_STATUSES = (S.COMPLETED, S.CANCELLED)
 ACTIVE_STATUSES = (S.DETECTED, S.ANALYZED, S.OPEN, S.IN_PROGRESS, S.ON_HOLD)

@@ -10,7 +10,7 @@ class WorkOrderUpdated(_Payload):
     work_order_id: int
     status: str
     from_status: str
-    change: str  # transition | assigned | completed
+    change: str  # transition | assigned | edited | priority_raised | created (raised by hand)
     actor: str
 
 

@@ -42,6 +42,12 @@ class WorkOrder(models.Model):
         "sentinel.Alarm", null=True, blank=True, on_delete=models.SET_NULL, related_name="work_orders"
     )
     generated_by_agent = models.CharField(max_length=64, blank=True)
+    # An order a person raised by hand (a leak, a noise found in the field): who, and the request's
+    # Idempotency-Key (a retried or double-clicked request answers the same order, not a second one).
+    raised_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    raise_key = models.CharField(max_length=200, blank=True)
     # Work execution: who does it on which shift, why it waits, which required parts are short.
     assigned_shift = models.ForeignKey(
         "workorders.ShiftAssignment", null=True, blank=True, on_delete=models.SET_NULL, related_name="work_orders"
@@ -63,6 +69,12 @@ class WorkOrder(models.Model):
                 fields=["triggered_by_alarm"],
                 condition=Q(triggered_by_alarm__isnull=False),
                 name="work_order_one_per_alarm",
+            ),
+            # One order per person and Idempotency-Key, even with two requests racing.
+            models.UniqueConstraint(
+                fields=["raised_by", "raise_key"],
+                condition=~Q(raise_key=""),
+                name="work_order_one_per_raise_key",
             ),
         ]
         indexes = [models.Index(fields=["cell", "status"], name="wo_cell_status")]

@@ -5,7 +5,10 @@ from typing import Any, Literal
 from ninja import Schema
 from pydantic import Field
 
+from core.json_types import BodyRowId, not_blank_text
+
 StatusName = Literal["detected", "analyzed", "open", "in_progress", "on_hold", "completed", "cancelled"]
+PriorityName = Literal["low", "medium", "high", "critical"]
 
 
 class TransitionIn(Schema):
@@ -22,3 +25,12 @@ class TransitionIn(Schema):
 class KbPatchIn(Schema):
     patch: dict[str, Any]
     note: str = Field(default="", max_length=500)
+
+
+class WorkOrderRaiseIn(Schema):
+    """A work order raised by hand (workorders.services.manual_intake.work_order_raise)."""
+
+    cell: BodyRowId = Field(description="The id of the cell (equipment) the problem was found on.")
+    title: str = not_blank_text(200, description="What was found, e.g. 'Seal leak at P-02'.")
+    description: str = Field(default="", max_length=5000)
+    priority: PriorityName = "medium"

@@ -127,8 +127,9 @@ def recent_failures(cell: Cell, *, limit: int = 5, confirmed_only: bool = False)
 
 
 def rca_accuracy(*, cell_id: int | None = None) -> dict[str, Any]:
-    """How often the technicians confirmed the proposed root cause at completion."""
-    qs = CompletionReport.objects.all()
+    """How often the technicians confirmed the proposed root cause at completion. An order with no
+    RCA (one raised by hand) proposed nothing: its report is not counted."""
+    qs = CompletionReport.objects.exclude(work_order__rca_summary="")
     if cell_id is not None:
         qs = qs.filter(work_order__cell_id=cell_id)
     counts = dict(qs.values_list("rca_verdict").annotate(n=Count("id")).values_list("rca_verdict", "n"))
@@ -184,6 +185,7 @@ def work_orders_qs() -> QuerySet[WorkOrder]:
         "cell",
         "triggered_by_signal_def",
         "assigned_shift",
+        "raised_by",
         "completion_report__problem",
         "completion_report__cause",
         "completion_report__remedy",
@@ -237,6 +239,8 @@ def work_order_as_dict(wo: WorkOrder, *, full: bool = False) -> dict[str, Any]:
         "updated_at": wo.updated_at.isoformat(),
         "triggered_by_alarm_id": wo.triggered_by_alarm_id,
         "triggered_by_signal_def_id": wo.triggered_by_signal_def_id,
+        # Who raised it by hand (workorders.services.manual_intake); null for an alarm's order.
+        "raised_by": wo.raised_by.get_username() if wo.raised_by_id and wo.raised_by else None,
     }
     if full:
         data.update(

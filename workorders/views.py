@@ -25,7 +25,7 @@ from sentinel.selectors import alarm_suppressions
 from sentinel.services.ingest import stale_window
 from sentinel.thresholds import signal_state, threshold_values
 from workorders import selectors
-from workorders.choices import ACTIVE_STATUSES
+from workorders.choices import ACTIVE_STATUSES, Priority
 
 # The agent activity feed starts with this many recent bus events (replayed via ?after=).
 RECENT_EVENTS = 60
@@ -52,6 +52,7 @@ API_PATHS = {
     "alarm_put_out_of_service": "/api/v1/alarms/{id}/out-of-service",
     "alarm_return_to_service": "/api/v1/alarms/{id}/return-to-service",
     "work_order": "/api/v1/workorders/{id}",
+    "work_order_raise": "/api/v1/workorders",
 }
 
 
@@ -188,9 +189,15 @@ def control_room_snapshot(*, can_operate: bool = True) -> dict[str, Any]:
 def control_room(request: HttpRequest) -> HttpResponse:
     latest = Event.objects.order_by("-id").values_list("id", flat=True).first() or 0
     watcher = can_watch(request.user)
+    snapshot = _snapshot_for(request.user) if watcher else EMPTY_SNAPSHOT
+    operates = snapshot["can_operate"]
     context = {
         "can_watch": watcher,
-        "snapshot": _snapshot_for(request.user) if watcher else EMPTY_SNAPSHOT,
+        "snapshot": snapshot,
+        # The "New work order" form's cell picker (operators only: raising an order is theirs).
+        "order_cells": list(Cell.objects.order_by("tag").values("id", "tag", "name")) if operates else [],
+        "priorities": Priority.choices,
+        "default_priority": Priority.MEDIUM,
         "api_paths": API_PATHS,
         "latest_event_id": latest,
         "replay_after": max(latest - RECENT_EVENTS, 0),

@@ -349,6 +349,10 @@
   renderAlarms();
   renderWorkOrders();
   renderTrends();
+  const newOrderForm = document.getElementById("wo-new-form");  // operators only (the template's choice)
+  if (newOrderForm && window.AriaNewWorkOrder) {
+    AriaNewWorkOrder.attach(newOrderForm, { url: paths.work_order_raise, onRaised: () => refreshState() });
+  }
   if (!canWatch) {  // no operator/approver scope: the page says so (#cr-scope-notice); every read would be a 403
     onStatus("forbidden");
     return;

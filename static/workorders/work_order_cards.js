@@ -31,8 +31,9 @@
     });
     return parts.length ? parts.join(" · ") : JSON.stringify(value);
   }
-  function verdictText(report) {
+  function verdictText(report, wo) {
     if (!report) return "";
+    if (!wo.rca_summary) return `Cause found: ${report.failure_mode}`;  // raised by hand: no RCA was proposed
     return report.rca_verdict === "corrected"
       ? `RCA corrected: actually ${report.failure_mode}${report.proposed_failure_mode ? ` (proposed ${report.proposed_failure_mode})` : ""}`
       : `RCA confirmed: ${report.failure_mode}`;
@@ -63,15 +64,18 @@
       card.appendChild(head);
     }
 
+    // An order raised by hand starts open: it never was detected nor analyzed.
+    if (wo.raised_by && !wo.triggered_by_alarm_id) card.appendChild(el("p", "wo-raised-by", `Raised by hand by ${wo.raised_by}`));
+    const shownSteps = wo.raised_by && !wo.triggered_by_alarm_id ? ["open"] : STEPS;
     const steps = el("ol", "wo-steps");
-    let reached = STEPS.indexOf(wo.status);
-    if (reached < 0 && wo.status !== "cancelled") reached = STEPS.length;  // in_progress / completed
-    STEPS.forEach((step, i) => {
+    let reached = shownSteps.indexOf(wo.status);
+    if (reached < 0 && wo.status !== "cancelled") reached = shownSteps.length;  // in_progress / completed
+    shownSteps.forEach((step, i) => {
       const li = el("li", i < reached ? "done" : i === reached ? "current" : "todo", step);
       li.setAttribute("data-step", step);
       steps.appendChild(li);
     });
-    if (!STEPS.includes(wo.status)) steps.appendChild(el("li", "current", wo.status));
+    if (!shownSteps.includes(wo.status)) steps.appendChild(el("li", "current", wo.status));
     card.appendChild(steps);
 
     if (wo.rca_summary) {
@@ -103,7 +107,7 @@
     if (wo.suggested_window_start) facts.push(`Window ${fmtWindow(wo.suggested_window_start, wo.suggested_window_end)}`);
     if (facts.length) card.appendChild(el("p", "wo-facts", facts.join(" · ")));
     if (wo.completion_report) card.appendChild(el("p", `wo-verdict verdict-${wo.completion_report.rca_verdict}`,
-      verdictText(wo.completion_report)));
+      verdictText(wo.completion_report, wo)));
     if (global.AriaWorkOrderActions && typeof wo.id === "number") {
       const exec = el("div", "wo-exec-host");
       global.AriaWorkOrderActions.render(exec, wo, opts || {});

@@ -20,6 +20,7 @@ STRIPPED_TEXTS = [
     ("POST", "/api/v1/aria/plans", "PlanCreateIn", "goal"),
     ("POST", "/api/v1/aria/coordinator/turns", "TurnIn", "message"),
     ("POST", "/api/v1/assistant/sessions/{session_id}/messages", "SessionTurnIn", "content"),
+    ("POST", "/api/v1/workorders", "WorkOrderRaiseIn", "title"),
 ]
 
 

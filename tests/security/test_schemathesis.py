@@ -61,6 +61,8 @@ SCHEMA_CANNOT_SAY = {
     ("POST", "/api/v1/workorders/shift/handovers"): [positive_data_acceptance],
     # a logbook entry's time within 30 days back and 5 minutes ahead (relative to now)
     ("POST", "/api/v1/workorders/shift/logbook"): [positive_data_acceptance],
+    # a work order raised by hand names a cell that exists (workorders.services.manual_intake)
+    ("POST", "/api/v1/workorders"): [positive_data_acceptance],
     # a KB patch's sections have shapes (workorders/shapes.py) the schema leaves open (a JSON object)
     ("PATCH", "/api/v1/workorders/kb/{cell_id}"): [positive_data_acceptance],
     # a draft's name rule depends on its type (a tool's is stricter than a skill's); an author's
