@@ -183,12 +183,19 @@ wo, opts, panel) {
       option(selects[pair[0]], "", "Loading codes…");
       form.appendChild(labelled(pair[1], selects[pair[0]]));
     });
-    const verdict = field(wo, "select", "rca_verdict", { "aria-label": "Was the RCA right?" });
-    option(verdict, "confirmed", `RCA right: confirm${proposed ? ` (${proposed})` : ""}`);
-    option(verdict, "corrected", "RCA wrong: correct it");
+    // An order with no root cause proposed (raised by hand, or no RCA written): nothing to confirm,
+    // the technician's cause is the first word (the server takes it as a correction, and says so).
+    const noRca = !wo.rca_summary && !proposed;
+    const verdict = field(wo, "select", "rca_verdict", { "aria-label": noRca ? "No root cause was proposed" : "Was the RCA right?" });
+    if (!noRca) option(verdict, "confirmed", `RCA right: confirm${proposed ? ` (${proposed})` : ""}`);
+    option(verdict, "corrected", noRca ? "None proposed: give the cause found" : "RCA wrong: correct it");
     restore(wo, verdict);
-    form.appendChild(labelled("The AI's root cause", verdict));
-    const actual = field(wo, "textarea", "actual_root_cause", { rows: "2", maxlength: "4000", placeholder: "The actual root cause (required when correcting)" });
+    if (noRca) verdict.value = "corrected";
+    form.appendChild(labelled(noRca ? "Root cause (none proposed)" : "The AI's root cause", verdict));
+    const actual = field(wo, "textarea", "actual_root_cause", {
+      rows: "2", maxlength: "4000",
+      placeholder: noRca ? "The root cause found (required)" : "The actual root cause (required when correcting)",
+    });
     restore(wo, actual);
     form.appendChild(labelled("Actual root cause", actual));
     // Parts: the order's required parts (qty 0 = not used) plus one other part.

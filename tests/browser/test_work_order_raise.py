@@ -80,3 +80,34 @@ def test_an_approver_watching_the_control_room_gets_no_form(page, aria_server):
     sign_up(page, aria_server, "h1-raise-approver", "/", "approver")
     expect(page.locator("#work-order-list")).to_be_attached()
     expect(page.locator("#wo-new")).to_have_count(0)
+
+
+STARTED_BY_HAND = """
+from django.contrib.auth.models import User
+from sentinel.models import Cell
+from workorders.models import WorkOrder
+from workorders.services.manual_intake import work_order_raise
+user = User.objects.get(username="h1-raise-completer")
+order, _ = work_order_raise(actor=user, cell=Cell.objects.get(tag="RW-01").pk, title="Noise at the fan")
+WorkOrder.objects.filter(pk=order.pk).update(status="in_progress", assigned_technician="T. Tech")  # set up past assign/start
+print(order.pk)
+"""
+
+
+def test_completing_an_order_raised_by_hand_asks_for_the_cause_found_not_a_verdict_on_an_rca(page, aria_server):
+    """No root cause was proposed for an order raised by hand: the completion form offers nothing to
+    confirm and asks for the cause found, which the server takes as the first word (a correction)."""
+    aria_server.manage("shell", "-c", CELL)
+    sign_up(page, aria_server, "h1-raise-completer", "/", "operator")
+    order = aria_server.manage("shell", "-c", STARTED_BY_HAND).strip().splitlines()[-1]
+
+    page.goto(f"{aria_server.url}/workorders/{order}/")
+    page.locator(".btn-complete").click()
+    verdict = page.locator(".wo-complete-form select[name='rca_verdict']")
+    expect(verdict.locator("option")).to_have_count(1)
+    expect(verdict).to_have_value("corrected")
+    expect(verdict.locator("option")).to_have_text("None proposed: give the cause found")
+    expect(page.locator(".wo-complete-form")).not_to_contain_text("The AI's root cause")
+    expect(page.locator(".wo-complete-form textarea[name='actual_root_cause']")).to_have_attribute(
+        "placeholder", "The root cause found (required)"
+    )
