@@ -20,7 +20,7 @@ from assistant.services.drafts import (
 )
 from assistant.services.publish import draft_publish
 from assistant.services.review import draft_agent_review
-from core.access import APPROVER, OPERATOR, require_scopes
+from core.access import APPROVER, OPERATOR, require_any_scope, require_scopes
 from core.errors import InvalidInput
 from core.json_types import RowId
 from core.throttling import DRAFT_REVIEW, DRAFT_TEST, UserRateLimit
@@ -135,5 +135,11 @@ def publish_draft(request: HttpRequest, draft_id: int) -> Draft:
 
 @router.get("/drafts/{draft_id}/reviews", response=list[ReviewOut])
 def list_reviews(request: HttpRequest, draft_id: int) -> list:
-    require_scopes(request.user, OPERATOR)
-    return list(selectors.draft_get(request.user, draft_id, for_review=True).reviews.all())
+    """The draft's reviews, newest first, to whoever may read it for review (selectors.draft_get):
+    its author, admins, and from `tested` on approvers and the reviewer and release principals —
+    an approver deciding reads the earlier decisions, so operator is not required. A user with
+    neither operator nor approver gets the 403 of a role they lack; another author's draft not yet
+    submitted is a 404, as for a missing id."""
+    require_any_scope(request.user, OPERATOR, APPROVER)
+    draft = selectors.draft_get(request.user, draft_id, for_review=True)
+    return list(draft.reviews.select_related("reviewer"))

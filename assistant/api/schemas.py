@@ -271,6 +271,7 @@ class ReviewOut(Schema):
     id: int
     kind: str
     reviewer_id: int | None
+    reviewer_username: str | None  # who decided, as people know them (None: the user was deleted)
     decision: str
     confidence: float | None
     policy_version: str
@@ -281,3 +282,7 @@ class ReviewOut(Schema):
     tool_tiers: dict[str, str] = Field(default_factory=dict)
     created: datetime
     expires_at: datetime | None
+
+    @staticmethod
+    def resolve_reviewer_username(obj: Any) -> str | None:
+        return obj.reviewer.get_username() if obj.reviewer_id else None

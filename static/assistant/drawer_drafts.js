@@ -1,7 +1,7 @@
 /* Ask ARIA drawer, drafts panel: this session's drafts with their spec in an editor (an edit makes
    a new candidate: back to `draft`, as the API does), a new-draft form with a type selector, and for
-   approvers the drafts that wait for them (approve or reject with a reason, publish) through the same
-   routes as the admin.
+   approvers the drafts that wait for them (approve or reject with a reason, publish, with the draft's
+   earlier reviews to read first) through the same routes as the admin.
    Text only via textContent. */
 (() => {
   "use strict";
@@ -28,6 +28,8 @@
   const refusals = new Map();
   // The decision reason being typed per draft: a live refresh (draft_updated) redraws the rows.
   const reasons = new Map();
+  // Drafts whose reviews panel is open: a redraw opens it again (and reads the reviews afresh).
+  const openReviews = new Set();
 
   function button(label, onClick) {
     const b = el("button", null, label);
@@ -151,10 +153,44 @@
     return () => input.value.trim();
   }
 
+  // One review: what was decided, by whom, on which candidate, when, and why. A review cleared by an
+  // edit was of an earlier candidate: still worth reading (why it was rejected), marked as such.
+  function reviewLine(r) {
+    const who = r.reviewer_username || (r.kind === "agent" ? "the agent reviewer" : "a removed user");
+    const line = el("li", `aria-review-entry aria-review-${r.decision}`);
+    line.appendChild(el("span", null, `${r.decision === "failed" ? "failed closed" : r.decision} by ${who} · v${r.candidate_version} · ${window.Aria.fmtDateTime(r.created)}`));
+    if (r.cleared) line.appendChild(el("span", "aria-note", " (an earlier candidate: edited since)"));
+    if (r.reason) line.appendChild(el("p", "aria-review-reason", r.reason));
+    return line;
+  }
+
+  // The draft's reviews (GET /drafts/{id}/reviews, which an approver reads as the draft itself), read
+  // when opened, so the queue's refresh stays one request.
+  function reviewHistory(li, d) {
+    const id = String(d.id);
+    const det = el("details", "aria-reviews");
+    det.appendChild(el("summary", null, "reviews"));
+    const list = el("ul", "aria-review-history");
+    det.appendChild(list);
+    det.addEventListener("toggle", async () => {
+      if (!det.open) { openReviews.delete(id); return; }
+      openReviews.add(id);
+      try {
+        const rows = await api("GET", `/drafts/${d.id}/reviews`);
+        list.replaceChildren(...(rows.length ? rows.map(reviewLine) : [el("li", "aria-note", "No reviews yet.")]));
+      } catch (e) {
+        list.replaceChildren(el("li", "aria-error", e.message));
+      }
+    });
+    det.open = openReviews.has(id);  // the toggle event reads them again
+    li.appendChild(det);
+  }
+
   function reviewRow(d) {
     const li = head(d, false);
     readOnlySpec(li, d);
     reports(li, d);
+    reviewHistory(li, d);
     if (d.status === "tested") {  // draft_approve and draft_reject both take a tested draft only
       const tiers = d.type === "mcp_server" ? tierPicker(li, d) : null;
       const reason = reasonField(li, d);

@@ -255,11 +255,15 @@ def test_a_plant_wide_object_is_read_by_every_role_not_only_its_author(operator,
 def test_an_approver_reads_another_authors_draft_once_submitted_for_review(operator, others, status, approver_reads):
     """Before it is tested (submitted), a draft is its author's work in progress: an approver gets
     the same 404 as anyone. From `tested` on, approving it is the approvers' job. A peer operator
-    never reads it."""
+    never reads it. Its reviews follow the same rule, for an approver who is not an operator too
+    (they approve and reject it: they read the earlier decisions); no scope at all is a 403."""
     ids = owned_world(operator)
     Draft.objects.filter(pk=ids["draft_id"]).update(status=status)
     path = fill("/assistant/drafts/{draft_id}", ids)
     expected = 200 if approver_reads else 404
     assert others["operator-approver"].get(path).status_code == expected
     assert others["operator-approver"].get(path + "/reviews").status_code == expected
+    assert others["approver"].get(path + "/reviews").status_code == expected
     assert others["peer operator"].get(path).status_code == 404
+    assert others["peer operator"].get(path + "/reviews").status_code == 404
+    assert others["no scope"].get(path + "/reviews").status_code == 403
