@@ -8,13 +8,14 @@ from typing import Any, TypedDict, cast
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 from django_stubs_ext import WithAnnotations
 from ninja import Query, Router, Schema
 from pydantic import Field
 
 from core.access import APPROVER, OPERATOR, has_scopes, is_service_account, require_any_scope, require_scopes
 from core.errors import InvalidInput, InvalidJson, NotAuthenticated
+from core.idempotency import IDEMPOTENCY_HEADER, idempotency_key_check, replayed_response
 from core.json_types import RowId
 from core.request_limits import MAX_PAGE_OFFSET
 from sentinel import selectors
@@ -41,7 +42,7 @@ from sentinel.services import (
     alarm_unshelve,
     samples_ingest,
 )
-from sentinel.services.ingest import MAX_SAMPLES, idempotency_key_check, samples_decode, samples_ingest_once
+from sentinel.services.ingest import MAX_SAMPLES, samples_decode, samples_ingest_once
 
 PREFIX = "/"
 router = Router(tags=["sentinel"])
@@ -113,7 +114,7 @@ def ingest_samples(request: HttpRequest) -> dict[str, Any] | HttpResponse:
     With an `Idempotency-Key` header, a retried batch is stored once and answered with the
     first response (header `Idempotent-Replayed: true`)."""
     user = _require_ingest(request)
-    key = idempotency_key_check(request.headers.get("Idempotency-Key"))
+    key = idempotency_key_check(request.headers.get(IDEMPOTENCY_HEADER))
     samples: list[Any] | None = samples_decode(request.body)
     if samples is None:
         samples = _samples_checked(request.body)
@@ -123,7 +124,7 @@ def ingest_samples(request: HttpRequest) -> dict[str, Any] | HttpResponse:
         key=key, actor=user, body=request.body, ingest=lambda: _ingest_response(samples, user)
     )
     if replayed:
-        return _replayed(response)
+        return replayed_response(response)
     return response
 
 
@@ -139,12 +140,6 @@ def _samples_checked(raw: bytes) -> list[Any]:
     if not isinstance(body["samples"], list):
         raise InvalidInput("samples: must be a list", field="samples")
     return body["samples"]
-
-
-def _replayed(response: dict[str, Any]) -> HttpResponse:
-    reply = JsonResponse(response)
-    reply["Idempotent-Replayed"] = "true"
-    return reply
 
 
 def _ingest_response(samples: list[Any], user: User) -> dict[str, Any]:

@@ -6,11 +6,11 @@ from django.http import HttpRequest, JsonResponse
 from ninja import Query, Router, Status
 
 from core.access import APPROVER, OPERATOR, require_any_scope, require_scopes
+from core.idempotency import IDEMPOTENCY_KEY_MAX, idempotency_key_check
 from core.json_types import TEXT_END, RowId
 from core.models import AgentRun
 from core.request_limits import MAX_PAGE_OFFSET
 from sentinel.models import Cell
-from sentinel.services.ingest import IDEMPOTENCY_KEY_MAX, idempotency_key_check
 from workorders import kpis, selectors
 from workorders.choices import allowed_transitions
 from workorders.models import FailureHistory, WorkOrder
@@ -146,7 +146,7 @@ _IDEMPOTENCY_HEADER = {
             "required": False,
             "description": "Raise at most one order per key: a retry with the same values answers the "
             "order already raised (header `Idempotent-Replayed: true`); other values are a 409.",
-            # Visible ASCII (spaces inside), as sentinel.services.ingest.idempotency_key_check reads it.
+            # Visible ASCII (spaces inside), as core.idempotency.idempotency_key_check reads it.
             "schema": {"type": "string", "maxLength": IDEMPOTENCY_KEY_MAX, "pattern": "^ *[!-~][ -~]*" + TEXT_END},
         }
     ]

@@ -10,8 +10,9 @@ A request body is decoded by msgspec straight into (signal_id, time, value) when
 formed (`samples_decode`); anything else goes through the checking parser (`samples_validate`),
 which names the first bad item and field, so both give the same answer.
 
-A batch posted with an `Idempotency-Key` (`samples_ingest_once`) is stored once per caller and
-key: a retry is answered with the first response; the key with a different body is a 409.
+A batch posted with an `Idempotency-Key` (`samples_ingest_once`, on `core.idempotency.once`) is
+stored once per caller and key: a retry is answered with the first response; the key with a
+different body is a 409.
 """
 
 from __future__ import annotations
@@ -27,10 +28,11 @@ from typing import Any
 import msgspec
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
-from core.errors import Conflict, InvalidInput, PayloadTooLarge
+from core.errors import InvalidInput, PayloadTooLarge
+from core.idempotency import key_reused, once
 from sentinel.metrics import ingest_observe
 from sentinel.models import IngestBatch
 from sentinel.services.evaluation import EvaluationSummary, signals_evaluate
@@ -224,7 +226,6 @@ def _refuse_out_of_range(samples: list[Sample]) -> None:
     raise _invalid(index, "value", VALUE_RANGE)
 
 
-IDEMPOTENCY_KEY_MAX = 200
 # How long a batch key is remembered. A retry comes within seconds or minutes; one later than this
 # is stored as new, and its samples, already stored, are counted as duplicates and change nothing.
 IDEMPOTENCY_KEY_TTL = timedelta(hours=24)
@@ -241,20 +242,6 @@ def ingest_batches_prune(*, now: datetime | None = None) -> int:
     return IngestBatch.objects.filter(pk__in=ids).delete()[0] if ids else 0
 
 
-def idempotency_key_check(raw: str | None) -> str | None:
-    """The `Idempotency-Key` header: absent → None; 1–200 visible ASCII characters, else a 422."""
-    if raw is None:
-        return None
-    key = raw.strip()
-    if not key or len(key) > IDEMPOTENCY_KEY_MAX or not key.isascii() or not key.isprintable():
-        raise InvalidInput(
-            f"Idempotency-Key: must be 1–{IDEMPOTENCY_KEY_MAX} visible ASCII characters",
-            field="Idempotency-Key",
-            code="invalid_idempotency_key",
-        )
-    return key
-
-
 def samples_ingest_once(
     *, key: str, actor: AbstractBaseUser, body: bytes, ingest: Callable[[], dict[str, Any]]
 ) -> tuple[dict[str, Any], bool]:
@@ -265,28 +252,17 @@ def samples_ingest_once(
     with the winner's response. The same key with a different body is a 409."""
     fingerprint = hashlib.sha256(body).hexdigest()
 
-    def replay() -> tuple[dict[str, Any], bool] | None:
+    def earlier() -> dict[str, Any] | None:
         batch = IngestBatch.objects.filter(user_id=actor.pk, key=key).first()
         if batch is None:
             return None
         if batch.fingerprint != fingerprint:
-            raise Conflict(
-                "Idempotency-Key was already used for a different batch.",
-                field="Idempotency-Key",
-                code="idempotency_key_reused",
-            )
-        return batch.response, True
+            raise key_reused("Idempotency-Key was already used for a different batch.")
+        return batch.response
 
-    earlier = replay()
-    if earlier is not None:
-        return earlier
-    try:
-        with transaction.atomic():
-            response = ingest()
-            IngestBatch.objects.create(user_id=actor.pk, key=key, fingerprint=fingerprint, response=response)
-    except IntegrityError:
-        earlier = replay()
-        if earlier is None:
-            raise
-        return earlier
-    return response, False
+    def write() -> dict[str, Any]:
+        response = ingest()
+        IngestBatch.objects.create(user_id=actor.pk, key=key, fingerprint=fingerprint, response=response)
+        return response
+
+    return once(earlier=earlier, write=write)

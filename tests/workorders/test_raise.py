@@ -310,3 +310,32 @@ def test_racing_requests_with_one_key_raise_one_order_on_postgresql(make_user, c
     assert sorted(results, key=lambda r: r[1]) == [(order.pk, False)] + [(order.pk, True)] * 3
     assert AuditRecord.objects.filter(action="work_order.create").count() == 1
     assert Event.objects.filter(type="work_order_updated").count() == 1
+
+
+def test_the_raise_route_and_the_signals_ingest_answer_keys_alike(client, operator, cell, vibration):
+    """One reading of the header (core.idempotency): the same 422 for a malformed key, the same code
+    and field for a key reused with other values, and the same replay header."""
+    client.force_login(operator)
+    ingest_url = "/api/v1/signals/samples"
+
+    def ingest(value, **headers):
+        sample = {"signal_id": vibration.pk, "time": "2026-01-05T10:00:00+00:00", "value": value}
+        return client.post(ingest_url, json.dumps({"samples": [sample]}), content_type="application/json", **headers)
+
+    bad_order = raise_order(client, body(cell), HTTP_IDEMPOTENCY_KEY="clé")
+    bad_batch = ingest(1.0, HTTP_IDEMPOTENCY_KEY="clé")
+    assert bad_order.status_code == bad_batch.status_code == 422
+    assert bad_order.json() == bad_batch.json()
+    assert bad_order.json()["code"] == "invalid_idempotency_key"
+
+    assert raise_order(client, body(cell), HTTP_IDEMPOTENCY_KEY="k").status_code == 201
+    assert ingest(1.0, HTTP_IDEMPOTENCY_KEY="k").status_code == 200
+    replays = [raise_order(client, body(cell), HTTP_IDEMPOTENCY_KEY="k"), ingest(1.0, HTTP_IDEMPOTENCY_KEY="k")]
+    assert [r["Idempotent-Replayed"] for r in replays] == ["true", "true"]
+    reused = [
+        raise_order(client, body(cell, title="Other"), HTTP_IDEMPOTENCY_KEY="k"),
+        ingest(2.0, HTTP_IDEMPOTENCY_KEY="k"),
+    ]
+    assert [(r.status_code, r.json()["code"], r.json()["field"]) for r in reused] == [
+        (409, "idempotency_key_reused", "Idempotency-Key")
+    ] * 2

@@ -12,12 +12,13 @@ it is a 409.
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
-from django.db import IntegrityError, transaction
+from django.db import transaction
 
 from core.access import OPERATOR, require_scopes, stored_user
 from core.audit import audit_record
-from core.errors import Conflict, InvalidInput, NotAuthenticated
+from core.errors import InvalidInput, NotAuthenticated
 from core.events import publish
+from core.idempotency import key_reused, once
 from sentinel.models import Cell
 from workorders.choices import RAISED_BY_HAND_STATUS, Priority
 from workorders.events import WORK_ORDER_UPDATED
@@ -58,10 +59,8 @@ def _replay(actor: User, key: str, cell: Cell, title: str, description: str, pri
         return None
     asked = (cell.pk, title, description, priority)
     if (earlier.cell_id, earlier.title, earlier.description, earlier.priority) != asked:
-        raise Conflict(
+        raise key_reused(
             f"Idempotency-Key was already used to raise work order {earlier.pk} with other values.",
-            field="Idempotency-Key",
-            code="idempotency_key_reused",
             work_order_id=earlier.pk,
         )
     return earlier
@@ -88,20 +87,14 @@ def work_order_raise(
         raise NotAuthenticated("Authentication required.")
     title, description = _checked(title, description, priority)
     found = _cell(cell)
-    if idempotency_key:
-        earlier = _replay(user, idempotency_key, found, title, description, priority)
-        if earlier is not None:
-            return earlier, True
-    try:
+    if not idempotency_key:
         with transaction.atomic():
-            work_order = _create(user, found, title, description, priority, idempotency_key or "")
-    except IntegrityError:
-        # A concurrent request with the same key committed first: answer with its order.
-        earlier = _replay(user, idempotency_key, found, title, description, priority) if idempotency_key else None
-        if earlier is None:
-            raise
-        return earlier, True
-    return work_order, False
+            return _create(user, found, title, description, priority, ""), False
+    key = idempotency_key
+    return once(
+        earlier=lambda: _replay(user, key, found, title, description, priority),
+        write=lambda: _create(user, found, title, description, priority, key),
+    )
 
 
 def _create(user: User, cell: Cell, title: str, description: str, priority: str, key: str) -> WorkOrder:
