@@ -5,7 +5,7 @@
   const pill = document.getElementById("ws-status");
   const empty = document.getElementById("feed-empty");
   if (!feed || !window.AriaEvents) return;
-  const { el } = window.Aria;
+  const { el, fmtTime, fmtDateTime } = window.Aria;
 
   const MAX_ROWS = 200;
   const SKIP = { id: true, type: true, created_at: true, turn_id: true };
@@ -48,10 +48,10 @@
     item.setAttribute("data-event-type", String(frame.type));
 
     const when = whenOf(frame);
-    const time = el("time", "feed-time", when ? when.toLocaleTimeString() : "—");
+    const time = el("time", "feed-time", when ? fmtTime(when) : "—");
     if (when) {
       time.dateTime = when.toISOString();
-      time.title = when.toLocaleString();
+      time.title = fmtDateTime(when);
     }
     item.appendChild(time);
     item.appendChild(el("span", "feed-type", frame.type));

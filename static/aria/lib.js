@@ -8,7 +8,10 @@
  *                                      {message, status, detail, code, field, allowed, retryAfter}
  *                                      (opts.form: send body as-is, e.g. a FormData upload)
  *   Aria.csrf()                        the csrftoken cookie
- *   Aria.fmtTime / fmtDate / fmtDateTime / fmtShortDate(iso), fmtWindow(start, end), fmtNumber(value)
+ *   Aria.fmtTime / fmtClock / fmtDate / fmtDateTime / fmtShortDate(iso), fmtWindow(start, end),
+ *   fmtNumber(value)                   every time a page shows goes through these (the viewer's
+ *                                      locale and time zone), never a bare toLocaleString: the same
+ *                                      instant reads the same on every pane
  *   Aria.offlineMark(engine)           the "offline demo engine" mark for an {engine, real_provider}
  *                                      that is not a real model; null otherwise (no claim either way)
  *
@@ -104,9 +107,10 @@
     dateOf(iso) ? dateOf(iso).toLocaleString([], { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" }) : "";
   /* "30/11/2026" — a day. */
   const fmtDate = (iso) => (dateOf(iso) ? dateOf(iso).toLocaleDateString() : "");
-  /* "30/11/2026, 14:00:00 – 16:00:00" — a planned window; the end is optional. */
-  const fmtWindow = (start, end) =>
-    new Date(start).toLocaleString() + (end ? ` – ${new Date(end).toLocaleTimeString()}` : "");
+  /* "14:05" — a time of day to the minute (chart axes, the end of a window). */
+  const fmtClock = (iso) => (dateOf(iso) ? dateOf(iso).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) : "");
+  /* "30/11/2026, 14:00 – 16:00" — a planned window (its start as fmtDateTime); the end is optional. */
+  const fmtWindow = (start, end) => fmtDateTime(start) + (end ? ` – ${fmtClock(end)}` : "");
   /* A measurement: whole numbers from 100 up, two decimals below; "—" when there is none. */
   const fmtNumber = (value) => {
     if (typeof value !== "number" || !Number.isFinite(value)) return "—";
@@ -121,5 +125,5 @@
     return mark;
   };
 
-  window.Aria = Object.freeze({ el, svg, api, csrf, errorMessage, ApiError, fmtTime, fmtDate, fmtDateTime, fmtShortDate, fmtWindow, fmtNumber, offlineMark });
+  window.Aria = Object.freeze({ el, svg, api, csrf, errorMessage, ApiError, fmtTime, fmtClock, fmtDate, fmtDateTime, fmtShortDate, fmtWindow, fmtNumber, offlineMark });
 })();

@@ -35,7 +35,7 @@
     (document.head || document.documentElement).appendChild(style);
   }
 
-  const { el, svg, offlineMark, fmtNumber } = window.Aria;
+  const { el, svg, offlineMark, fmtNumber, fmtWindow } = window.Aria;
   // A value for a person: a measurement through the shared formatter (4.5916 → 4.59), whole numbers
   // (ids, counts) and text as they are.
   const shown = (v) => (typeof v === "number" && !Number.isInteger(v) ? fmtNumber(v) : String(v));
@@ -253,7 +253,7 @@
       body.appendChild(ol);
     }
     if ((wo.required_parts || []).length) body.appendChild(list("aria-wo-parts", wo.required_parts, (p) => (p && typeof p === "object" ? `${p.qty ?? 1}× ${p.ref || p.name || "?"}` : p)));
-    if (wo.suggested_window_start) body.appendChild(el("p", "aria-note", `Window ${String(wo.suggested_window_start).slice(0, 16).replace("T", " ")} → ${String(wo.suggested_window_end || "").slice(0, 16).replace("T", " ")} UTC`));
+    if (wo.suggested_window_start) body.appendChild(el("p", "aria-note", `Window ${fmtWindow(wo.suggested_window_start, wo.suggested_window_end)}`));
     const href = printUrl(props, wo);  // every order has its printable page; print_url is only trusted in its one shape
     if (href) {
       const links = el("p", "aria-wo-links");

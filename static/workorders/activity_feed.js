@@ -17,7 +17,7 @@
 
   const MAX_ITEMS = 150;
 
-  const { el, fmtNumber } = window.Aria;
+  const { el, fmtNumber, fmtTime } = window.Aria;
 
   function brief(value, limit) {
     let text;
@@ -43,7 +43,7 @@
       const replayed = typeof frame.id === "number" && frame.id <= liveAfter;
       if (replayed) item.setAttribute("data-replayed", "");
       const when = eventTime(frame) || (replayed ? null : new Date());
-      const time = el("time", "act-time", when ? when.toLocaleTimeString() : "earlier");
+      const time = el("time", "act-time", when ? fmtTime(when) : "earlier");
       if (when) time.setAttribute("datetime", when.toISOString());
       item.insertBefore(time, item.firstChild);
       list.insertBefore(item, list.firstChild);

@@ -30,7 +30,7 @@
   const banners = {};        // cell id → banner info
 
   // --- helpers ------------------------------------------------------------------------------------
-  const { el, api, fmtNumber } = window.Aria;
+  const { el, api, fmtNumber, fmtDateTime } = window.Aria;
   function url(name, id) { return paths[name].replace("{id}", encodeURIComponent(String(id))); }
   function findSignal(id) {
     for (let i = 0; i < state.cells.length; i++) {
@@ -193,7 +193,7 @@
       let text = "stale";
       if (signal.time) text += ` · last sample ${fmtNumber(signal.value)}${signal.unit ? ` ${signal.unit}` : ""}, ${ago(signal.time)}`;
       const stale = el("span", "trend-flag flag-stale", text);
-      if (signal.time) stale.title = `Last sample at ${new Date(signal.time).toLocaleString()}`;
+      if (signal.time) stale.title = `Last sample at ${fmtDateTime(signal.time)}`;
       flags.appendChild(stale);
     } else if (!signal.time) {
       flags.appendChild(el("span", "trend-flag flag-stale", "no samples yet"));

@@ -12,7 +12,7 @@
  */
 ((global) => {
   "use strict";
-  const { svg } = global.Aria;
+  const { svg, fmtClock } = global.Aria;
 
 
   const W = 560;
@@ -97,7 +97,7 @@
   }
 
   function clock(date) {
-    return date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+    return fmtClock(date);
   }
 
   function draw(host, options) {

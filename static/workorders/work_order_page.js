@@ -13,7 +13,7 @@
   const data = JSON.parse(dataEl.textContent);
   let wo = data.work_order;
 
-  const { el, api, fmtWindow, offlineMark } = window.Aria;
+  const { el, api, fmtDateTime, fmtWindow, offlineMark } = window.Aria;
   const CLOSED = { completed: true, cancelled: true };
   function path(name) { return data.paths[name].replace("{id}", encodeURIComponent(wo.id)).replace("{cell}", encodeURIComponent(wo.cell_id)); }
   function showError(message) {
@@ -98,7 +98,9 @@
     host.textContent = "";
     (wo.events || []).forEach((e) => {
       const li = el("li", "wo-history-item");
-      li.appendChild(el("time", null, new Date(e.time).toLocaleString()));
+      const time = el("time", null, fmtDateTime(e.time));
+      time.setAttribute("datetime", e.time);
+      li.appendChild(time);
       li.appendChild(el("span", null, ` ${e.from_status === e.to_status ? e.to_status : `${e.from_status || "∅"} → ${e.to_status}`} · ${e.actor}${e.note ? ` · ${e.note}` : ""}`));
       host.appendChild(li);
     });

@@ -1,9 +1,12 @@
 """The printable work order (/workorders/<id>/print): content, who may open it, hostile input."""
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 from django.utils import timezone
 
 from tests.workorders import factories as f
+from workorders.models import WorkOrder
 from workorders.views_print import permits_for
 
 pytestmark = pytest.mark.django_db
@@ -117,3 +120,18 @@ def test_a_completed_order_prints_the_technicians_report_in_the_sign_off_not_bla
     assert "Replaced the drive-end bearing, regreased" in html
     assert "&lt;b&gt;Misaligned&lt;/b&gt; after the motor swap" in html and "<b>Misaligned" not in html
     assert "2.50 h" in html and operator.get_username() in html
+
+
+def test_every_time_on_the_sheet_names_its_zone_the_plants_not_a_stated_utc(client, plant, operator, settings):
+    """The sheet is read at the pump, away from the screen: each time says which zone it is in, and
+    it is the zone it was rendered in (TIME_ZONE), so a plant not on UTC does not read 'UTC'."""
+    settings.TIME_ZONE = "Asia/Kolkata"  # +05:30, no daylight saving
+    start = datetime(2026, 3, 4, 5, 6, tzinfo=UTC)
+    wo = printable_order(plant, suggested_window_start=start, suggested_window_end=start + timedelta(hours=3))
+    WorkOrder.objects.filter(pk=wo.pk).update(created_at=start - timedelta(hours=1))
+    client.force_login(operator)
+    html = client.get(f"/workorders/{wo.pk}/print").content.decode()
+    assert '<td id="print-window-start">2026-03-04 10:36 IST</td>' in html
+    assert "<td>2026-03-04 13:36 IST</td>" in html  # window end
+    assert "raised 2026-03-04 09:36 IST" in html
+    assert "UTC" not in html
