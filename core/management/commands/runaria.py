@@ -75,8 +75,8 @@ class Command(BaseCommand):
                 shown = "localhost" if host in ("127.0.0.1", "0.0.0.0") else host
                 stdout.write(
                     f"\nARIA is running at http://{shown}:{port}/  (admin /admin/, API docs /api/docs)\n"
-                    f"Sign in as operator, approver or admin; the demo passwords are in "
-                    f"{settings.VAR_DIR / 'demo_credentials.txt'}.\n"
+                    "Sign in as operator (operator2: the incoming shift), approver or admin; the demo passwords "
+                    f"are in {settings.VAR_DIR / 'demo_credentials.txt'}.\n"
                     "Press Ctrl-C to stop.",
                 )
                 stdout.flush()  # also when stdout is a pipe or a log file

@@ -1,4 +1,4 @@
-"""Seed the demo: scope groups, three people, three service accounts, then every app's demo data.
+"""Seed the demo: scope groups, four people, three service accounts, then every app's demo data.
 
 Idempotent. A person's random password is printed once, when the user is created, and kept in
 var/demo_credentials.txt (mode 0600) so it can be found later; later runs never print it again.
@@ -20,9 +20,12 @@ from core.access import ADMIN, APPROVER, OPERATOR, SCOPES
 from core.models import ServiceAccount
 from core.seed import seed_all_apps
 
-# username → (scopes, is_staff, is_superuser)
+# username → (scopes, is_staff, is_superuser). Two operators: a shift handover is signed by the
+# outgoing operator and acknowledged by the incoming one, never by its author
+# (workorders.services.handover), so one sign-in alone cannot show the handover through.
 PEOPLE: dict[str, tuple[tuple[str, ...], bool, bool]] = {
     "operator": ((OPERATOR,), False, False),
+    "operator2": ((OPERATOR,), False, False),  # the incoming shift
     "approver": ((APPROVER,), True, False),
     "admin": ((ADMIN,), True, True),
 }
