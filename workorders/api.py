@@ -91,7 +91,14 @@ def get_kb(request: HttpRequest, cell_id: int) -> dict[str, Any]:
 def patch_kb(request: HttpRequest, cell_id: int, payload: KbPatchIn) -> dict[str, Any]:
     require_scopes(request.user, OPERATOR)
     cell = selectors.get_cell(cell_id)
-    equipment_kb_update(cell=cell, patch=payload.patch, actor=request.user, note=payload.note)
+    equipment_kb_update(
+        cell=cell,
+        patch=payload.patch,
+        actor=request.user,
+        note=payload.note,
+        check_version="if_updated_at" in payload.model_fields_set,
+        if_updated_at=payload.if_updated_at,
+    )
     return get_kb(request, cell_id)
 
 

@@ -1,9 +1,10 @@
 """Request bodies of the workorders API."""
 
+from datetime import datetime
 from typing import Any, Literal
 
 from ninja import Schema
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from core.json_types import BodyRowId, not_blank_text
 
@@ -25,6 +26,21 @@ class TransitionIn(Schema):
 class KbPatchIn(Schema):
     patch: dict[str, Any]
     note: str = Field(default="", max_length=500)
+    if_updated_at: datetime | None = Field(
+        default=None,
+        description=(
+            "Optional precondition: the `updated_at` the writer read (null: the cell had no KB yet). "
+            "If the KB has changed since, 409 kb_changed and nothing is written. Left out: no check."
+        ),
+    )
+
+    @field_validator("if_updated_at", mode="before")
+    @classmethod
+    def _a_time_as_read(cls, value: Any) -> Any:
+        # An ISO time as GET answered it, or null; not a number pydantic would read as epoch seconds.
+        if value is not None and not isinstance(value, str):
+            raise ValueError("give the updated_at the KB was read at (an ISO 8601 time), or null")
+        return value
 
 
 class WorkOrderRaiseIn(Schema):

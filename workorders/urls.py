@@ -3,6 +3,7 @@
 from django.urls import path
 
 from workorders import views
+from workorders.views_equipment import equipment_page
 from workorders.views_print import work_order_print
 from workorders.views_shift import shift_page
 from workorders.views_work_order import work_order_page
@@ -13,4 +14,5 @@ urlpatterns = [
     path("workorders/<int:work_order_id>/print", work_order_print, name="work-order-print"),
     path("workorders/<int:work_order_id>/", work_order_page, name="work-order"),
     path("shift/", shift_page, name="shift"),
+    path("equipment/<int:cell_id>/", equipment_page, name="equipment"),
 ]

@@ -228,7 +228,14 @@
       const figure = el("figure", "trend");
       figure.setAttribute("data-cell-id", String(cell.id));
       const caption = el("figcaption", "trend-caption");
-      caption.appendChild(el("strong", null, cell.tag));
+      const tag = el("strong", null, state.can_operate ? null : cell.tag);
+      if (state.can_operate) {  // the equipment page (its KB) is the operators'
+        const link = el("a", "trend-cell-link", cell.tag);
+        link.href = `/equipment/${encodeURIComponent(String(cell.id))}/`;
+        link.title = `${cell.tag}: equipment knowledge (manufacturer, failure modes, parts, procedures)`;
+        tag.appendChild(link);
+      }
+      caption.appendChild(tag);
       caption.appendChild(el("span", "trend-cell-name", ` ${cell.name} `));
       const select = el("select", "trend-select");
       select.setAttribute("aria-label", `${cell.tag} signal`);

@@ -1,5 +1,6 @@
 """Equipment KB writes: JSON merge-patch (RFC 7386) plus an appended calibration-log entry."""
 
+from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -7,7 +8,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.audit import audit_record
-from core.errors import InvalidInput
+from core.errors import Conflict, InvalidInput
 from sentinel.models import Cell
 from workorders.models import EquipmentKB
 from workorders.shapes import kb_data_check, require_finite
@@ -26,6 +27,16 @@ def merge_patch(target: Any, patch: Any) -> Any:
     return result
 
 
+def _require_version(current: datetime | None, expected: datetime | None) -> None:
+    if current != expected:
+        raise Conflict(
+            "The equipment KB was changed by someone else since you read it; reload it and apply your change again.",
+            field="if_updated_at",
+            code="kb_changed",
+            updated_at=current.isoformat() if current is not None else None,
+        )
+
+
 def equipment_kb_update(
     *,
     cell: Cell,
@@ -33,6 +44,8 @@ def equipment_kb_update(
     actor: AbstractBaseUser | None,
     note: str = "",
     replace: bool = False,
+    check_version: bool = False,
+    if_updated_at: datetime | None = None,
 ) -> EquipmentKB:
     """Merge-patch (or replace) a cell's KB data and append who changed what to the calibration log.
 
@@ -41,14 +54,21 @@ def equipment_kb_update(
     only finite numbers; anything else is a 422 naming the field (`patch.failure_modes`, or
     `data.…` for a replace) and nothing is written. Untouched sections are not re-checked, so a row
     stored before the check can still be repaired by a patch.
+
+    With `check_version` the write applies only to the version the writer read: `if_updated_at`
+    must be the KB's `updated_at` (None: the cell has no KB row yet), else a 409 `kb_changed`
+    naming `if_updated_at` (with the current `updated_at`) and nothing is written — two people
+    editing on the equipment page do not silently overwrite each other. Agents do not ask for it.
     """
     if not isinstance(patch, dict):
         raise InvalidInput("The KB patch must be a JSON object.", field="patch")
     field = "data" if replace else "patch"
     require_finite(patch, field)  # before merging: a NaN the merge would drop is still refused
     with transaction.atomic():
-        kb, _ = EquipmentKB.objects.get_or_create(cell=cell)
+        kb, created = EquipmentKB.objects.get_or_create(cell=cell)
         kb = EquipmentKB.objects.select_for_update().get(pk=kb.pk)
+        if check_version:
+            _require_version(None if created else kb.updated_at, if_updated_at)
         before = kb.data if isinstance(kb.data, dict) else {}
         kb.data = dict(patch) if replace else merge_patch(before, patch)
         kb_data_check(kb.data, keys=None if replace else patch.keys(), prefix=field)
