@@ -19,6 +19,7 @@ def compact_plan(plan: Plan) -> dict[str, Any]:
         "derived_from": plan.derived_from_id,
         "derivation": plan.derivation,
         "error": plan.error,
+        "outcome": plan.outcome,
         "steps": [
             {
                 "id": s.pk,

@@ -19,6 +19,9 @@ class PlanUpdated(_Payload):
     status: str
     step_id: int | None
     step_status: str | None
+    # a completed plan that did not apply every change step (orchestrator.services.plan_outcome),
+    # e.g. "Nothing applied — step 2 (…): rejected by ann."; "" for every other plan
+    outcome: str = ""
 
 
 class InteractionNeeded(_Payload):

@@ -35,6 +35,9 @@ class Plan(models.Model):
     )
     derivation = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True)
+    # A completed plan whose change steps were not all applied: which were and which not, and why
+    # ("Nothing applied — step 2 (…): rejected by ann."); blank otherwise (services/plan_outcome.py).
+    outcome = models.TextField(blank=True)
     approved_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -133,6 +133,7 @@ def plan_out(plan: Plan, *, with_interactions: bool = False, tags: dict[int, str
         "derived_from": plan.derived_from_id,  # "same as plan N but …": N, and what changed
         "derivation": plan.derivation,
         "error": plan.error,
+        "outcome": plan.outcome,  # completed without applying every change step: which and why ("" else)
         "created_at": plan.created_at.isoformat(),
         "updated_at": plan.updated_at.isoformat(),
         "steps": [step_out(s, tags) for s in plan.steps.all()],

@@ -49,6 +49,7 @@ from orchestrator.dispatch import enqueue_execution
 from orchestrator.models import Interaction, Plan, PlanStep
 from orchestrator.services.guidance import allowed_cells, guided, outside_guidance
 from orchestrator.services.interactions import ask_confirm, ask_permission, gate_evidence
+from orchestrator.services.plan_outcome import plan_outcome
 from orchestrator.services.plans import plan_transition, plan_updated
 from orchestrator.services.read_batch import BATCH_LIMIT, batchable, claim_batch, record_batch
 from orchestrator.services.step_moves import block_dependents, blocked_steps, stopped_roots
@@ -274,11 +275,11 @@ def _record(plan: Plan, step: PlanStep, result: CapabilityResult) -> str:
     return settle_result(plan, step, result.content)
 
 
-def _end(plan: Plan, status: str, reason: str = "") -> None:
+def _end(plan: Plan, status: str, reason: str = "", *, outcome: str = "") -> None:
     """Finish the plan unless someone else moved it first (a cancel or pause wins the race)."""
     try:
         with transaction.atomic():
-            plan_transition(plan=plan, to_status=status, actor=None, reason=reason)
+            plan_transition(plan=plan, to_status=status, actor=None, reason=reason, outcome=outcome)
     except Conflict:
         plan.refresh_from_db(fields=["status"])
 
@@ -296,7 +297,7 @@ def _next_move(plan: Plan, steps: list[PlanStep]) -> tuple[str, PlanStep | list[
         block_dependents(plan, steps, None)
         return "again", None
     if all(s.status in STEP_CLOSED for s in steps):
-        _end(plan, PlanStatus.COMPLETED)
+        _end(plan, PlanStatus.COMPLETED, outcome=plan_outcome(steps))
         return "stop", None
     ready = ready_steps(steps)
     step = ready[0] if ready else None

@@ -199,15 +199,20 @@ def interaction_answer(
             )
         edited = _edited_inputs(step, inputs) if inputs is not None else None
         if step is not None and step.status == StepStatus.WAITING_INTERACTION:
-            if not approved:
+            if not approved:  # never run (or its result not kept): who said no, for the step and the plan's outcome
                 step.status = StepStatus.SKIPPED
+                step.error = (
+                    f"Rejected by {actor.get_username()}"
+                    if interaction.kind != InteractionKind.CONFIRM
+                    else f"Its result (below its quality gate) was rejected by {actor.get_username()}"
+                )
             elif interaction.kind == InteractionKind.CONFIRM:
                 step.status = StepStatus.DONE  # keep the below-gate result
             else:
                 step.status, step.gate_cleared = StepStatus.PENDING, True
                 if edited is not None:
                     step.inputs = edited
-            step.save(update_fields=["status", "gate_cleared", "inputs", "updated_at"])
+            step.save(update_fields=["status", "gate_cleared", "inputs", "error", "updated_at"])
             plan_updated(plan, step)
         _answered(interaction, actor, approved=approved, decision=decision, choice=choice, edited=edited)
         plan.refresh_from_db()

@@ -51,6 +51,7 @@ def plan_updated_payloads(updates: Iterable[tuple[Plan, PlanStep | None]]) -> li
             "status": plan.status,
             "step_id": step.pk if step else None,
             "step_status": step.status if step else None,
+            "outcome": plan.outcome,  # a completed plan that did not apply every change: which, and why
         }
         payloads += [{**payload, "owner_id": user_id} for user_id in dict.fromkeys((plan.owner_id, *admins))]
     return payloads
@@ -232,8 +233,12 @@ def plan_derive(*, source: Plan, owner: AbstractBaseUser, remove_steps: list[int
     )  # fmt: skip
 
 
-def plan_transition(*, plan: Plan, to_status: str, actor: AbstractBaseUser | None, reason: str = "") -> Plan:
-    """Lock the row, check the move against the map, save, audit, publish."""
+def plan_transition(
+    *, plan: Plan, to_status: str, actor: AbstractBaseUser | None, reason: str = "", outcome: str = ""
+) -> Plan:
+    """Lock the row, check the move against the map, save, audit, publish. `outcome`: what a plan
+    moving to completed did not apply (services/plan_outcome.py), kept on the plan, in the audit
+    row and on its `plan_updated`."""
 
     def on_move(locked: Plan, move: Move) -> list[str]:
         fields = ["updated_at"]
@@ -243,7 +248,14 @@ def plan_transition(*, plan: Plan, to_status: str, actor: AbstractBaseUser | Non
         if reason:
             locked.error = reason
             fields.append("error")
+        if outcome:
+            locked.outcome = outcome
+            fields.append("outcome")
         return fields
+
+    def audit(m: Move) -> tuple[str, dict[str, Any]]:
+        details = {"from": m.from_state, "to": m.to_state, "reason": reason}
+        return f"plan.{m.to_state}", {**details, "outcome": outcome} if outcome else details
 
     with transaction.atomic():  # the move, its audit record and its events commit together
         move = transition(
@@ -256,7 +268,7 @@ def plan_transition(*, plan: Plan, to_status: str, actor: AbstractBaseUser | Non
             save_fields=(),
             on_move=on_move,
             message=lambda locked, to: f"Plan {locked.pk} is {locked.status}; it cannot become {to}.",
-            audit=lambda m: (f"plan.{m.to_state}", {"from": m.from_state, "to": m.to_state, "reason": reason}),
+            audit=audit,
         )
         locked = cast(Plan, move.instance)
         plan_updated(locked)  # the locked row, in its new status

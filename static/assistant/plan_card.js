@@ -22,10 +22,13 @@
 
   function render(box, plan, refresh) {
     box.replaceChildren();
-    const status = el("p", "aria-note aria-plan-status", `${plan.status} · ${plan.steps.length} step(s) · ${plan.autonomy}`);
+    const views = window.AriaPlanViews; // static/orchestrator/plan_views.js: the Plans page's wording
+    const said = views ? views.statusText(plan) : plan.status;
+    const status = el("p", "aria-note aria-plan-status", `${said} · ${plan.steps.length} step(s) · ${plan.autonomy}`);
     status.dataset.status = plan.status;
     box.appendChild(status);
-    const views = window.AriaPlanViews; // static/orchestrator/plan_views.js: the Plans page's wording
+    const outcome = views && views.outcome(plan);  // a completed plan that did not apply every change
+    if (outcome) box.appendChild(outcome);
     const offline = views && views.offlineMark(plan);  // drafted by the offline demo engine, as on the Plans page
     if (offline) status.appendChild(offline);
     const guidance = views && views.guidance(plan);

@@ -219,6 +219,18 @@
     return plan.offline === true ? window.Aria.offlineMark({ engine: plan.engine, real_provider: false }) : null;
   }
 
+  /* The plan's status as a person should read it: a completed plan that did not apply every change
+   * step (plan.outcome, from the server's move to completed) never reads as a plain "completed". */
+  function statusText(plan) {
+    return plan.status === "completed" && plan.outcome ? "completed, not all applied" : plan.status;
+  }
+
+  /* What a completed plan did not apply, and why ("Nothing applied — step 2 (…): rejected by ann."),
+   * else null. */
+  function outcome(plan) {
+    return plan.outcome ? el("p", "plan-outcome", plan.outcome) : null;
+  }
+
   /* A choice ask: its question and one button per option (`answer(option)` returns a promise). */
   function choice(ask, button) {
     const box = el("div", "choice-ask");
@@ -235,5 +247,5 @@
     return box;
   }
 
-  window.AriaPlanViews = Object.freeze({ stepTitle, result, notes, guidance, card, choice, woLink, dependents, offlineMark });
+  window.AriaPlanViews = Object.freeze({ stepTitle, result, notes, guidance, card, choice, woLink, dependents, offlineMark, statusText, outcome });
 })();

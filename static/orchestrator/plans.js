@@ -115,8 +115,9 @@
     head.appendChild(el("span", "plan-goal", plan.goal));
     const offline = views.offlineMark(plan);  // drafted by the offline demo engine
     if (offline) head.appendChild(offline);
-    const status = el("span", "plan-status", plan.status);
+    const status = el("span", "plan-status", views.statusText(plan));
     status.setAttribute("data-status", plan.status);
+    if (plan.outcome) status.setAttribute("data-outcome", "not-all-applied");
     head.appendChild(status);
     const autonomy = el("select", "plan-autonomy");
     AUTONOMY.forEach(({ value, label }) => {
@@ -137,6 +138,8 @@
     });
     head.appendChild(autonomy);
     box.appendChild(head);
+    const outcome = views.outcome(plan);
+    if (outcome) box.appendChild(outcome);
 
     const steps = el("ol", "plan-steps");
     const guidance = views.guidance(plan);

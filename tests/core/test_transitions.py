@@ -77,6 +77,7 @@ def test_a_plan_move(make_user):
         "status": "approved",
         "step_id": None,
         "step_status": None,
+        "outcome": "",
     }
 
 
