@@ -83,7 +83,7 @@
 
   function clearErrors() {
     form.querySelectorAll(".kb-error").forEach((node) => say(node, ""));
-    inputs().forEach((input) => input.removeAttribute("aria-invalid"));
+    inputs().forEach((input) => { input.removeAttribute("aria-invalid"); input.removeAttribute("title"); });
   }
 
   /* The input of the field the server named: the longest dotted path that is the field or holds it. */
@@ -102,7 +102,10 @@
     const input = err.status !== 409 ? inputFor(err.field) : null;
     if (input) {
       input.setAttribute("aria-invalid", "true");
-      say(form.querySelector(`.kb-error[data-for="${CSS.escape(nameOf(input))}"]`), err.message);
+      // Beside its input the field's path says nothing more: the server's words without it.
+      const detail = typeof err.detail === "string" && err.field ? err.detail.replace(`${err.field}: `, "") : err.message;
+      say(form.querySelector(`.kb-error[data-for="${CSS.escape(nameOf(input))}"]`), detail);
+      input.title = err.field || "";
       input.focus();
     } else if (err.status === 409) {
       say(general, "Someone changed this equipment's knowledge since you opened it. Your edits were not saved: copy them, reload the page and apply them again.");

@@ -77,7 +77,7 @@ def test_an_operator_edits_the_equipment_knowledge_of_a_cell(page, aria_server):
     page.locator("#kb-save").click()
     error = part.locator('.kb-error[data-for="spare_parts.0.on_hand"]')
     expect(error).to_be_visible()
-    expect(error).to_contain_text("patch.spare_parts.0.on_hand")
+    expect(error).to_have_text("Input should be greater than or equal to 0.")
     expect(part.locator('.kb-input[data-kind="number"]')).to_have_attribute("aria-invalid", "true")
     expect(page.locator("#kb-form-error")).to_be_hidden()
     assert read(aria_server)[1:] == ["2", "1"]

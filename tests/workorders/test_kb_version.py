@@ -117,3 +117,25 @@ def test_the_precondition_is_for_operators_only(client, approver, cell):
     client.force_login(approver)
     assert patch(client, cell.pk, {"patch": {"notes": "x"}, "if_updated_at": None}).status_code == 403
     assert snapshot(cell) == before
+
+
+def test_the_session_write_needs_the_csrf_token_the_equipment_page_sets(operator, cell):
+    from django.test import Client
+
+    f.make_kb(cell)
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(operator)
+    before = snapshot(cell)
+    refused = patch(client, cell.pk, {"patch": {"notes": "x"}})
+    assert refused.status_code == 403 and refused.json()["code"] == "csrf_failed"
+    assert snapshot(cell) == before
+
+    assert client.get(f"/equipment/{cell.pk}/").status_code == 200  # the page gives the csrftoken cookie
+    token = client.cookies["csrftoken"].value
+    done = client.patch(
+        f"{BASE}/{cell.pk}",
+        json.dumps({"patch": {"notes": "x"}}),
+        content_type="application/json",
+        HTTP_X_CSRFTOKEN=token,
+    )
+    assert done.status_code == 200 and done.json()["data"]["notes"] == "x"
