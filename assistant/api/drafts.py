@@ -65,7 +65,9 @@ def create_draft(request: HttpRequest, payload: DraftIn) -> Status:
 
 @router.get("/drafts/{draft_id}", response=DraftOut)
 def get_draft(request: HttpRequest, draft_id: int) -> Draft:
-    require_scopes(request.user, OPERATOR)
+    """The draft, to whoever may read it for review (selectors.draft_get): an approver who is not
+    an operator decides on it, so reads it too, as its reviews (`list_reviews`)."""
+    require_any_scope(request.user, OPERATOR, APPROVER)
     return selectors.draft_get(request.user, draft_id, for_review=True)
 
 

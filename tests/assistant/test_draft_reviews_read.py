@@ -63,30 +63,44 @@ def test_an_approver_who_is_not_an_operator_reads_the_earlier_reviews_of_a_draft
 
 
 @pytest.mark.parametrize("status", [DraftStatus.DRAFT, DraftStatus.VALIDATED, DraftStatus.TEST_FAILED])
-def test_an_approver_gets_the_404_of_a_missing_id_for_another_authors_unsubmitted_draft(operator, make_user, status):
+@pytest.mark.parametrize("tail", ["/reviews", ""])
+def test_an_approver_gets_the_404_of_a_missing_id_for_another_authors_unsubmitted_draft(
+    operator, make_user, status, tail
+):
     draft = draft_create(owner=operator, type="tool", name="double", spec=TOOL_SPEC)
     Draft.objects.filter(pk=draft.pk).update(status=status)
     approver = _client(make_user("ava", APPROVER))
 
-    theirs = approver.get(f"{API}/drafts/{draft.pk}/reviews")
-    missing = approver.get(f"{API}/drafts/{draft.pk + 1000}/reviews")
+    theirs = approver.get(f"{API}/drafts/{draft.pk}{tail}")
+    missing = approver.get(f"{API}/drafts/{draft.pk + 1000}{tail}")
 
     assert theirs.status_code == missing.status_code == 404
     assert theirs.json() == missing.json() and theirs.json()["code"] == "not_found"
 
 
-def test_a_peer_operator_and_a_scopeless_user_read_no_reviews(operator, make_user):
+@pytest.mark.parametrize("tail", ["/reviews", ""])
+def test_a_peer_operator_and_a_scopeless_user_read_no_reviews(operator, make_user, tail):
     draft = _resubmitted(operator, make_user("abe", APPROVER))
     peer = _client(make_user("bob", OPERATOR))
     nobody = _client(make_user("nora"))
 
     for client, status, code in ((peer, 404, "not_found"), (nobody, 403, "missing_scope")):
-        theirs = client.get(f"{API}/drafts/{draft.pk}/reviews")
-        missing = client.get(f"{API}/drafts/{draft.pk + 1000}/reviews")
+        theirs = client.get(f"{API}/drafts/{draft.pk}{tail}")
+        missing = client.get(f"{API}/drafts/{draft.pk + 1000}{tail}")
         assert (theirs.status_code, theirs.json()["code"]) == (status, code), theirs.content
         assert theirs.json() == missing.json()
-        assert "Doubles negatives" not in theirs.content.decode()
-    assert Client().get(f"{API}/drafts/{draft.pk}/reviews").status_code == 401
+        assert "Doubles negatives" not in theirs.content.decode() and "x2" not in theirs.content.decode()
+    assert Client().get(f"{API}/drafts/{draft.pk}{tail}").status_code == 401
+
+
+def test_an_approver_who_is_not_an_operator_reads_the_draft_they_decide(operator, make_user):
+    draft = _resubmitted(operator, make_user("abe", APPROVER))
+
+    response = _client(make_user("ava", APPROVER)).get(f"{API}/drafts/{draft.pk}")
+
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["id"] == draft.pk and body["status"] == DraftStatus.TESTED and body["spec"]["description"] == "x2"
 
 
 def test_the_author_the_principals_and_an_admin_read_the_reviews(operator, make_user):
