@@ -16,7 +16,7 @@ READ = [
     "get_mttr", "render_signal_chart", "render_diagnosis_card", "render_pattern_match", "render_bar_chart",
     "render_equipment_kb_card", "render_kb_progress", "render_work_order_card", "ask_kb_builder", "answer_kb_question",
 ]  # fmt: skip
-MUTATE = ["update_equipment_kb", "update_work_order"]
+MUTATE = ["update_equipment_kb", "update_work_order", "raise_work_order"]
 
 
 def call(user, name, **args):

@@ -156,7 +156,7 @@ async def test_http_operator_lists_and_calls_tools(http_server: str, site: dict)
     tools, result = await http_calls(http_server, site["operator"], site["cell_id"])
 
     assert {"get_current_signals", "get_signal_trends", "get_work_order"} <= tools
-    assert "update_work_order" in tools  # mutate: the operator may
+    assert {"update_work_order", "raise_work_order"} <= tools  # mutate: the operator may
     assert_current_signals(result, site["cell_id"])
 
 
@@ -164,7 +164,7 @@ async def test_http_non_operator_sees_no_mutate_tools(http_server: str, site: di
     tools, result = await http_calls(http_server, site["approver"], site["cell_id"])
 
     assert "get_current_signals" in tools
-    assert "update_work_order" not in tools and "update_equipment_kb" not in tools
+    assert not {"update_work_order", "update_equipment_kb", "raise_work_order"} & tools
     # The capability's own scope still applies on the call.
     assert result.is_error and "operator" in result.content[0].text
 
