@@ -25,12 +25,24 @@ from workorders import selectors
 KB_PATH = "/api/v1/workorders/kb/{id}"
 # The calibration log grows on every write (agents, stock moves); the page shows the newest ones.
 LOG_SHOWN = 50
-# The sections with a table of their own; any other key is shown (and edited) generically.
-KNOWN = ("equipment", "failure_modes", "spare_parts", "procedures", "permits")
+# The sections with a table of their own, and the type they need for it; any other key (or one of
+# these of another type, stored before the shape check) is shown (and edited) generically.
+KNOWN: dict[str, type] = {
+    "equipment": dict,
+    "failure_modes": dict,
+    "spare_parts": list,
+    "procedures": dict,
+    "permits": list,
+}
 
 
 def _label(key: str) -> str:
     return key.replace("_", " ")
+
+
+def _item_text(value: Any) -> str:
+    """A list item as text: strings as they are, anything else (an object) as compact JSON."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 # Keys whose shape is a number (workorders.shapes): their input sends a number even when empty.
@@ -42,7 +54,7 @@ def _field(path: list[Any], value: Any, label: str = "") -> dict[str, Any]:
     if path[-1] in NUMBER_KEYS and not isinstance(value, (list, dict)):
         kind, text = "number", "" if value is None else str(value)
     elif isinstance(value, list):
-        kind, text = "lines", "\n".join(str(v) for v in value)
+        kind, text = "lines", "\n".join(_item_text(v) for v in value)
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
         kind, text = "number", str(value)
     else:
@@ -52,7 +64,7 @@ def _field(path: list[Any], value: Any, label: str = "") -> dict[str, Any]:
         "name": ".".join(str(p) for p in path),
         "kind": kind,
         "value": text,
-        "items": [str(v) for v in value] if isinstance(value, list) else None,
+        "items": [_item_text(v) for v in value] if isinstance(value, list) else None,
         "label": label or _label(str(path[-1])),
         "editable": all(not isinstance(v, (dict, list)) for v in value) if isinstance(value, list) else True,
     }
@@ -124,7 +136,7 @@ def _others(data: dict[str, Any]) -> list[dict[str, Any]]:
     """Sections engineers added (vibration zones, notes, …): a table of leaves, or one value."""
     sections = []
     for key, value in data.items():
-        if key in KNOWN:
+        if key in KNOWN and isinstance(value, KNOWN[key]):
             continue
         rows = _rows([key], value) if isinstance(value, dict) else [_field([key], value, _label(key))]
         sections.append({"key": key, "title": _label(key), "rows": rows})

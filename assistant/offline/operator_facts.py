@@ -11,6 +11,7 @@ from django.urls import NoReverseMatch, reverse
 
 from assistant.offline.asks import Ask
 from assistant.offline.replies import REPLIES, reply_text
+from core.humantime import human_time
 
 LIMITS = ("low_alert", "alert", "high_alert", "trip")
 DONE = ("completed", "cancelled")  # a work order in these has no action left on its page
@@ -79,7 +80,7 @@ def _value_line(row: dict[str, Any], tag: str, language: str) -> str:
         thresholds = {}
     limits = [f"{reply_text(language, k)} {_number(thresholds[k])}" for k in LIMITS if thresholds.get(k) is not None]
     if row.get("stale"):
-        limits.append(reply_text(language, "stale").format(time=str(row.get("time") or "")[:16].replace("T", " ")))
+        limits.append(reply_text(language, "stale").format(time=human_time(row.get("time"))))
     return (
         reply_text(language, "value_now")
         .format(

@@ -10,6 +10,7 @@ from django.db import transaction
 from core.audit import audit_record
 from core.capabilities import registry
 from core.errors import DomainError
+from core.humantime import human_time
 from orchestrator.choices import PlanStatus
 from orchestrator.coordinator.profiles import PROFILES, runner_for
 from orchestrator.coordinator.schema import Action
@@ -249,12 +250,13 @@ def outcome_text(action: Action, result: dict[str, Any]) -> str:
 
 
 def draft_outcome(action: Action, result: dict[str, Any]) -> str:
-    """A draft's review in a sentence: published at T by X, or who it waits for and where to act."""
+    """A draft's review in a sentence: published at T by X, or who it waits for and where to act. T as
+    a person reads it (core.humantime: the read tool's ISO is for the model)."""
     name = (
         f"Draft {result['draft_id']} ({result['type']} '{result['name']}', v{result['version']} by {result['owner']})"
     )
     if result["status"] == "published":
-        return f"{name} was published at {result['published_at']} by {result['published_by']}."
+        return f"{name} was published at {human_time(result['published_at'])} by {result['published_by']}."
     said = f"{name} is {result['status']}"
     if result.get("status_reason"):
         said += f" ({result['status_reason']})"

@@ -6,10 +6,10 @@ what they returned (split from gateway.py, which decides which of these a readin
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from typing import Any
 
 from core.agents.engines.fake import FakeReply, FakeState
+from core.humantime import human_time
 from orchestrator.coordinator.context import PACKET_MARKER as MARKER
 from orchestrator.planning.cells import exact_cell
 
@@ -20,15 +20,9 @@ def submit(summary: str, actions: list[dict], refs: dict[str, list[int]], ration
 
 
 def when(iso: str | None) -> str:
-    """A read tool's ISO timestamp as people read one: "2026-12-03 18:22 UTC" (to the minute, as the
-    pages show times; the stand-in does not know the reader's time zone, so it says UTC)."""
-    try:
-        moment = datetime.fromisoformat(str(iso))
-    except ValueError:
-        return str(iso or "an unrecorded time")
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(UTC)
-    return moment.strftime("%Y-%m-%d %H:%M") + (" UTC" if moment.tzinfo is not None else "")
+    """A read tool's ISO timestamp as people read one: "2026-12-03 18:22 UTC" (core.humantime: to
+    the minute, as the pages show times, in the plant's zone and naming it)."""
+    return human_time(iso)
 
 
 def packet(state: FakeState) -> dict[str, Any]:

@@ -12,11 +12,12 @@ import json
 
 import pytest
 
-from assistant.models import Draft, Review
+from assistant.models import Draft, PublishedArtifact, Review
 from core.access import APPROVER, OPERATOR
 from core.agents.engines import get_engine
 from core.agents.engines.fake import FakeEngine, FakeReply
 from core.capabilities import CapabilityContext, dispatch
+from core.humantime import human_time
 from core.models import AgentRun, AuditRecord
 from orchestrator.coordinator.service import confirm_command, coordinator_turn
 from orchestrator.models import Plan, PlanStep
@@ -77,10 +78,12 @@ def test_an_approver_approves_then_another_publishes_and_it_is_reported(client, 
     assert done(shipped) == [("decide_approval", True)], shipped.answer
     draft.refresh_from_db()
     assert draft.status == "published"
-    assert "was published at 20" in shipped.answer and "by bob" in shipped.answer
+    # T as a person reads it, not the read tool's ISO (core.humantime)
+    at = human_time(PublishedArtifact.objects.get(draft=draft).created)
+    assert f"was published at {at} by bob" in shipped.answer and "+00:00" not in shipped.answer
     # afterwards the author asks: published at T by X, from the record
     asked = say(client, operator, f"What about draft {draft.pk}?")
-    assert "was published at" in asked.answer and "by bob." in asked.answer and asked.status == "ok"
+    assert f"was published at {at} by bob." in asked.answer and asked.status == "ok"
 
 
 def test_a_question_presents_the_review_and_puts_the_decision_forward_for_a_click(client, operator, draft, make_user):

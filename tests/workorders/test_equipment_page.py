@@ -114,3 +114,24 @@ def test_the_work_order_page_links_its_cell_for_operators(client, operator, appr
     assert f'<a id="wo-cell-link" href="/equipment/{cell.pk}/"' in body
     client.force_login(approver)
     assert "wo-cell-link" not in client.get(f"/workorders/{wo.pk}/").content.decode()
+
+
+def test_a_kb_stored_before_the_shape_check_is_shown_not_hidden_or_a_500(client, operator, cell):
+    f.make_kb(
+        cell,
+        {
+            "equipment": "KSB pump",
+            "failure_modes": {"bearing_wear": "worn", "seal_leak": {"parts": ["oops"], "remedy": 5}},
+            "spare_parts": {"ref": "R-1"},
+            "procedures": [{"title": "Grease"}],
+            "permits": "hot work",
+        },
+    )
+    client.force_login(operator)
+    response = client.get(f"/equipment/{cell.pk}/")
+    assert response.status_code == 200
+    body = response.content.decode()
+    for key in ("equipment", "spare_parts", "procedures", "permits"):
+        assert f'data-section="{key}"' in body
+    assert "KSB pump" in body and "hot work" in body and "worn" in body
+    assert "{&quot;title&quot;: &quot;Grease&quot;}" in body  # an object in a list as JSON, escaped

@@ -36,7 +36,9 @@ def draft(client) -> dict:
 
 
 def local(moment) -> str:
-    return timezone.localtime(moment).strftime("%Y-%m-%d %H:%M")
+    """As the handover says a time to its reader (core.humantime): the plant's zone, named."""
+    moment = timezone.localtime(moment)
+    return f"{moment:%Y-%m-%d %H:%M} {moment.tzname()}"
 
 
 def shelve(client, alarm: Alarm, **body) -> Alarm:

@@ -11,9 +11,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from django.utils import timezone
-
 from core.agents.engines.fake import FakeReply, FakeState, fake_policy
+from core.humantime import human_time
 from workorders.agents.context import parse_context
 from workorders.agents.handover import NAME
 
@@ -119,7 +118,7 @@ def _alarm_lines(state: FakeState, tags: dict, start: datetime, end: datetime) -
 
 
 def _why_out_of_view(suppression: Any) -> str:
-    """' by olga until 14:30 on 2024-05-02: <reason>' for a shelved or out-of-service alarm."""
+    """' by olga until 2024-05-02 14:30 UTC: <reason>' for a shelved or out-of-service alarm."""
     if not isinstance(suppression, dict):
         return ""
     by = f" by {suppression['by']}" if suppression.get("by") else ""
@@ -137,9 +136,10 @@ def _why_out_of_view(suppression: Any) -> str:
 
 
 def _local(value: Any) -> str | None:
-    """An ISO time as the plant's local 'YYYY-MM-DD HH:MM'."""
+    """A tool's ISO time as the report's reader reads one: 'YYYY-MM-DD HH:MM <zone>' in the plant's
+    zone (core.humantime); None when there is none."""
     moment = _time(value)
-    return timezone.localtime(moment).strftime("%Y-%m-%d %H:%M") if moment else None
+    return human_time(moment) if moment else None
 
 
 def _order_lines(state: FakeState, start: datetime, end: datetime) -> dict[str, list[str]]:
