@@ -40,6 +40,11 @@ def _label(key: str) -> str:
     return key.replace("_", " ")
 
 
+def _list(value: Any) -> list[Any]:
+    """A list field as stored; anything else (a number stored before the shape check) as none."""
+    return value if isinstance(value, list) else []
+
+
 def _item_text(value: Any) -> str:
     """A list item as text: strings as they are, anything else (an object) as compact JSON."""
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
@@ -96,7 +101,7 @@ def _failure_modes(section: Any) -> list[dict[str, Any]]:
             _field(["failure_modes", mode, k], info.get(k, "" if k != "duration_min" else None), _label(k))
             for k in keys
         ]
-        parts = [p for p in info.get("parts") or [] if isinstance(p, dict)]
+        parts = [p for p in _list(info.get("parts")) if isinstance(p, dict)]
         modes.append({"name": mode, "fields": fields, "parts": parts})
     return modes
 
@@ -125,7 +130,7 @@ def _procedures(section: Any) -> list[dict[str, Any]]:
                 "ref": ref,
                 "title": _field(["procedures", ref, "title"], proc.get("title", "")),
                 "steps": _field(
-                    ["procedures", ref, "steps"], [s for s in proc.get("steps") or [] if isinstance(s, str)]
+                    ["procedures", ref, "steps"], [s for s in _list(proc.get("steps")) if isinstance(s, str)]
                 ),
             }
         )
