@@ -45,10 +45,12 @@
     return text;
   }
 
-  /* The merge patch of the changed inputs: objects nest, the first list on a path is sent whole. */
+  /* The merge patch of the changed inputs: objects nest, the first list on a path is sent whole.
+   * Its objects have no prototype: a KB key is any JSON key, and `__proto__` on a plain {} would set
+   * the object's prototype (the edit lost, Object.prototype written) instead of a key. */
   function buildPatch() {
     const draft = JSON.parse(JSON.stringify(data.data));
-    const patch = {};
+    const patch = Object.create(null);
     let changed = 0;
     inputs().forEach((input) => {
       if (input.value === input.defaultValue) return;
@@ -73,7 +75,7 @@
           continue;
         }
         if (source[key] === null || typeof source[key] !== "object") source[key] = {};
-        if (!target[key] || typeof target[key] !== "object") target[key] = {};
+        if (!target[key] || typeof target[key] !== "object") target[key] = Object.create(null);
         source = source[key];
         target = target[key];
       }
