@@ -165,10 +165,13 @@ def kb_view(data: Any) -> dict[str, Any]:
 
 def utc_text(value: datetime | str | None) -> str:
     """'2026-12-07 16:44 UTC' (to the minute, as Aria.fmtDateTime); a bad time as it is."""
-    when = parse_datetime(value) if isinstance(value, str) else value
-    if when is None or when.tzinfo is None:
-        return str(value or "")
-    return f"{when.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
+    try:  # a stored text may look like a time and not be one (Feb 30, past year 9999 in UTC)
+        when = parse_datetime(value) if isinstance(value, str) else value
+        if when is None or when.tzinfo is None:
+            return str(value or "")
+        return f"{when.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
+    except (ValueError, OverflowError):
+        return str(value)
 
 
 def _log_entry(entry: dict[str, Any]) -> dict[str, Any]:
