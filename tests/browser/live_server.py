@@ -1,6 +1,7 @@
 """The real system for end-to-end tests: daphne serving aria_project.asgi:application.
 
-`start_live_server(var_dir)` migrates a file SQLite database under `var_dir` and starts this
+`start_live_server(var_dir)` gives `var_dir` a migrated file SQLite database (a copy of one migrated
+once per test process and set of extra settings: `migrated_database`) and starts this
 module as a subprocess: daphne's `Server` (what the `daphne` command runs) on a free port, in
 the embedded mode (in-memory channel layer; DATABASE_URL, REDIS_URL and ARIA_ENV unset). The
 subprocess also reads JSON lines on stdin, `{"type": ..., "payload": ...}`, and publishes each
@@ -10,13 +11,16 @@ from a plain worker thread — the way a Celery thread-pool worker inside the we
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -109,16 +113,36 @@ class LiveServer:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
 
+DATABASE_FILE = "aria.sqlite3"  # the embedded database under ARIA_VAR_DIR (aria_project/settings.py)
+_migrated: dict[tuple[tuple[str, str], ...], Path] = {}
+
+
+def migrated_database(extra_env: dict[str, str] | None = None) -> Path:
+    """A database file `manage.py migrate` built under these extra settings, once per test process:
+    the migrations took ~3-6 s of each of ~20 servers' start. Each server gets its own copy (and
+    its own secret key, written beside it on start), so no server sees another's rows."""
+    key = tuple(sorted((extra_env or {}).items()))
+    if key not in _migrated:
+        template = Path(tempfile.mkdtemp(prefix="aria-migrated-"))
+        atexit.register(shutil.rmtree, template, True)
+        subprocess.run(
+            [sys.executable, str(ROOT / "manage.py"), "migrate", "--noinput", "-v", "0"],
+            cwd=ROOT,
+            env=embedded_env(template, extra_env),
+            check=True,
+            timeout=300,
+        )
+        _migrated[key] = template / DATABASE_FILE
+    return _migrated[key]
+
+
 def start_live_server(var_dir: Path, extra_env: dict[str, str] | None = None, timeout: float = 60.0) -> LiveServer:
     var_dir.mkdir(parents=True, exist_ok=True)
     env = embedded_env(var_dir, extra_env)
-    subprocess.run(
-        [sys.executable, str(ROOT / "manage.py"), "migrate", "--noinput", "-v", "0"],
-        cwd=ROOT,
-        env=env,
-        check=True,
-        timeout=300,
-    )
+    template = migrated_database(extra_env)
+    for suffix in ("", "-wal"):  # a write-ahead log left beside it holds part of the database
+        if Path(f"{template}{suffix}").exists():
+            shutil.copy(f"{template}{suffix}", var_dir / f"{DATABASE_FILE}{suffix}")  # mode 0600 kept
     port = free_port()
     log_path = var_dir / "server.log"
     log = log_path.open("w")
