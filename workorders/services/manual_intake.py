@@ -38,6 +38,9 @@ def _checked(title: str, description: str, priority: str) -> tuple[str, str]:
         raise InvalidInput(f"title: at most {MAX_TITLE_CHARS} characters.", field="title")
     if not isinstance(description, str) or len(description) > MAX_DESCRIPTION_CHARS:
         raise InvalidInput(f"description: text of at most {MAX_DESCRIPTION_CHARS} characters.", field="description")
+    for name, text in (("title", title), ("description", description)):
+        if "\x00" in text:  # a body's NUL is refused at the door; a model's tool call has no body
+            raise InvalidInput(f"{name}: text must not contain NUL characters (\\u0000).", field=name)
     if priority not in Priority.values:
         raise InvalidInput(f"Unknown priority {priority!r}.", field="priority", allowed=list(Priority.values))
     return title, description.strip()
