@@ -9,7 +9,9 @@ from django.utils import timezone
 
 from core.audit import audit_record
 from core.errors import Conflict, InvalidInput
+from core.events import publish
 from sentinel.models import Cell
+from workorders.events import EQUIPMENT_KB_UPDATED
 from workorders.models import EquipmentKB
 from workorders.shapes import kb_data_check, require_finite
 
@@ -25,6 +27,33 @@ def merge_patch(target: Any, patch: Any) -> Any:
         else:
             result[key] = merge_patch(result.get(key), value)
     return result
+
+
+def _nul_path(value: Any) -> str | None:
+    """The dotted path of the first text (value or key) holding a NUL, as the body check names it
+    ('equipment.seal.1', a key written with its NUL escaped); "" for `value` itself; None if none."""
+    if isinstance(value, str):
+        return "" if "\x00" in value else None
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        name = str(key).replace("\x00", "\\u0000")
+        if isinstance(key, str) and "\x00" in key:
+            return name
+        inner = _nul_path(item)
+        if inner is not None:
+            return ".".join(p for p in (name, inner) if p)
+    return None
+
+
+def _require_no_nul(patch: dict[str, Any], field: str, note: str) -> None:
+    """PostgreSQL stores no NUL; a body's is refused at the door, a tool call's (chat, plans) here."""
+    where = _nul_path(patch)
+    if where is not None:
+        where = ".".join(p for p in (field, where) if p)
+    elif "\x00" in note:
+        where = "note"
+    if where is not None:
+        raise InvalidInput(f"{where}: text must not contain NUL characters (\\u0000).", field=where)
 
 
 def _require_version(current: datetime | None, expected: datetime | None) -> None:
@@ -59,11 +88,15 @@ def equipment_kb_update(
     must be the KB's `updated_at` (None: the cell has no KB row yet), else a 409 `kb_changed`
     naming `if_updated_at` (with the current `updated_at`) and nothing is written — two people
     editing on the equipment page do not silently overwrite each other. Agents do not ask for it.
+
+    Every write publishes one `equipment_kb_updated` (cell, new `updated_at`, actor; no KB content)
+    in its transaction, so open equipment pages follow it; a refused write publishes nothing.
     """
     if not isinstance(patch, dict):
         raise InvalidInput("The KB patch must be a JSON object.", field="patch")
     field = "data" if replace else "patch"
     require_finite(patch, field)  # before merging: a NaN the merge would drop is still refused
+    _require_no_nul(patch, field, note)
     with transaction.atomic():
         kb, created = EquipmentKB.objects.get_or_create(cell=cell)
         kb = EquipmentKB.objects.select_for_update().get(pk=kb.pk)
@@ -81,6 +114,10 @@ def equipment_kb_update(
         }
         kb.calibration_log = [*(kb.calibration_log or []), entry]
         kb.save(update_fields=["data", "calibration_log", "updated_at"])
+        publish(
+            EQUIPMENT_KB_UPDATED,
+            {"cell_id": cell.pk, "updated_at": kb.updated_at.isoformat(), "actor": entry["actor"]},
+        )
         audit_record(
             actor=actor,
             action="equipment_kb.update",
