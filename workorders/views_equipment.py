@@ -71,6 +71,9 @@ def _field(path: list[Any], value: Any, label: str = "") -> dict[str, Any]:
         "value": text,
         "items": [_item_text(v) for v in value] if isinstance(value, list) else None,
         "label": label or _label(str(path[-1])),
+        # A text area for long text and for any line break: a one-line input drops line breaks from
+        # its value, which would then differ from the text read and be saved rewritten on one line.
+        "multiline": kind == "text" and (len(text) > 60 or "\n" in text or "\r" in text),
         "editable": all(not isinstance(v, (dict, list)) for v in value) if isinstance(value, list) else True,
     }
 
