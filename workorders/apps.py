@@ -18,7 +18,7 @@ class WorkordersConfig(AppConfig):
         from workorders import events, metrics, reapers
         from workorders.services import handover, logbook
 
-        events.register()  # work_order_updated
+        events.register()  # work_order_updated, equipment_kb_updated
         logbook.register_events()  # logbook_entry_created
         handover.register_events()  # handover_updated
         reapers.register()  # the sweeper's re-drive of stranded orders (core.sweep)

@@ -4,6 +4,7 @@ from core.events import publish
 from core.events.contract import _Payload, register_event_type
 
 WORK_ORDER_UPDATED = "work_order_updated"
+EQUIPMENT_KB_UPDATED = "equipment_kb_updated"
 
 
 class WorkOrderUpdated(_Payload):
@@ -14,8 +15,18 @@ class WorkOrderUpdated(_Payload):
     actor: str
 
 
+class EquipmentKbUpdated(_Payload):
+    """A cell's equipment KB was written: which, its new version, by whom. No KB content: the
+    equipment page re-reads itself (operator scope) for that."""
+
+    cell_id: int
+    updated_at: str  # the KB's new `updated_at` (ISO 8601): the version a save must name
+    actor: str  # username, or `system`
+
+
 def register() -> None:
     register_event_type(WORK_ORDER_UPDATED, WorkOrderUpdated)
+    register_event_type(EQUIPMENT_KB_UPDATED, EquipmentKbUpdated)
 
 
 def work_order_updated_in_place(work_order_id: int, status: str, change: str, actor: str) -> None:

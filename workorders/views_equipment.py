@@ -4,7 +4,9 @@ tables and lists, its calibration log and who changed it last; operators edit it
 Everything is rendered here (autoescaped); the page script (static/workorders/equipment_page.js)
 only turns the inputs rendered beside each value into a merge patch for the one write path,
 `PATCH /api/v1/workorders/kb/{cell_id}` (with `if_updated_at`: a change made meanwhile is a 409,
-not an overwrite), then re-reads this page. Operator scope, as the KB API."""
+not an overwrite), then re-reads this page. It follows `equipment_kb_updated` on the event bus:
+re-reads on another writer's change, or says while editing that the save will be refused.
+Operator scope, as the KB API."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_GET
 
 from core.access import OPERATOR, has_scopes
+from core.models import Event
 from sentinel.models import Cell
 from workorders import selectors
 
@@ -215,6 +218,8 @@ def equipment_page(request: HttpRequest, cell_id: int) -> HttpResponse:
             "cell_id": cell.pk,
             "data": data,
             "updated_at": updated_at,
+            # where the page's event stream starts: an equipment_kb_updated committed since is replayed
+            "latest_event_id": Event.objects.order_by("-id").values_list("id", flat=True).first() or 0,
             "paths": {"kb": KB_PATH.replace("{id}", str(cell.pk))},
         },
     }

@@ -12,6 +12,11 @@
  * A value in a list (a spare part's stock) is sent as the whole list, as a merge patch replaces
  * lists; lines (signals, steps, permits) are one item per line, blank lines dropped; a number
  * field sends a number when it reads as one, else the text, which the server refuses by name.
+ *
+ * It follows the event bus: `equipment_kb_updated` for this cell (another person's save, an agent's
+ * write, a stock move) re-reads the page when it is not being edited; while editing it says who
+ * changed it and when (the save would be refused with 409) and offers to reload. The frame of the
+ * page's own save names the version the save answered, so it is not news.
  */
 (() => {
   "use strict";
@@ -20,6 +25,7 @@
   const { api, fmtDateTime } = window.Aria;
   let data = null;
   let saving = false;
+  let stale = null;  // while editing: the newest equipment_kb_updated frame of another version
 
   /* The page data, and the times (rendered in UTC) in the viewer's zone as every page shows them. */
   function readData() {
@@ -120,21 +126,59 @@
 
   function setEditing(on) {
     form.classList.toggle("editing", on);
-    if (!on) { inputs().forEach((input) => { input.value = input.defaultValue; }); clearErrors(); }
+    if (!on) {
+      inputs().forEach((input) => { input.value = input.defaultValue; });
+      clearErrors();
+      if (stale) follow();  // what changed meanwhile, now that nothing is being edited
+    }
   }
 
+  let reads = 0;
   async function refresh() {
+    const mine = ++reads;  // two re-reads in flight: only the last one started is shown
     const response = await fetch(window.location.href, { credentials: "same-origin", headers: { Accept: "text/html" } });
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
-    const fresh = new DOMParser().parseFromString(await response.text(), "text/html").getElementById("kb-content");
+    const text = await response.text();
+    if (mine !== reads) return;
+    const fresh = new DOMParser().parseFromString(text, "text/html").getElementById("kb-content");
     if (!fresh) throw new Error("the page came back without its content");
     document.getElementById("kb-content").replaceWith(document.adoptNode(fresh));
     readData();
+    if (stale && stale.updated_at === data.updated_at) stale = null;
+    if (!stale) document.getElementById("kb-changed").hidden = true;
+  }
+
+  /* Another version than the one shown: re-read it, or (editing) say the save would be refused. */
+  function follow() {
+    if (!stale || stale.updated_at === data.updated_at) { stale = null; return; }
+    if (saving) return;  // the save's own answer (and re-read) decides
+    if (form.classList.contains("editing")) {
+      const notice = document.getElementById("kb-changed");
+      say(document.getElementById("kb-changed-text"),
+        `Changed by ${stale.actor} at ${fmtDateTime(stale.updated_at)} — your save will be refused; reload to see it.`);
+      notice.hidden = false;
+      return;
+    }
+    refresh().catch(() => {});  // the next event, or a reload, tries again
+  }
+
+  function onKbUpdated(frame) {
+    if (frame.cell_id !== data.cell_id || frame.updated_at === data.updated_at) return;
+    // a replayed frame of a version older than the one shown is not news
+    if (data.updated_at && new Date(frame.updated_at) < new Date(data.updated_at)) return;
+    stale = frame;
+    follow();
   }
 
   form.addEventListener("click", (event) => {
     if (event.target.closest("#kb-edit")) { say(document.getElementById("kb-saved"), ""); setEditing(true); }
     if (event.target.closest("#kb-cancel")) setEditing(false);
+    if (event.target.closest("#kb-reload")) {
+      form.classList.remove("editing");
+      inputs().forEach((input) => { input.value = input.defaultValue; });
+      clearErrors();
+      refresh().catch((err) => say(document.getElementById("kb-form-error"), `Not reloaded: ${err.message}`));
+    }
   });
 
   form.addEventListener("submit", async (event) => {
@@ -158,8 +202,12 @@
     } finally {
       saving = false;
       save.disabled = false;
+      follow();
     }
   });
 
   readData();
+  if (window.AriaEvents) {
+    AriaEvents.connect({ after: data.latest_event_id, types: ["equipment_kb_updated"], onFrame: onKbUpdated });
+  }
 })();
