@@ -9,6 +9,7 @@
  *                                      (opts.form: send body as-is, e.g. a FormData upload)
  *   Aria.csrf()                        the csrftoken cookie
  *   Aria.fmtTime / fmtClock / fmtDate / fmtDateTime / fmtShortDate(iso), fmtWindow(start, end),
+ *   fmtShift(start, end),
  *   fmtNumber(value)                   every time a page shows goes through these (the viewer's
  *                                      locale and time zone), never a bare toLocaleString: the same
  *                                      instant reads the same on every pane
@@ -111,6 +112,13 @@
   const fmtClock = (iso) => (dateOf(iso) ? dateOf(iso).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) : "");
   /* "30/11/2026, 14:00 – 16:00" — a planned window (its start as fmtDateTime); the end is optional. */
   const fmtWindow = (start, end) => fmtDateTime(start) + (end ? ` – ${fmtClock(end)}` : "");
+  /* "Mon 07/12, 06:00 – 14:00" — a shift, picked by its weekday (the roster); the end is optional. */
+  const fmtShift = (start, end) => {
+    const d = dateOf(start);
+    if (!d) return start;
+    const day = d.toLocaleDateString([], { weekday: "short", day: "2-digit", month: "2-digit" });
+    return `${day}, ${fmtClock(start)}` + (end ? ` – ${fmtClock(end)}` : "");
+  };
   /* A measurement: whole numbers from 100 up, two decimals below; "—" when there is none. */
   const fmtNumber = (value) => {
     if (typeof value !== "number" || !Number.isFinite(value)) return "—";
@@ -125,5 +133,5 @@
     return mark;
   };
 
-  window.Aria = Object.freeze({ el, svg, api, csrf, errorMessage, ApiError, fmtTime, fmtClock, fmtDate, fmtDateTime, fmtShortDate, fmtWindow, fmtNumber, offlineMark });
+  window.Aria = Object.freeze({ el, svg, api, csrf, errorMessage, ApiError, fmtTime, fmtClock, fmtDate, fmtDateTime, fmtShortDate, fmtWindow, fmtShift, fmtNumber, offlineMark });
 })();

@@ -21,7 +21,7 @@
   const drafts = {};      // work order id → {panel, values: {field: value}}
   const codesCache = {};  // cell id → failure-code list
 
-  const { el, api, fmtWindow } = window.Aria;
+  const { el, api, fmtShift } = window.Aria;
   function button(text, cls, onClick) {
     const b = el("button", `btn ${cls}`, text);
     b.type = "button";
@@ -91,7 +91,7 @@
       select.textContent = "";
       option(select, "", data.items.length ? "Choose…" : "Nobody on the roster");
       data.items.forEach((row) => {
-        const when = fmtWindow(row.starts_at, row.ends_at);
+        const when = fmtShift(row.starts_at, row.ends_at);  // "Mon 07/12, 06:00 – 14:00": planners pick by weekday
         const o = option(select, String(row.id), `${row.technician} · ${row.shift} ${when}${row.conflicts.length ? ` ⚠ ${row.conflicts.map((c) => c.code).join(", ")}` : ""}`);
         o.setAttribute("data-technician", row.technician);
         o.setAttribute("data-conflicts", String(row.conflicts.length));
