@@ -32,6 +32,7 @@ from pydantic import BaseModel, ValidationError
 
 from core.access import has_scopes, user_scopes
 from core.errors import DomainError
+from core.json_text import unstorable_text
 
 logger = logging.getLogger(__name__)
 
@@ -298,6 +299,10 @@ def dispatch(name: str, args: dict[str, Any] | None, *, ctx: CapabilityContext) 
                 cap.name, is_error=True, message=f"Permission denied: requires scope {', '.join(missing)}."
             )
         )
+    unstorable = unstorable_text(args)  # no body check ran on a model's or a plan's arguments
+    if unstorable is not None:
+        path, problem = unstorable
+        return finish(CapabilityResult(cap.name, is_error=True, message=f"Invalid input: {path or 'input'}: {problem}"))
     try:
         params = cap.input.model_validate(args or {})
     except ValidationError as exc:

@@ -31,6 +31,7 @@ from django.http import HttpRequest
 
 from core.errors import DomainError, DuplicateKey, InvalidInput
 from core.json_keys import JsonBodyProblem, json_body_problem
+from core.json_text import NUL_MESSAGE, SURROGATE_MESSAGE, has_lone_surrogate, text_field
 from core.request_limits import BODY_METHODS, FORM_CONTENT_TYPES, door_refusal, form_body_read_as_json
 
 # `\u0000` preceded by an even number of backslashes (an odd number would escape the first one).
@@ -61,11 +62,11 @@ def json_body_refusal(body: bytes) -> DomainError | None:
     # The plain substring test first: the look-behind regex costs ~40 ms on a 400 kB body without one.
     if b"\\u0000" in body and _JSON_NUL.search(body):
         field = json_nul_field(body)
-        return InvalidInput(f"{field}: text must not contain NUL characters (\\u0000).", field=field)
+        return InvalidInput(f"{field}: {NUL_MESSAGE}", field=field)
     if b"\\u" in body and _JSON_SURROGATE.search(body):
         lone = _json_text_field(body, has_lone_surrogate)  # None: every escape has its pair
         if lone is not None:
-            message = f"{lone}: text must be Unicode characters; a \\ud800-\\udfff escape is half of a pair."
+            message = f"{lone}: {SURROGATE_MESSAGE}"
             return InvalidInput(message, field=lone)
     return None
 
@@ -106,16 +107,6 @@ def json_nul_field(body: bytes) -> str:
     return _json_text_field(body, lambda text: "\x00" in text) or "body"
 
 
-def has_lone_surrogate(text: str) -> bool:
-    """True when `text` holds a lone surrogate (a `\\ud800`-`\\udfff` escape without its pair): no
-    character, so it cannot be encoded, and PostgreSQL's text and jsonb refuse it."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
 def _json_text_field(body: bytes, bad: Callable[[str], bool]) -> str | None:
     """The dotted path of the first string or object key that is `bad` (`body` for the body
     itself, the key written with its NUL escaped); None when there is none or the body is not JSON."""
@@ -123,19 +114,5 @@ def _json_text_field(body: bytes, bad: Callable[[str], bool]) -> str | None:
         document = json.loads(body)
     except (ValueError, RecursionError):
         return None
-    pending: list[tuple[str, object]] = [("", document)]
-    while pending:  # iterative: no recursion whatever the shape
-        path, value = pending.pop()
-        if isinstance(value, str) and bad(value):
-            return path or "body"
-        if isinstance(value, dict):
-            for key, item in reversed(value.items()):
-                child = f"{path}.{key}" if path else str(key)
-                if bad(key):
-                    return child.replace("\x00", "\\u0000").encode("utf-8", "backslashreplace").decode()
-                pending.append((child, item))
-        elif isinstance(value, list):
-            pending.extend(
-                (f"{path}.{index}" if path else str(index), item) for index, item in reversed(list(enumerate(value)))
-            )
-    return None
+    path = text_field(document, bad)
+    return None if path is None else path or "body"

@@ -10,6 +10,7 @@ from django.utils import timezone
 from core.audit import audit_record
 from core.errors import Conflict, InvalidInput
 from core.events import publish
+from core.json_text import unstorable_text
 from sentinel.models import Cell
 from workorders.events import EQUIPMENT_KB_UPDATED
 from workorders.models import EquipmentKB
@@ -29,31 +30,13 @@ def merge_patch(target: Any, patch: Any) -> Any:
     return result
 
 
-def _nul_path(value: Any) -> str | None:
-    """The dotted path of the first text (value or key) holding a NUL, as the body check names it
-    ('equipment.seal.1', a key written with its NUL escaped); "" for `value` itself; None if none."""
-    if isinstance(value, str):
-        return "" if "\x00" in value else None
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-    for key, item in items:
-        name = str(key).replace("\x00", "\\u0000")
-        if isinstance(key, str) and "\x00" in key:
-            return name
-        inner = _nul_path(item)
-        if inner is not None:
-            return ".".join(p for p in (name, inner) if p)
-    return None
-
-
-def _require_no_nul(patch: dict[str, Any], field: str, note: str) -> None:
-    """PostgreSQL stores no NUL; a body's is refused at the door, a tool call's (chat, plans) here."""
-    where = _nul_path(patch)
-    if where is not None:
-        where = ".".join(p for p in (field, where) if p)
-    elif "\x00" in note:
-        where = "note"
-    if where is not None:
-        raise InvalidInput(f"{where}: text must not contain NUL characters (\\u0000).", field=where)
+def _require_storable(patch: dict[str, Any], field: str, note: str) -> None:
+    """PostgreSQL stores no NUL and no lone surrogate: a body's are refused at the door, a
+    capability call's by dispatch, any other caller's (an agent's result applied by code) here."""
+    found = unstorable_text({field: patch, "note": note})
+    if found is not None:
+        where, problem = found
+        raise InvalidInput(f"{where}: {problem}", field=where)
 
 
 def _require_version(current: datetime | None, expected: datetime | None) -> None:
@@ -96,7 +79,7 @@ def equipment_kb_update(
         raise InvalidInput("The KB patch must be a JSON object.", field="patch")
     field = "data" if replace else "patch"
     require_finite(patch, field)  # before merging: a NaN the merge would drop is still refused
-    _require_no_nul(patch, field, note)
+    _require_storable(patch, field, note)
     with transaction.atomic():
         kb, created = EquipmentKB.objects.get_or_create(cell=cell)
         kb = EquipmentKB.objects.select_for_update().get(pk=kb.pk)

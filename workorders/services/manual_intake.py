@@ -19,6 +19,7 @@ from core.audit import audit_record
 from core.errors import InvalidInput, NotAuthenticated
 from core.events import publish
 from core.idempotency import key_reused, once
+from core.json_text import unstorable_text
 from sentinel.models import Cell
 from workorders.choices import RAISED_BY_HAND_STATUS, Priority
 from workorders.events import WORK_ORDER_UPDATED
@@ -38,9 +39,9 @@ def _checked(title: str, description: str, priority: str) -> tuple[str, str]:
         raise InvalidInput(f"title: at most {MAX_TITLE_CHARS} characters.", field="title")
     if not isinstance(description, str) or len(description) > MAX_DESCRIPTION_CHARS:
         raise InvalidInput(f"description: text of at most {MAX_DESCRIPTION_CHARS} characters.", field="description")
-    for name, text in (("title", title), ("description", description)):
-        if "\x00" in text:  # a body's NUL is refused at the door; a model's tool call has no body
-            raise InvalidInput(f"{name}: text must not contain NUL characters (\\u0000).", field=name)
+    found = unstorable_text({"title": title, "description": description})  # the door's and dispatch's check,
+    if found is not None:  # for a caller that passed neither
+        raise InvalidInput(f"{found[0]}: {found[1]}", field=found[0])
     if priority not in Priority.values:
         raise InvalidInput(f"Unknown priority {priority!r}.", field="priority", allowed=list(Priority.values))
     return title, description.strip()
