@@ -23,8 +23,8 @@ from sentinel.models import Cell, Line, Site
 from workorders.models import ShiftAssignment, WorkOrder
 site, _ = Site.objects.get_or_create(name="Roster weekday site")
 line, _ = Line.objects.get_or_create(site=site, name="Roster weekday line")
-cell, _ = Cell.objects.get_or_create(tag="RW-01", defaults={"line": line, "name": "Pump RW-01", "equipment_type": "centrifugal pump"})
-order = WorkOrder.objects.create(cell=cell, title="Noise at RW-01", status="open", priority="medium")
+cell, _ = Cell.objects.get_or_create(tag="WD-01", defaults={"line": line, "name": "Pump WD-01", "equipment_type": "centrifugal pump"})
+order = WorkOrder.objects.create(cell=cell, title="Noise at WD-01", status="open", priority="medium")
 day = timezone.localdate() + timedelta(days=1)
 start = datetime(day.year, day.month, day.day, 0, 30, tzinfo=timezone.get_current_timezone())
 ShiftAssignment.objects.get_or_create(date=day, shift="morning", technician="h2b-roster-tech",
