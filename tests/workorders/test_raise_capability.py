@@ -256,3 +256,46 @@ def test_a_re_driven_plan_step_raises_the_order_once(operator, cell, django_capt
     wo = WorkOrder.objects.get()
     assert step.result["id"] == first.content["id"] == wo.pk
     assert_raised_by(wo, operator, cell)
+
+
+# --- an MCP client's own key (a retry whose answer was lost) ---------------------------------------
+
+
+def test_an_mcp_retry_with_the_same_request_key_answers_the_first_order_and_raises_no_second(operator, cell):
+    first = _call(operator, "raise_work_order", args(cell, request_key="client-7f3a"))
+    again = _call(operator, "raise_work_order", args(cell, request_key="client-7f3a"))
+
+    assert not first.is_error and not again.is_error, (first.message, again.message)
+    wo = WorkOrder.objects.get()
+    assert (first.content["id"], again.content["id"]) == (wo.pk, wo.pk)
+    assert (first.content["replayed"], again.content["replayed"]) == (False, True)
+    assert again.summary().startswith(f"WO-{wo.pk} already raised")
+    assert AuditRecord.objects.filter(action="work_order.create").count() == 1
+    # without a key, a second call is a second order, as before
+    assert not _call(operator, "raise_work_order", args(cell)).is_error
+    assert WorkOrder.objects.count() == 2
+
+
+def test_a_request_key_reused_with_other_values_or_by_another_person_raises_nothing_of_the_first(
+    operator, make_user, cell
+):
+    assert not _call(operator, "raise_work_order", args(cell, request_key="client-7f3a")).is_error
+    before = snapshot()
+
+    other = _call(operator, "raise_work_order", args(cell, title="Another find", request_key="client-7f3a"))
+
+    assert other.is_error and "already used" in other.message
+    assert snapshot() == before
+    # a key is one person's: another operator's same key raises their own order
+    peer = make_user("pia", OPERATOR)
+    theirs = _call(peer, "raise_work_order", args(cell, request_key="client-7f3a"))
+    assert not theirs.is_error and theirs.content["replayed"] is False
+    assert WorkOrder.objects.get(pk=theirs.content["id"]).raised_by_id == peer.pk
+
+
+@pytest.mark.parametrize("key", ["", "has space", "é-key", "x" * 201])
+def test_a_malformed_request_key_is_refused_naming_it_and_writes_nothing(operator, cell, key):
+    result = _call(operator, "raise_work_order", args(cell, request_key=key))
+
+    assert result.is_error and "request_key" in result.message
+    assert not WorkOrder.objects.exists()

@@ -11,7 +11,9 @@ operators only.
 
 A plan step's attempt key (`ctx.extra["idempotency_key"]`, kept when a stale step is taken over)
 is the raise's Idempotency-Key: a re-driven step answers the order its first run raised
-(`replayed: true`) instead of raising a second one.
+(`replayed: true`) instead of raising a second one. Any other caller (an MCP client, which may
+retry a call whose answer it lost) may send its own `request_key`, the route's Idempotency-Key by
+another name: the same key and values answer the first order, the key with other values is refused.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from core.access import OPERATOR
 from core.capabilities import CapabilityContext, Tier, capability
+from core.idempotency import IDEMPOTENCY_KEY_MAX
 from core.json_types import BodyRowId, not_blank_text
 from workorders import selectors
 from workorders.schemas import PriorityName
@@ -38,6 +41,16 @@ class RaiseWorkOrderInput(BaseModel):
     title: str = not_blank_text(MAX_TITLE_CHARS, description="What was found, e.g. 'Seal leak at P-02'.")
     description: str = Field(default="", max_length=MAX_DESCRIPTION_CHARS)
     priority: PriorityName = "medium"
+    request_key: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=IDEMPOTENCY_KEY_MAX,
+        pattern=r"^[\x21-\x7e]+$",
+        description=(
+            "Optional, a key of your choosing (visible ASCII, no spaces): a retry with the same key and values "
+            "answers the order the first call raised instead of raising another."
+        ),
+    )
 
 
 @capability(
@@ -52,7 +65,7 @@ class RaiseWorkOrderInput(BaseModel):
     scopes=(OPERATOR,),
 )
 def raise_work_order(ctx: CapabilityContext, params: RaiseWorkOrderInput) -> dict[str, Any]:
-    key = ctx.extra.get("idempotency_key")
+    key = ctx.extra.get("idempotency_key") or params.request_key  # a plan step's own key comes first
     wo, replayed = work_order_raise(
         cell=params.cell_id,
         title=params.title,
