@@ -24,7 +24,8 @@ UNRECORDED = "an unrecorded time"
 def human_time(value: datetime | str | None) -> str:
     """An instant (a datetime or its ISO text) as people read one: "2026-12-07 16:42 UTC" in the
     plant's zone. A naive time is written as given, without a zone; text that is not a time is
-    returned as it is; a missing one reads "an unrecorded time"."""
+    returned as it is, as is one the plant's zone cannot reach (past the calendar's edge, e.g.
+    9999-12-31T23:59-12:00); a missing one reads "an unrecorded time"."""
     if value is None or value == "":
         return UNRECORDED
     moment = value
@@ -35,5 +36,8 @@ def human_time(value: datetime | str | None) -> str:
             return str(value)
     if timezone.is_naive(moment):
         return moment.strftime("%Y-%m-%d %H:%M")
-    local = timezone.localtime(moment)
+    try:
+        local = timezone.localtime(moment)
+    except OverflowError:
+        return str(value)
     return f"{local:%Y-%m-%d %H:%M} {local.tzname()}"

@@ -3,11 +3,13 @@
 no character, so it cannot be encoded). Found by path, e.g. `patch.equipment.seal.1`, so the
 refusal names it — for request bodies (`core.json_body`) and for capability arguments, which reach
 a service without any body (a model's tool call, a plan step, an MCP call: `core.capabilities`).
-No Django import: the capability registry loads before settings."""
+No Django import: the capability registry loads before settings (core.errors has none)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+
+from core.errors import InvalidInput
 
 NUL_MESSAGE = "text must not contain NUL characters (\\u0000)."
 SURROGATE_MESSAGE = "text must be Unicode characters; a \\ud800-\\udfff escape is half of a pair."
@@ -56,3 +58,13 @@ def unstorable_text(document: object) -> tuple[str, str] | None:
         if path is not None:
             return path, message
     return None
+
+
+def require_storable_text(document: object) -> None:
+    """A 422 naming the first unstorable text in `document` (e.g. {"title": …, "note": …}): for a
+    service whose caller may have passed neither the body check nor dispatch (code applying an
+    agent's result)."""
+    found = unstorable_text(document)
+    if found is not None:
+        where, problem = found
+        raise InvalidInput(f"{where}: {problem}", field=where)

@@ -6,7 +6,7 @@ from django.http import HttpRequest, JsonResponse
 from ninja import Query, Router, Status
 
 from core.access import APPROVER, OPERATOR, require_any_scope, require_scopes
-from core.idempotency import IDEMPOTENCY_KEY_MAX, idempotency_key_check
+from core.idempotency import IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_MAX, idempotency_key_check, replayed_response
 from core.json_types import TEXT_END, RowId
 from core.models import AgentRun
 from core.request_limits import MAX_PAGE_OFFSET
@@ -165,7 +165,7 @@ def raise_work_order(request: HttpRequest, payload: WorkOrderRaiseIn) -> Status 
     """Raise a work order by hand (a problem found in the field): it starts `open`, records who
     raised it, and is assigned, started and completed like any other. Operators only."""
     require_scopes(request.user, OPERATOR)
-    key = idempotency_key_check(request.headers.get("Idempotency-Key"))
+    key = idempotency_key_check(request.headers.get(IDEMPOTENCY_HEADER))
     wo, replayed = work_order_raise(
         cell=payload.cell,
         title=payload.title,
@@ -176,9 +176,7 @@ def raise_work_order(request: HttpRequest, payload: WorkOrderRaiseIn) -> Status 
     )
     data = _detail(selectors.get_work_order(wo.pk))
     if replayed:
-        reply = JsonResponse(data, status=201)
-        reply["Idempotent-Replayed"] = "true"
-        return reply
+        return replayed_response(data, status=201)
     return Status(201, data)
 
 

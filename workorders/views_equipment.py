@@ -11,16 +11,15 @@ Operator scope, as the KB API."""
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_GET
 
 from core.access import OPERATOR, has_scopes
+from core.humantime import human_time
 from core.models import Event
 from sentinel.models import Cell
 from workorders import selectors
@@ -169,22 +168,11 @@ def kb_view(data: Any) -> dict[str, Any]:
     }
 
 
-def utc_text(value: datetime | str | None) -> str:
-    """'2026-12-07 16:44 UTC' (to the minute, as Aria.fmtDateTime); a bad time as it is."""
-    try:  # a stored text may look like a time and not be one (Feb 30, past year 9999 in UTC)
-        when = parse_datetime(value) if isinstance(value, str) else value
-        if when is None or when.tzinfo is None:
-            return str(value or "")
-        return f"{when.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
-    except (ValueError, OverflowError):
-        return str(value)
-
-
 def _log_entry(entry: dict[str, Any]) -> dict[str, Any]:
     changed = entry.get("changed")
     return {
         "time": str(entry.get("time", "")),
-        "when": utc_text(str(entry.get("time", ""))),
+        "when": human_time(str(entry["time"])) if entry.get("time") else "",
         "actor": str(entry.get("actor", "")),
         "changed": ", ".join(str(c) for c in changed) if isinstance(changed, list) else "",
         "note": str(entry.get("note", "")),
@@ -210,7 +198,7 @@ def equipment_page(request: HttpRequest, cell_id: int) -> HttpResponse:
         "kb": kb_view(data),
         "has_kb": bool(data),
         "updated_at": updated_at,
-        "updated_text": utc_text(kb.updated_at) if kb is not None else "",
+        "updated_text": human_time(kb.updated_at) if kb is not None else "",
         "last_entry": entries[0] if entries else None,
         "log": entries[:LOG_SHOWN],
         "log_count": len(entries),

@@ -30,6 +30,8 @@ def test_an_instant_reads_to_the_minute_in_the_plants_zone_naming_it(settings):
         ("", "an unrecorded time"),
         ("2026-12-07T16:42:02", "2026-12-07 16:42"),  # naive: as given, no zone claimed
         ("<b>soon</b>", "<b>soon</b>"),  # not a time: said as it is (the page escapes it)
+        ("2026-02-30T10:00:00+00:00", "2026-02-30T10:00:00+00:00"),  # no such day
+        ("9999-12-31T23:59:00-12:00", "9999-12-31T23:59:00-12:00"),  # past the calendar in UTC
     ],
 )
 def test_missing_naive_and_bad_values(value, said):

@@ -10,7 +10,7 @@ from django.utils import timezone
 from core.audit import audit_record
 from core.errors import Conflict, InvalidInput
 from core.events import publish
-from core.json_text import unstorable_text
+from core.json_text import require_storable_text
 from sentinel.models import Cell
 from workorders.events import EQUIPMENT_KB_UPDATED
 from workorders.models import EquipmentKB
@@ -28,15 +28,6 @@ def merge_patch(target: Any, patch: Any) -> Any:
         else:
             result[key] = merge_patch(result.get(key), value)
     return result
-
-
-def _require_storable(patch: dict[str, Any], field: str, note: str) -> None:
-    """PostgreSQL stores no NUL and no lone surrogate: a body's are refused at the door, a
-    capability call's by dispatch, any other caller's (an agent's result applied by code) here."""
-    found = unstorable_text({field: patch, "note": note})
-    if found is not None:
-        where, problem = found
-        raise InvalidInput(f"{where}: {problem}", field=where)
 
 
 def _require_version(current: datetime | None, expected: datetime | None) -> None:
@@ -79,7 +70,8 @@ def equipment_kb_update(
         raise InvalidInput("The KB patch must be a JSON object.", field="patch")
     field = "data" if replace else "patch"
     require_finite(patch, field)  # before merging: a NaN the merge would drop is still refused
-    _require_storable(patch, field, note)
+    # no NUL or lone surrogate: the door and dispatch refuse them; this is for any other caller
+    require_storable_text({field: patch, "note": note})
     with transaction.atomic():
         kb, created = EquipmentKB.objects.get_or_create(cell=cell)
         kb = EquipmentKB.objects.select_for_update().get(pk=kb.pk)

@@ -19,7 +19,7 @@ from core.audit import audit_record
 from core.errors import InvalidInput, NotAuthenticated
 from core.events import publish
 from core.idempotency import key_reused, once
-from core.json_text import unstorable_text
+from core.json_text import require_storable_text
 from sentinel.models import Cell
 from workorders.choices import RAISED_BY_HAND_STATUS, Priority
 from workorders.events import WORK_ORDER_UPDATED
@@ -39,9 +39,7 @@ def _checked(title: str, description: str, priority: str) -> tuple[str, str]:
         raise InvalidInput(f"title: at most {MAX_TITLE_CHARS} characters.", field="title")
     if not isinstance(description, str) or len(description) > MAX_DESCRIPTION_CHARS:
         raise InvalidInput(f"description: text of at most {MAX_DESCRIPTION_CHARS} characters.", field="description")
-    found = unstorable_text({"title": title, "description": description})  # the door's and dispatch's check,
-    if found is not None:  # for a caller that passed neither
-        raise InvalidInput(f"{found[0]}: {found[1]}", field=found[0])
+    require_storable_text({"title": title, "description": description})  # for a caller past no check
     if priority not in Priority.values:
         raise InvalidInput(f"Unknown priority {priority!r}.", field="priority", allowed=list(Priority.values))
     return title, description.strip()
